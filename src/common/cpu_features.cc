@@ -1,0 +1,75 @@
+#include "common/cpu_features.h"
+
+#include <cpuid.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace vllm {
+namespace {
+
+// XCR0 bits that tell the OS saves the wide registers: SSE|AVX (0x6) and opmask|ZMM (0xe0).
+uint64_t ReadXcr0() {
+  uint32_t eax = 0;
+  uint32_t edx = 0;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+CpuFeatures Detect() {
+  CpuFeatures features;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return features;
+  bool osxsave = (ecx & bit_OSXSAVE) != 0;
+  if (!osxsave) return features;
+  uint64_t xcr0 = ReadXcr0();
+  bool os_avx = (xcr0 & 0x6) == 0x6;
+  bool os_avx512 = os_avx && (xcr0 & 0xe0) == 0xe0;
+  features.fma = os_avx && (ecx & bit_FMA) != 0;
+  features.f16c = os_avx && (ecx & bit_F16C) != 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
+    features.avx2 = os_avx && (ebx & bit_AVX2) != 0;
+    features.avx512f = os_avx512 && (ebx & bit_AVX512F) != 0;
+    features.avx512bw = os_avx512 && (ebx & bit_AVX512BW) != 0;
+    features.avx512vl = os_avx512 && (ebx & bit_AVX512VL) != 0;
+    features.avx512vnni = os_avx512 && (ecx & bit_AVX512VNNI) != 0;
+  }
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) {
+    features.avx512bf16 = os_avx512 && (eax & bit_AVX512BF16) != 0;
+  }
+  const char* cap = std::getenv("VLLM_CPU_ISA");
+  if (cap != nullptr && std::strcmp(cap, "avx2") == 0) {
+    features.avx512f = features.avx512bw = features.avx512vl = false;
+    features.avx512vnni = features.avx512bf16 = false;
+  } else if (cap != nullptr && std::strcmp(cap, "scalar") == 0) {
+    features = CpuFeatures();
+  }
+  return features;
+}
+
+}  // namespace
+
+std::string CpuFeatures::ToString() const {
+  std::string out;
+  auto add = [&out](bool present, const char* name) {
+    if (!present) return;
+    if (!out.empty()) out += ' ';
+    out += name;
+  };
+  add(avx2, "avx2");
+  add(fma, "fma");
+  add(f16c, "f16c");
+  add(avx512f, "avx512f");
+  add(avx512bw, "avx512bw");
+  add(avx512vl, "avx512vl");
+  add(avx512vnni, "avx512vnni");
+  add(avx512bf16, "avx512bf16");
+  return out.empty() ? "scalar" : out;
+}
+
+const CpuFeatures& GetCpuFeatures() {
+  static const CpuFeatures features = Detect();
+  return features;
+}
+
+}  // namespace vllm

@@ -1,0 +1,26 @@
+// Runtime CPU feature detection; kernels dispatch on this, never on compile-time flags alone.
+#pragma once
+
+#include <string>
+
+namespace vllm {
+
+struct CpuFeatures {
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+  bool avx512vnni = false;
+  bool avx512bf16 = false;
+
+  bool HasAvx2Path() const { return avx2 && fma && f16c; }
+  bool HasAvx512Path() const { return HasAvx2Path() && avx512f && avx512bw && avx512vl; }
+  std::string ToString() const;
+};
+
+// Detected once; the environment variable VLLM_CPU_ISA=scalar|avx2|avx512 caps what is used.
+const CpuFeatures& GetCpuFeatures();
+
+}  // namespace vllm

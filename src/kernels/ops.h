@@ -1,0 +1,58 @@
+// Kernel contracts. Kernels know pointers and shapes, nothing about requests or models.
+// Every entry point dispatches at run time (AVX-512 VNNI/BF16 → AVX2 → scalar); each optimized
+// path has a scalar reference in kernels/ref/ and a test comparing the two.
+//
+// Batch invariance: every output element is computed with a reduction order that depends only on
+// the shapes of W and x's row, never on the number of rows m, the thread count or the tiling.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "common/expected.h"
+#include "common/ggml_type.h"
+#include "common/thread_pool.h"
+
+namespace vllm::kernels {
+
+// A linear layer's weight W: [rows = out_features, cols = in_features], row-major, each row
+// stored in `type` (GGUF layout, see common/ggml_type.h). Created once at load; it may keep
+// pointing at the (mmap'd) source bytes or repack them into a layout its kernels prefer.
+class LinearWeight {
+ public:
+  // `data` must stay valid for the weight's lifetime when it is used in place.
+  // Errors: unsupported type, cols not a multiple of the type's block size.
+  static Expected<std::unique_ptr<LinearWeight>> Create(GgmlType type, const void* data,
+                                                        int64_t rows, int64_t cols);
+  virtual ~LinearWeight() = default;
+  virtual GgmlType type() const = 0;
+  virtual int64_t rows() const = 0;
+  virtual int64_t cols() const = 0;
+  // Bytes this object allocated itself (0 when it reads the source in place).
+  virtual int64_t owned_bytes() const = 0;
+};
+
+// y: [m, w.rows()] = x: [m, w.cols()] · Wᵀ, all f32 row-major. Parallel over `pool`.
+void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool);
+
+// Converts one row of `n` values in `type` to f32 (n a multiple of the block size).
+// Used for embedding lookups.
+void DequantizeRow(GgmlType type, const void* row, int64_t n, float* out);
+
+// Writes `n` f32 values as one row of `type` (n a multiple of the block size); `out` receives
+// RowBytes(type, n) bytes. Round to nearest; Q8_0 / Q4_0 follow ggml's reference quantizers.
+void QuantizeRow(GgmlType type, const float* x, int64_t n, void* out);
+
+// out[i] = x[i] / sqrt(mean(x²) + eps) * weight[i], over `n` values per row, `m` rows.
+void RmsNorm(const float* x, const float* weight, int64_t m, int64_t n, float eps, float* out);
+
+// out[i] = silu(gate[i]) * up[i] = gate[i] / (1 + exp(-gate[i])) * up[i] for i < n.
+void SiluMul(const float* gate, const float* up, int64_t n, float* out);
+
+// Dot product of two f32 vectors of length n (fixed reduction order for a given n).
+float DotF32(const float* a, const float* b, int64_t n);
+
+// y[i] += alpha * x[i] for i < n.
+void AxpyF32(float alpha, const float* x, int64_t n, float* y);
+
+}  // namespace vllm::kernels
