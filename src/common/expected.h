@@ -21,6 +21,7 @@ class Status {
 
   bool ok() const { return !error_.has_value(); }
   const std::string& message() const { return *error_; }
+  const Status& status() const { return *this; }
 
  private:
   std::optional<std::string> error_;
