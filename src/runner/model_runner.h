@@ -1,0 +1,47 @@
+// Turns per-sequence work (new tokens over a block table) into one flat ForwardBatch, runs the
+// model on it and hands back logits. Owns the physical KV storage.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/expected.h"
+#include "model/model.h"
+
+namespace vllm {
+
+// One sequence's share of a step: `new_token_ids` sit at positions
+// [num_computed_tokens, num_computed_tokens + new_token_ids.size()).
+struct SequenceChunk {
+  std::span<const int32_t> new_token_ids;
+  int32_t num_computed_tokens = 0;
+  std::span<const int32_t> block_table;  // covers every position up to the chunk's end
+  bool wants_logits = true;              // logits of the chunk's last token
+};
+
+class ModelRunner {
+ public:
+  struct Options {
+    int64_t num_kv_blocks = 0;
+    int64_t block_size = 16;
+  };
+  static Expected<std::unique_ptr<ModelRunner>> Create(Model& model, const Options& options);
+
+  // logits: [number of chunks with wants_logits, vocab_size], in chunk order.
+  Expected<std::vector<float>> Execute(std::span<const SequenceChunk> chunks);
+
+  // The batch the last Execute ran (for tests and metrics).
+  const ForwardBatch& last_batch() const { return batch_; }
+  KvStorage& kv_storage() { return *kv_; }
+  const Model& model() const { return model_; }
+
+ private:
+  ModelRunner(Model& model, std::unique_ptr<KvStorage> kv) : model_(model), kv_(std::move(kv)) {}
+  Model& model_;
+  std::unique_ptr<KvStorage> kv_;
+  ForwardBatch batch_;
+};
+
+}  // namespace vllm

@@ -1,0 +1,81 @@
+#include "sampling/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace vllm {
+
+Status SamplingOptions::Validate() const {
+  if (!(temperature >= 0.0f)) {
+    return Error{"temperature must be non-negative, got " + std::to_string(temperature) + "."};
+  }
+  if (!(top_p > 0.0f && top_p <= 1.0f)) {
+    return Error{"top_p must be in (0, 1], got " + std::to_string(top_p) + "."};
+  }
+  if (top_k < -1) {
+    return Error{"top_k must be 0 (disable), or at least 1, got " + std::to_string(top_k) + "."};
+  }
+  if (!(min_p >= 0.0f && min_p <= 1.0f)) {
+    return Error{"min_p must be in [0, 1], got " + std::to_string(min_p) + "."};
+  }
+  return Status::Ok();
+}
+
+Sampler::Sampler(const SamplingOptions& options)
+    : options_(options), generator_(options.seed.value_or(std::random_device{}())) {}
+
+int32_t Sampler::Sample(const float* logits, int64_t vocab_size) {
+  if (options_.temperature < 1e-5f) {
+    return static_cast<int32_t>(std::max_element(logits, logits + vocab_size) - logits);
+  }
+  // Softmax of logits / temperature, in a numerically stable form.
+  float max_logit = *std::max_element(logits, logits + vocab_size);
+  candidates_.resize(vocab_size);
+  for (int64_t i = 0; i < vocab_size; ++i) {
+    float p = std::exp((logits[i] - max_logit) / options_.temperature);
+    candidates_[i] = {p, static_cast<int32_t>(i)};
+  }
+  // Most probable first; ties broken by token id so the order is deterministic.
+  auto by_probability = [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  };
+  int64_t keep = vocab_size;
+  if (options_.top_k > 0 && options_.top_k < vocab_size) {
+    keep = options_.top_k;
+    std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(),
+                      by_probability);
+  } else {
+    std::sort(candidates_.begin(), candidates_.end(), by_probability);
+  }
+  if (options_.top_p < 1.0f) {
+    // Keep the smallest prefix whose mass reaches top_p (always at least one token).
+    double kept_sum = 0.0;
+    for (int64_t i = 0; i < keep; ++i) kept_sum += candidates_[i].first;
+    double cumulative = 0.0;
+    int64_t prefix = 0;
+    while (prefix < keep) {
+      cumulative += candidates_[prefix].first;
+      ++prefix;
+      if (cumulative >= options_.top_p * kept_sum) break;
+    }
+    keep = prefix;
+  }
+  if (options_.min_p > 0.0f) {
+    const float threshold = options_.min_p * candidates_[0].first;
+    int64_t prefix = 1;
+    while (prefix < keep && candidates_[prefix].first >= threshold) ++prefix;
+    keep = prefix;
+  }
+  double kept_sum = 0.0;
+  for (int64_t i = 0; i < keep; ++i) kept_sum += candidates_[i].first;
+  std::uniform_real_distribution<double> uniform(0.0, kept_sum);
+  double draw = uniform(generator_);
+  for (int64_t i = 0; i < keep; ++i) {
+    draw -= candidates_[i].first;
+    if (draw < 0.0) return candidates_[i].second;
+  }
+  return candidates_[keep - 1].second;
+}
+
+}  // namespace vllm

@@ -1,0 +1,38 @@
+// Turns one row of logits into the next token: temperature, top-k, top-p and min-p filtering,
+// then a draw from a per-request generator (greedy when temperature is 0), as vLLM's sampler.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "common/expected.h"
+
+namespace vllm {
+
+struct SamplingOptions {
+  float temperature = 1.0f;  // 0: greedy (argmax)
+  int32_t top_k = 0;         // 0 or -1: all tokens
+  float top_p = 1.0f;        // (0, 1]
+  float min_p = 0.0f;        // [0, 1]
+  std::optional<uint64_t> seed;
+
+  // vLLM's validation messages.
+  Status Validate() const;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplingOptions& options);
+
+  // logits: [vocab_size]. Greedy picks the lowest index among equal maxima.
+  int32_t Sample(const float* logits, int64_t vocab_size);
+
+ private:
+  SamplingOptions options_;
+  std::mt19937_64 generator_;
+  std::vector<std::pair<float, int32_t>> candidates_;  // (probability, token id) scratch
+};
+
+}  // namespace vllm
