@@ -1,0 +1,179 @@
+// Llama-family decoder (Llama 1/2/3, TinyLlama, Mistral-style GQA) with llama.cpp's GGUF tensor
+// names: pre-norm RMSNorm blocks, rotary attention over paged KV, SwiGLU FFN, tied or separate
+// output head.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "kernels/ops.h"
+#include "model/layers/paged_attention.h"
+#include "model/layers/rope.h"
+#include "model/registry.h"
+#include "model/weight_loader.h"
+
+namespace vllm {
+namespace {
+
+using kernels::LinearWeight;
+
+struct LlamaLayer {
+  std::vector<float> attn_norm;  // [hidden]
+  std::unique_ptr<LinearWeight> wq, wk, wv, wo;
+  std::vector<float> ffn_norm;  // [hidden]
+  std::unique_ptr<LinearWeight> w_gate, w_up, w_down;
+};
+
+class LlamaModel : public Model {
+ public:
+  LlamaModel(const ModelConfig& config, ThreadPool& pool) : config_(config), pool_(pool) {}
+
+  Status Load(const GgufFile& file) {
+    WeightLoader loader(file);
+    const int64_t hidden = config_.hidden_size;
+    const int64_t q_size = config_.num_heads * config_.head_dim;
+    const int64_t kv_size = config_.num_kv_heads * config_.head_dim;
+    const int64_t ffn = config_.intermediate_size;
+    auto embedding = loader.Tensor("token_embd.weight", {hidden, config_.vocab_size});
+    if (!embedding) return Error{embedding.error()};
+    embedding_ = *embedding;
+    layers_.resize(config_.num_layers);
+    for (int64_t i = 0; i < config_.num_layers; ++i) {
+      const std::string prefix = "blk." + std::to_string(i) + ".";
+      LlamaLayer& layer = layers_[i];
+      VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_norm.weight", hidden),
+                                  &layer.attn_norm));
+      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_q.weight", q_size, hidden),
+                                  &layer.wq));
+      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_k.weight", kv_size, hidden),
+                                  &layer.wk));
+      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden),
+                                  &layer.wv));
+      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size),
+                                  &layer.wo));
+      VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "ffn_norm.weight", hidden),
+                                  &layer.ffn_norm));
+      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "ffn_gate.weight", ffn, hidden),
+                                  &layer.w_gate));
+      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "ffn_up.weight", ffn, hidden),
+                                  &layer.w_up));
+      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "ffn_down.weight", hidden, ffn),
+                                  &layer.w_down));
+    }
+    VLLM_RETURN_IF_ERROR(Assign(loader.Vector("output_norm.weight", hidden), &output_norm_));
+    // Tied embeddings when the file has no separate output head.
+    const char* head_name = loader.Has("output.weight") ? "output.weight" : "token_embd.weight";
+    VLLM_RETURN_IF_ERROR(
+        Assign(loader.Linear(head_name, config_.vocab_size, hidden), &output_head_));
+    std::vector<float> freq_factors;
+    if (loader.Has("rope_freqs.weight")) {
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Vector("rope_freqs.weight", config_.rope_dim / 2), &freq_factors));
+    }
+    rope_ = std::make_unique<Rope>(config_, std::move(freq_factors));
+    weight_bytes_ = loader.linear_bytes();
+    return Status::Ok();
+  }
+
+  const ModelConfig& config() const override { return config_; }
+  int64_t weight_bytes() const override { return weight_bytes_; }
+
+  Status Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) override {
+    VLLM_RETURN_IF_ERROR(ValidateForwardBatch(batch, kv));
+    const int64_t num_tokens = batch.num_tokens();
+    const int64_t hidden = config_.hidden_size;
+    const int64_t num_heads = config_.num_heads;
+    const int64_t head_dim = config_.head_dim;
+    const int64_t q_size = num_heads * head_dim;
+    const int64_t kv_size = config_.num_kv_heads * head_dim;
+    const int64_t ffn = config_.intermediate_size;
+    for (int32_t id : batch.token_ids) {
+      if (id < 0 || id >= config_.vocab_size) {
+        return Error{"token id " + std::to_string(id) + " is outside the vocabulary"};
+      }
+    }
+    if (kv.options().num_kv_heads != config_.num_kv_heads || kv.options().head_dim != head_dim ||
+        kv.options().num_layers != config_.num_layers) {
+      return Error{"KV storage shape does not match the model"};
+    }
+
+    // Activations, each [num_tokens, width].
+    std::vector<float> x(num_tokens * hidden), normed(num_tokens * hidden);
+    std::vector<float> q(num_tokens * q_size), k(num_tokens * kv_size), v(num_tokens * kv_size);
+    std::vector<float> attn(num_tokens * q_size), projected(num_tokens * hidden);
+    std::vector<float> gate(num_tokens * ffn), up(num_tokens * ffn);
+
+    const int64_t embedding_row_bytes = embedding_->num_bytes / config_.vocab_size;
+    for (int64_t t = 0; t < num_tokens; ++t) {
+      kernels::DequantizeRow(embedding_->type,
+                             embedding_->data + batch.token_ids[t] * embedding_row_bytes, hidden,
+                             x.data() + t * hidden);
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    for (int64_t l = 0; l < config_.num_layers; ++l) {
+      const LlamaLayer& layer = layers_[l];
+      kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden,
+                       config_.rms_norm_eps, normed.data());
+      kernels::Linear(*layer.wq, normed.data(), num_tokens, q.data(), pool_);
+      kernels::Linear(*layer.wk, normed.data(), num_tokens, k.data(), pool_);
+      kernels::Linear(*layer.wv, normed.data(), num_tokens, v.data(), pool_);
+      rope_->Apply(batch.positions.data(), num_tokens, num_heads, q.data());
+      rope_->Apply(batch.positions.data(), num_tokens, config_.num_kv_heads, k.data());
+      WriteKv(batch, l, k.data(), v.data(), kv);
+      PagedAttention(batch, l, q.data(), num_heads, scale, kv, pool_, attn.data());
+      kernels::Linear(*layer.wo, attn.data(), num_tokens, projected.data(), pool_);
+      AddInPlace(projected, &x);
+
+      kernels::RmsNorm(x.data(), layer.ffn_norm.data(), num_tokens, hidden, config_.rms_norm_eps,
+                       normed.data());
+      kernels::Linear(*layer.w_gate, normed.data(), num_tokens, gate.data(), pool_);
+      kernels::Linear(*layer.w_up, normed.data(), num_tokens, up.data(), pool_);
+      kernels::SiluMul(gate.data(), up.data(), num_tokens * ffn, gate.data());
+      kernels::Linear(*layer.w_down, gate.data(), num_tokens, projected.data(), pool_);
+      AddInPlace(projected, &x);
+    }
+
+    // Only the requested rows go through the final norm and the output head.
+    const int64_t num_logits = static_cast<int64_t>(batch.logits_indices.size());
+    std::vector<float> selected(num_logits * hidden);
+    for (int64_t r = 0; r < num_logits; ++r) {
+      const float* row = x.data() + int64_t{batch.logits_indices[r]} * hidden;
+      std::copy(row, row + hidden, selected.data() + r * hidden);
+    }
+    kernels::RmsNorm(selected.data(), output_norm_.data(), num_logits, hidden,
+                     config_.rms_norm_eps, selected.data());
+    kernels::Linear(*output_head_, selected.data(), num_logits, logits, pool_);
+    return Status::Ok();
+  }
+
+ private:
+  template <typename T>
+  static Status Assign(Expected<T> value, T* out) {
+    if (!value) return Error{value.error()};
+    *out = std::move(*value);
+    return Status::Ok();
+  }
+
+  static void AddInPlace(const std::vector<float>& delta, std::vector<float>* x) {
+    for (size_t i = 0; i < x->size(); ++i) (*x)[i] += delta[i];
+  }
+
+  ModelConfig config_;
+  ThreadPool& pool_;
+  const GgufTensor* embedding_ = nullptr;  // [vocab_size, hidden], any supported type
+  std::vector<LlamaLayer> layers_;
+  std::vector<float> output_norm_;
+  std::unique_ptr<LinearWeight> output_head_;
+  std::unique_ptr<Rope> rope_;
+  int64_t weight_bytes_ = 0;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Model>> CreateLlamaModel(const GgufFile& file, const ModelConfig& config,
+                                                  const ModelLoadOptions& options) {
+  auto model = std::make_unique<LlamaModel>(config, *options.pool);
+  VLLM_RETURN_IF_ERROR(model->Load(file));
+  return std::unique_ptr<Model>(std::move(model));
+}
+
+}  // namespace vllm

@@ -1,0 +1,50 @@
+// Physical paged KV storage for every layer. The KV cache manager hands out block ids; this class
+// owns the memory behind them.
+//
+// Per layer, K and V are each laid out [num_blocks, block_size, num_kv_heads, head_dim] (f32), so
+// slot s = block_id * block_size + offset addresses one token's [num_kv_heads, head_dim] row.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "common/expected.h"
+
+namespace vllm {
+
+class KvStorage {
+ public:
+  struct Options {
+    int64_t num_layers = 0;
+    int64_t num_blocks = 0;
+    int64_t block_size = 16;
+    int64_t num_kv_heads = 0;
+    int64_t head_dim = 0;
+  };
+
+  static Expected<std::unique_ptr<KvStorage>> Create(const Options& options);
+  // Bytes of K and V for one token across all layers.
+  static int64_t BytesPerToken(const Options& options);
+
+  const Options& options() const { return options_; }
+  int64_t num_slots() const { return options_.num_blocks * options_.block_size; }
+  int64_t row_size() const { return options_.num_kv_heads * options_.head_dim; }
+
+  // The [num_kv_heads, head_dim] row of `slot` in `layer`.
+  float* key(int64_t layer, int64_t slot) { return keys_.get() + Offset(layer, slot); }
+  float* value(int64_t layer, int64_t slot) { return values_.get() + Offset(layer, slot); }
+
+ private:
+  explicit KvStorage(const Options& options);
+  int64_t Offset(int64_t layer, int64_t slot) const {
+    return (layer * num_slots() + slot) * row_size();
+  }
+  struct FreeDeleter {
+    void operator()(float* p) const;
+  };
+  Options options_;
+  std::unique_ptr<float, FreeDeleter> keys_;
+  std::unique_ptr<float, FreeDeleter> values_;
+};
+
+}  // namespace vllm

@@ -1,0 +1,30 @@
+// Causal grouped-query attention over paged KV storage.
+#pragma once
+
+#include <cstdint>
+
+#include "common/expected.h"
+#include "common/thread_pool.h"
+#include "model/forward_batch.h"
+#include "model/kv_storage.h"
+
+namespace vllm {
+
+// Checks that a batch is consistent with itself and with the storage: sizes agree, every token's
+// position lies inside its sequence, every block id and slot is inside the storage.
+Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv);
+
+// Writes the batch's K and V rows into their slots.
+// k, v: [num_tokens, num_kv_heads, head_dim]
+void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const float* v,
+             KvStorage& kv);
+
+// out: [num_tokens, num_heads, head_dim] = softmax(q·Kᵀ · scale) · V per head, where token t of
+// sequence s sees positions [0, positions[t]] of s, read through s's block table. Query head h
+// uses KV head h / (num_heads / num_kv_heads). Each (token, head) is computed independently of
+// the rest of the batch.
+// q: [num_tokens, num_heads, head_dim]
+void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, int64_t num_heads,
+                    float scale, KvStorage& kv, ThreadPool& pool, float* out);
+
+}  // namespace vllm

@@ -1,0 +1,38 @@
+// The model interface: a forward pass over a ForwardBatch that reads and writes paged KV storage
+// and returns logits for the requested rows. The model knows tensors, never requests.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/expected.h"
+#include "common/thread_pool.h"
+#include "formats/gguf_file.h"
+#include "model/forward_batch.h"
+#include "model/kv_storage.h"
+#include "model/model_config.h"
+
+namespace vllm {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const ModelConfig& config() const = 0;
+
+  // Runs the batch. Writes K/V of every batch token at its slot, then fills
+  // logits: [batch.logits_indices.size(), vocab_size]. Errors on an inconsistent batch.
+  virtual Status Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) = 0;
+
+  // Bytes of weights read per token at batch size 1 (for roofline figures).
+  virtual int64_t weight_bytes() const = 0;
+};
+
+struct ModelLoadOptions {
+  ThreadPool* pool = nullptr;  // required; shared with the caller
+};
+
+// Builds the model named by general.architecture from a parsed GGUF file that must outlive it.
+Expected<std::unique_ptr<Model>> LoadModelFromGguf(const GgufFile& file,
+                                                   const ModelLoadOptions& options);
+
+}  // namespace vllm

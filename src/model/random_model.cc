@@ -1,0 +1,173 @@
+#include "model/random_model.h"
+
+#include <cmath>
+
+#include "formats/gguf_file.h"
+#include "formats/gguf_writer.h"
+#include "kernels/ops.h"
+
+namespace vllm {
+namespace {
+
+// llama.cpp's general.file_type values for files whose tensors are all one type.
+uint32_t FileTypeOf(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF16:
+      return 1;
+    case GgmlType::kQ4_0:
+      return 2;
+    case GgmlType::kQ8_0:
+      return 7;
+    case GgmlType::kBF16:
+      return 32;
+    default:
+      return 0;
+  }
+}
+
+// SplitMix64: a tiny, fast, well-mixed generator; values depend only on (seed, tensor, index).
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// FNV-1a: a stable hash of tensor names (std::hash may differ between standard libraries).
+uint64_t NameHash(const std::string& name) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : name) hash = (hash ^ c) * 0x100000001b3ull;
+  return hash;
+}
+
+struct TensorPlan {
+  std::string name;
+  std::vector<int64_t> shape;  // ggml order
+  GgmlType type;
+  float scale;  // values uniform in [-scale, scale]; 0 means all ones (norm weights)
+};
+
+}  // namespace
+
+const std::vector<ModelShape>& KnownModelShapes() {
+  static const std::vector<ModelShape> shapes = {
+      {"tinyllama-1.1b", 2048, 22, 32, 4, 5632, 2048, 10000.0f, false},
+      {"smollm2-135m", 576, 30, 9, 3, 1536, 8192, 100000.0f, true},
+      {"llama-tiny", 128, 4, 4, 2, 384, 1024, 10000.0f, false},
+  };
+  return shapes;
+}
+
+const ModelShape* FindModelShape(const std::string& name) {
+  for (const auto& shape : KnownModelShapes()) {
+    if (shape.name == name) return &shape;
+  }
+  return nullptr;
+}
+
+Status WriteRandomModel(const RandomModelOptions& options) {
+  const ModelShape* found = FindModelShape(options.shape);
+  if (found == nullptr) {
+    std::string names;
+    for (const auto& shape : KnownModelShapes()) names += (names.empty() ? "" : ", ") + shape.name;
+    return Error{"unknown shape '" + options.shape + "' (known: " + names + ")"};
+  }
+  ModelShape shape = *found;
+  if (options.num_layers_override > 0) shape.num_layers = options.num_layers_override;
+  auto traits = GetSupportedTypeTraits(options.dtype);
+  if (!traits) return Error{"unsupported dtype"};
+  auto vocab = GgufFile::Open(options.vocab_path);
+  if (!vocab) return Error{"vocabulary: " + vocab.error()};
+  auto tokens = (*vocab)->GetStringArray("tokenizer.ggml.tokens");
+  if (!tokens || !tokens->has_value()) {
+    return Error{"vocabulary file has no tokenizer.ggml.tokens"};
+  }
+  const int64_t vocab_size = static_cast<int64_t>((*tokens)->size());
+  const int64_t hidden = shape.hidden_size;
+  const int64_t head_dim = hidden / shape.num_heads;
+  const int64_t kv_size = shape.num_kv_heads * head_dim;
+  for (int64_t cols : {hidden, shape.intermediate_size}) {
+    if (cols % traits->block_size != 0) {
+      return Error{std::string("shape's row length is not a multiple of the ") + traits->name +
+                   " block size"};
+    }
+  }
+
+  GgufWriter writer;
+  writer.AddMetadata("general.architecture", GgufValue::String("llama"));
+  writer.AddMetadata("general.name", GgufValue::String("random " + shape.name));
+  writer.AddMetadata("general.file_type", GgufValue::Uint32(FileTypeOf(options.dtype)));
+  if (traits->block_size > 1) {
+    writer.AddMetadata("general.quantization_version", GgufValue::Uint32(2));
+  }
+  writer.AddMetadata("llama.vocab_size", GgufValue::Uint32(static_cast<uint32_t>(vocab_size)));
+  writer.AddMetadata("llama.context_length", GgufValue::Uint32(shape.context_length));
+  writer.AddMetadata("llama.embedding_length", GgufValue::Uint32(hidden));
+  writer.AddMetadata("llama.block_count", GgufValue::Uint32(shape.num_layers));
+  writer.AddMetadata("llama.feed_forward_length", GgufValue::Uint32(shape.intermediate_size));
+  writer.AddMetadata("llama.rope.dimension_count", GgufValue::Uint32(head_dim));
+  writer.AddMetadata("llama.attention.head_count", GgufValue::Uint32(shape.num_heads));
+  writer.AddMetadata("llama.attention.head_count_kv", GgufValue::Uint32(shape.num_kv_heads));
+  writer.AddMetadata("llama.attention.layer_norm_rms_epsilon", GgufValue::Float32(1e-5f));
+  writer.AddMetadata("llama.rope.freq_base", GgufValue::Float32(shape.rope_theta));
+  for (const auto& key : (*vocab)->metadata_order()) {
+    if (key.rfind("tokenizer.", 0) == 0) writer.AddMetadata(key, *(*vocab)->Find(key));
+  }
+
+  // Scales keep activations O(1) through the residual stream: 1/sqrt(fan_in) per matrix.
+  std::vector<TensorPlan> plans;
+  const float embed_scale = 1.0f;
+  plans.push_back({"token_embd.weight", {hidden, vocab_size}, options.dtype, embed_scale});
+  for (int64_t l = 0; l < shape.num_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const float in_scale = 1.0f / std::sqrt(static_cast<float>(hidden));
+    const float ffn_scale = 1.0f / std::sqrt(static_cast<float>(shape.intermediate_size));
+    plans.push_back({p + "attn_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
+    plans.push_back({p + "attn_q.weight", {hidden, hidden}, options.dtype, in_scale});
+    plans.push_back({p + "attn_k.weight", {hidden, kv_size}, options.dtype, in_scale});
+    plans.push_back({p + "attn_v.weight", {hidden, kv_size}, options.dtype, in_scale});
+    plans.push_back({p + "attn_output.weight", {hidden, hidden}, options.dtype, in_scale});
+    plans.push_back({p + "ffn_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
+    plans.push_back(
+        {p + "ffn_gate.weight", {hidden, shape.intermediate_size}, options.dtype, in_scale});
+    plans.push_back(
+        {p + "ffn_up.weight", {hidden, shape.intermediate_size}, options.dtype, in_scale});
+    plans.push_back(
+        {p + "ffn_down.weight", {shape.intermediate_size, hidden}, options.dtype, ffn_scale});
+  }
+  plans.push_back({"output_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
+  if (!shape.tie_word_embeddings) {
+    plans.push_back({"output.weight", {hidden, vocab_size}, options.dtype,
+                     1.0f / std::sqrt(static_cast<float>(hidden))});
+  }
+  for (const auto& plan : plans) writer.AddTensor(plan.name, plan.shape, plan.type);
+  VLLM_RETURN_IF_ERROR(writer.Begin(options.output_path));
+
+  std::vector<float> row;
+  std::vector<uint8_t> data;
+  for (size_t index = 0; index < plans.size(); ++index) {
+    const TensorPlan& plan = plans[index];
+    const int64_t cols = plan.shape[0];
+    const int64_t rows = plan.shape.size() > 1 ? plan.shape[1] : 1;
+    const int64_t row_bytes = GgufWriter::TensorBytes({cols}, plan.type);
+    const uint64_t tensor_seed = Mix(options.seed ^ NameHash(plan.name));
+    row.resize(cols);
+    data.resize(rows * row_bytes);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        if (plan.scale == 0.0f) {
+          row[c] = 1.0f;
+          continue;
+        }
+        // 24 random bits → uniform in [-1, 1).
+        uint64_t bits = Mix(tensor_seed + static_cast<uint64_t>(r * cols + c)) >> 40;
+        row[c] = (static_cast<float>(bits) * (2.0f / 16777216.0f) - 1.0f) * plan.scale;
+      }
+      kernels::QuantizeRow(plan.type, row.data(), cols, data.data() + r * row_bytes);
+    }
+    VLLM_RETURN_IF_ERROR(writer.WriteTensorData(index, data.data(), data.size()));
+  }
+  return writer.Finish();
+}
+
+}  // namespace vllm

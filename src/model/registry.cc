@@ -1,0 +1,43 @@
+#include "model/registry.h"
+
+#include <map>
+
+namespace vllm {
+namespace {
+const std::map<std::string, ModelFactory>& Registry() {
+  static const std::map<std::string, ModelFactory> registry = {
+      {"llama", CreateLlamaModel},
+  };
+  return registry;
+}
+}  // namespace
+
+const ModelFactory* FindModelFactory(const std::string& architecture) {
+  auto it = Registry().find(architecture);
+  return it == Registry().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> SupportedArchitectures() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : Registry()) names.push_back(name);
+  return names;
+}
+
+Expected<std::unique_ptr<Model>> LoadModelFromGguf(const GgufFile& file,
+                                                   const ModelLoadOptions& options) {
+  if (options.pool == nullptr) return Error{"LoadModelFromGguf needs a thread pool"};
+  auto config = ModelConfigFromGguf(file);
+  if (!config) return Error{config.error()};
+  const ModelFactory* factory = FindModelFactory(config->architecture);
+  if (factory == nullptr) {
+    std::string supported;
+    for (const auto& name : SupportedArchitectures()) {
+      supported += (supported.empty() ? "" : ", ") + name;
+    }
+    return Error{"unsupported architecture '" + config->architecture +
+                 "' (supported: " + supported + ")"};
+  }
+  return (*factory)(file, *config, options);
+}
+
+}  // namespace vllm

@@ -1,0 +1,25 @@
+// Architecture registry: architecture name → factory. Adding an architecture is one file in
+// arch/ plus one line in registry.cc.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace vllm {
+
+using ModelFactory = std::function<Expected<std::unique_ptr<Model>>(
+    const GgufFile& file, const ModelConfig& config, const ModelLoadOptions& options)>;
+
+// nullptr when the architecture is not supported.
+const ModelFactory* FindModelFactory(const std::string& architecture);
+std::vector<std::string> SupportedArchitectures();
+
+// Factories defined in arch/.
+Expected<std::unique_ptr<Model>> CreateLlamaModel(const GgufFile& file, const ModelConfig& config,
+                                                  const ModelLoadOptions& options);
+
+}  // namespace vllm

@@ -1,0 +1,38 @@
+// Fetches named tensors from a GGUF file with their expected shapes checked, as kernel-ready
+// weights. A missing tensor or a wrong shape is an error naming the tensor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/expected.h"
+#include "formats/gguf_file.h"
+#include "kernels/ops.h"
+
+namespace vllm {
+
+class WeightLoader {
+ public:
+  explicit WeightLoader(const GgufFile& file) : file_(file) {}
+
+  bool Has(const std::string& name) const { return file_.FindTensor(name) != nullptr; }
+  // A tensor whose ggml shape is exactly `shape` (shape[0] contiguous).
+  Expected<const GgufTensor*> Tensor(const std::string& name,
+                                     const std::vector<int64_t>& shape) const;
+  // W: [rows, cols] as a linear layer (ggml shape {cols, rows}).
+  Expected<std::unique_ptr<kernels::LinearWeight>> Linear(const std::string& name, int64_t rows,
+                                                          int64_t cols);
+  // A 1-D tensor of `size` values converted to f32.
+  Expected<std::vector<float>> Vector(const std::string& name, int64_t size) const;
+
+  // Bytes of the tensors handed out as linear layers (read once per decoded token).
+  int64_t linear_bytes() const { return linear_bytes_; }
+
+ private:
+  const GgufFile& file_;
+  int64_t linear_bytes_ = 0;
+};
+
+}  // namespace vllm
