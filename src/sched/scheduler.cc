@@ -1,0 +1,195 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+
+namespace vllm {
+
+Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache)
+    : config_(config), kv_cache_(kv_cache) {}
+
+Status Scheduler::AddRequest(std::unique_ptr<Request> request) {
+  if (request->num_prompt_tokens() == 0) return Error{"The prompt cannot be empty."};
+  if (request->num_prompt_tokens() >= config_.max_model_len) {
+    return Error{"This model's maximum context length is " + std::to_string(config_.max_model_len) +
+                 " tokens. However, your request has " +
+                 std::to_string(request->num_prompt_tokens()) +
+                 " input tokens. Please reduce the length of the input messages."};
+  }
+  if (requests_.count(request->request_id) != 0) {
+    return Error{"request id '" + request->request_id + "' is already in use"};
+  }
+  request->arrival_order = next_arrival_order_++;
+  request->status = RequestStatus::kWaiting;
+  Request* raw = request.get();
+  requests_.emplace(request->request_id, std::move(request));
+  InsertWaiting(raw);
+  return Status::Ok();
+}
+
+bool Scheduler::Precedes(const Request& a, const Request& b) const {
+  if (config_.policy == SchedulingPolicy::kPriority && a.priority != b.priority) {
+    return a.priority < b.priority;
+  }
+  return a.arrival_order < b.arrival_order;
+}
+
+void Scheduler::InsertWaiting(Request* request) {
+  auto position =
+      std::upper_bound(waiting_.begin(), waiting_.end(), request,
+                       [this](const Request* a, const Request* b) { return Precedes(*a, *b); });
+  waiting_.insert(position, request);
+}
+
+Request* Scheduler::PickPreemptionVictim() const {
+  // FCFS: the latest admitted. Priority: the one scheduled last by (priority, arrival).
+  if (config_.policy == SchedulingPolicy::kFcfs) return running_.back();
+  return *std::max_element(running_.begin(), running_.end(),
+                           [this](const Request* a, const Request* b) { return Precedes(*a, *b); });
+}
+
+void Scheduler::Preempt(Request* request) {
+  kv_cache_.Free(request->request_id);
+  running_.erase(std::find(running_.begin(), running_.end(), request));
+  request->status = RequestStatus::kPreempted;
+  request->num_computed_tokens = 0;  // recompute prompt + output so far
+  ++request->num_preemptions;
+  ++num_preemptions_;
+  InsertWaiting(request);
+}
+
+SchedulerOutput Scheduler::Schedule() {
+  SchedulerOutput output;
+  int64_t budget = config_.max_num_batched_tokens;
+
+  // Running requests first, in admission order.
+  for (size_t i = 0; i < running_.size() && budget > 0;) {
+    Request* request = running_[i];
+    int64_t num_new = std::min(request->num_tokens() - request->num_computed_tokens, budget);
+    if (num_new <= 0) {
+      ++i;
+      continue;
+    }
+    std::optional<std::span<const int32_t>> blocks;
+    while (!(blocks = kv_cache_.AllocateSlots(request->request_id, request->num_computed_tokens,
+                                              num_new))) {
+      Request* victim = PickPreemptionVictim();
+      // A victim scheduled earlier in this step gives its tokens back to the budget.
+      auto scheduled = std::find_if(output.scheduled.begin(), output.scheduled.end(),
+                                    [victim](const auto& s) { return s.request == victim; });
+      if (scheduled != output.scheduled.end()) {
+        budget += scheduled->num_new_tokens;
+        output.scheduled.erase(scheduled);
+      }
+      output.preempted_request_ids.push_back(victim->request_id);
+      Preempt(victim);
+      if (victim == request) break;
+    }
+    if (!blocks) continue;  // `request` itself was preempted; running_[i] is now the next one
+    output.scheduled.push_back({request, num_new, *blocks});
+    budget -= num_new;
+    // Preemption may have removed requests before this one; continue after it.
+    i = std::find(running_.begin(), running_.end(), request) - running_.begin() + 1;
+  }
+
+  // Then waiting requests, unless this step had to preempt.
+  while (output.preempted_request_ids.empty() && !waiting_.empty() && budget > 0 &&
+         static_cast<int>(running_.size()) < config_.max_num_seqs) {
+    Request* request = waiting_.front();
+    KvCacheManager::ComputedBlocks computed;
+    if (request->num_computed_tokens == 0) {
+      computed = kv_cache_.GetComputedBlocks(request->all_token_ids(), request->cache_keys);
+    }
+    const int64_t num_computed = computed.num_computed_tokens;
+    const int64_t num_new = std::min(request->num_tokens() - num_computed, budget);
+    auto blocks =
+        kv_cache_.AllocateSlots(request->request_id, num_computed, num_new, computed.block_ids);
+    if (!blocks) break;  // wait for blocks to be freed
+    waiting_.pop_front();
+    request->num_computed_tokens = num_computed;
+    if (request->num_cached_tokens < 0) request->num_cached_tokens = num_computed;
+    request->status = RequestStatus::kRunning;
+    running_.push_back(request);
+    output.scheduled.push_back({request, num_new, *blocks});
+    budget -= num_new;
+  }
+  for (const auto& s : output.scheduled) output.total_num_scheduled_tokens += s.num_new_tokens;
+  return output;
+}
+
+bool Scheduler::CheckStop(Request& request) const {
+  const int64_t num_output = request.num_output_tokens();
+  const int32_t last = request.output_token_ids.back();
+  if (num_output >= request.params.min_tokens) {
+    if (!request.params.ignore_eos && request.eos_token_id && last == *request.eos_token_id) {
+      request.status = RequestStatus::kFinishedStopped;
+      return true;
+    }
+    const auto& stop_ids = request.params.stop_token_ids;
+    if (std::find(stop_ids.begin(), stop_ids.end(), last) != stop_ids.end()) {
+      request.status = RequestStatus::kFinishedStopped;
+      request.stop_token_id = last;
+      return true;
+    }
+  }
+  if ((request.params.max_tokens && num_output >= *request.params.max_tokens) ||
+      request.num_tokens() >= config_.max_model_len) {
+    request.status = RequestStatus::kFinishedLengthCapped;
+    return true;
+  }
+  return false;
+}
+
+Scheduler::StepResult Scheduler::Update(const SchedulerOutput& output,
+                                        std::span<const SampledToken> sampled) {
+  StepResult result;
+  std::map<std::string, int32_t> token_of;
+  for (const auto& s : sampled) token_of[s.request_id] = s.token_id;
+  for (const ScheduledRequest& scheduled : output.scheduled) {
+    Request* request = scheduled.request;
+    request->num_computed_tokens += scheduled.num_new_tokens;  // the one place this advances
+    kv_cache_.CacheFullBlocks(request->request_id, request->all_token_ids(),
+                              request->num_computed_tokens, request->cache_keys);
+    auto token = token_of.find(request->request_id);
+    if (request->num_computed_tokens < request->num_tokens() || token == token_of.end()) {
+      continue;  // a prefill chunk that did not reach the end of the prompt
+    }
+    request->output_token_ids.push_back(token->second);
+    if (CheckStop(*request)) {
+      result.finished.push_back(Release(request, request->status));
+    } else {
+      result.updated.push_back(request);
+    }
+  }
+  return result;
+}
+
+std::unique_ptr<Request> Scheduler::Release(Request* request, RequestStatus status) {
+  kv_cache_.Free(request->request_id);
+  if (auto it = std::find(running_.begin(), running_.end(), request); it != running_.end()) {
+    running_.erase(it);
+  }
+  if (auto it = std::find(waiting_.begin(), waiting_.end(), request); it != waiting_.end()) {
+    waiting_.erase(it);
+  }
+  request->status = status;
+  auto node = requests_.extract(request->request_id);
+  return std::move(node.mapped());
+}
+
+std::vector<std::unique_ptr<Request>> Scheduler::FinishRequests(
+    std::span<const std::string> request_ids, RequestStatus status) {
+  std::vector<std::unique_ptr<Request>> finished;
+  for (const auto& id : request_ids) {
+    auto it = requests_.find(id);
+    if (it == requests_.end()) continue;
+    finished.push_back(Release(it->second.get(), status));
+  }
+  return finished;
+}
+
+const Request* Scheduler::Find(const std::string& request_id) const {
+  auto it = requests_.find(request_id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+}  // namespace vllm

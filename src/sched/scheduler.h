@@ -1,0 +1,91 @@
+// vLLM v1's scheduler: one token budget per step, running requests first, then waiting ones,
+// each asking for num_tokens - num_computed_tokens capped by what is left. Prefill and decode are
+// the same thing with different counts, so chunked prefill falls out. When the KV cache runs out,
+// the latest-admitted running request is preempted (freed, recomputed later).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/expected.h"
+#include "kv_cache/kv_cache_manager.h"
+#include "sched/request.h"
+
+namespace vllm {
+
+enum class SchedulingPolicy { kFcfs, kPriority };
+
+struct SchedulerConfig {
+  int max_num_seqs = 256;
+  int64_t max_num_batched_tokens = 2048;
+  int64_t max_model_len = 2048;
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+};
+
+struct ScheduledRequest {
+  Request* request;
+  int64_t num_new_tokens;              // tokens computed for it this step
+  std::span<const int32_t> block_ids;  // its whole block table after allocation
+};
+
+struct SchedulerOutput {
+  std::vector<ScheduledRequest> scheduled;  // running ones first, then newly admitted ones
+  int64_t total_num_scheduled_tokens = 0;
+  std::vector<std::string> preempted_request_ids;
+};
+
+// What one request's step produced: the token sampled (when its prompt is fully computed).
+struct SampledToken {
+  std::string request_id;
+  int32_t token_id;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache);
+
+  // Admission: a prompt of max_model_len tokens or more is refused with vLLM's message.
+  Status AddRequest(std::unique_ptr<Request> request);
+  SchedulerOutput Schedule();
+  // Advances num_computed_tokens of every scheduled request, appends the sampled tokens, checks
+  // the stop conditions and frees finished requests. Returns the requests that got a token or
+  // finished this step (finished ones are released to the caller).
+  struct StepResult {
+    std::vector<Request*> updated;                   // still running, got a new token
+    std::vector<std::unique_ptr<Request>> finished;  // done; blocks already freed
+  };
+  StepResult Update(const SchedulerOutput& output, std::span<const SampledToken> sampled);
+  // Finishes requests for a reason decided outside (stop strings, aborts); unknown ids are ignored.
+  // Call between steps only, never between Schedule and Update.
+  std::vector<std::unique_ptr<Request>> FinishRequests(std::span<const std::string> request_ids,
+                                                       RequestStatus status);
+
+  bool HasUnfinishedRequests() const { return !running_.empty() || !waiting_.empty(); }
+  int num_running() const { return static_cast<int>(running_.size()); }
+  int num_waiting() const { return static_cast<int>(waiting_.size()); }
+  int64_t num_preemptions() const { return num_preemptions_; }
+  const Request* Find(const std::string& request_id) const;
+
+ private:
+  bool Precedes(const Request& a, const Request& b) const;
+  void InsertWaiting(Request* request);
+  Request* PickPreemptionVictim() const;
+  void Preempt(Request* request);
+  std::unique_ptr<Request> Release(Request* request, RequestStatus status);
+  bool CheckStop(Request& request) const;
+
+  SchedulerConfig config_;
+  KvCacheManager& kv_cache_;
+  std::map<std::string, std::unique_ptr<Request>> requests_;
+  std::deque<Request*> waiting_;   // in scheduling order
+  std::vector<Request*> running_;  // in admission order
+  uint64_t next_arrival_order_ = 0;
+  int64_t num_preemptions_ = 0;
+};
+
+}  // namespace vllm

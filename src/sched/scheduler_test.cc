@@ -1,0 +1,211 @@
+// Scheduler tests with fake requests and no model: budgets, chunked prefill, preemption,
+// admission limits, stop conditions, abort.
+#include "sched/scheduler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+namespace vllm {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::unique_ptr<Request> MakeRequest(const std::string& id, int num_prompt_tokens,
+                                     int max_tokens = 16, int first_token = 0) {
+  auto request = std::make_unique<Request>();
+  request->request_id = id;
+  request->prompt_token_ids.resize(num_prompt_tokens);
+  std::iota(request->prompt_token_ids.begin(), request->prompt_token_ids.end(), first_token);
+  request->params.max_tokens = max_tokens;
+  request->eos_token_id = 2;
+  return request;
+}
+
+// Samples token 7 for every request whose prompt is complete after this step.
+std::vector<SampledToken> SampleAll(const SchedulerOutput& output, int32_t token = 7) {
+  std::vector<SampledToken> sampled;
+  for (const auto& s : output.scheduled) {
+    if (s.request->num_computed_tokens + s.num_new_tokens >= s.request->num_tokens()) {
+      sampled.push_back({s.request->request_id, token});
+    }
+  }
+  return sampled;
+}
+
+std::map<std::string, int64_t> Counts(const SchedulerOutput& output) {
+  std::map<std::string, int64_t> counts;
+  for (const auto& s : output.scheduled) counts[s.request->request_id] = s.num_new_tokens;
+  return counts;
+}
+
+TEST(SchedulerTest, SplitsOneTokenBudgetRunningFirst) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_num_batched_tokens = 10, .max_model_len = 100}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 6)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", 8)).ok());
+  auto first = scheduler.Schedule();
+  // a's whole prompt, then the first 4 tokens of b's (chunked prefill).
+  EXPECT_EQ(Counts(first), (std::map<std::string, int64_t>{{"a", 6}, {"b", 4}}));
+  scheduler.Update(first, SampleAll(first));
+  auto second = scheduler.Schedule();
+  // a decodes one token, b finishes its prompt.
+  EXPECT_EQ(Counts(second), (std::map<std::string, int64_t>{{"a", 1}, {"b", 4}}));
+  EXPECT_EQ(second.total_num_scheduled_tokens, 5);
+  auto result = scheduler.Update(second, SampleAll(second));
+  EXPECT_EQ(result.updated.size(), 2u);
+  EXPECT_EQ(scheduler.Find("b")->num_output_tokens(), 1);
+  EXPECT_EQ(scheduler.Find("a")->num_output_tokens(), 2);
+}
+
+TEST(SchedulerTest, RespectsMaxNumSeqs) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_num_seqs = 2, .max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  for (auto id : {"a", "b", "c"}) ASSERT_TRUE(scheduler.AddRequest(MakeRequest(id, 3)).ok());
+  auto output = scheduler.Schedule();
+  EXPECT_EQ(output.scheduled.size(), 2u);
+  EXPECT_EQ(scheduler.num_waiting(), 1);
+}
+
+TEST(SchedulerTest, RefusesPromptsThatDoNotFit) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_model_len = 10}, kv);
+  Status status = scheduler.AddRequest(MakeRequest("a", 10));
+  EXPECT_THAT(status.message(), HasSubstr("maximum context length is 10 tokens"));
+  EXPECT_THAT(status.message(), HasSubstr("10 input tokens"));
+  EXPECT_FALSE(scheduler.AddRequest(MakeRequest("b", 0)).ok());
+  EXPECT_TRUE(scheduler.AddRequest(MakeRequest("c", 9)).ok());
+}
+
+TEST(SchedulerTest, StopsAtMaxTokensEosAndMaxModelLen) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 6}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("max_tokens", 2, /*max_tokens=*/2)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("model_len", 4, 100)).ok());
+  auto min_tokens = MakeRequest("eos", 3, 100);
+  min_tokens->params.min_tokens = 1;
+  ASSERT_TRUE(scheduler.AddRequest(std::move(min_tokens)).ok());
+  std::map<std::string, std::string> reasons;
+  for (int step = 0; step < 5 && scheduler.HasUnfinishedRequests(); ++step) {
+    auto output = scheduler.Schedule();
+    // EOS (2) on the eos request's second output token; min_tokens = 1 lets it stop there.
+    std::vector<SampledToken> sampled;
+    for (auto& s : SampleAll(output)) {
+      bool second_token = scheduler.Find(s.request_id)->num_output_tokens() == 1;
+      sampled.push_back({s.request_id, s.request_id == "eos" && second_token ? 2 : 7});
+    }
+    for (auto& done : scheduler.Update(output, sampled).finished) {
+      reasons[done->request_id] = FinishReason(done->status);
+      if (done->request_id == "max_tokens") {
+        EXPECT_EQ(done->num_output_tokens(), 2);
+      }
+      if (done->request_id == "model_len") {
+        EXPECT_EQ(done->num_tokens(), 6);
+      }
+      if (done->request_id == "eos") {
+        EXPECT_EQ(done->num_output_tokens(), 2);
+      }
+    }
+  }
+  EXPECT_EQ(reasons, (std::map<std::string, std::string>{
+                         {"max_tokens", "length"}, {"model_len", "length"}, {"eos", "stop"}}));
+  EXPECT_EQ(kv.num_free_blocks(), 100);
+}
+
+TEST(SchedulerTest, StopTokenIdsAndMinTokens) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  auto request = MakeRequest("a", 3, 100);
+  request->params.stop_token_ids = {7};
+  request->params.min_tokens = 3;
+  ASSERT_TRUE(scheduler.AddRequest(std::move(request)).ok());
+  std::unique_ptr<Request> done;
+  for (int step = 0; step < 10 && !done; ++step) {
+    auto output = scheduler.Schedule();
+    auto result = scheduler.Update(output, SampleAll(output, 7));
+    if (!result.finished.empty()) done = std::move(result.finished[0]);
+  }
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->num_output_tokens(), 3);  // 7 is ignored until min_tokens are out
+  EXPECT_EQ(done->stop_token_id, 7);
+}
+
+TEST(SchedulerTest, PreemptsTheLatestRequestWhenBlocksRunOut) {
+  // 4 blocks of 4 tokens: two requests of 8 prompt tokens fit (2 blocks each) until a needs a
+  // third block for its 9th token; then b, admitted last, is preempted and later recomputed.
+  KvCacheManager kv({.num_blocks = 4, .block_size = 4, .enable_prefix_caching = false});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 8, 3)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", 8, 3, 100)).ok());
+  auto first = scheduler.Schedule();
+  EXPECT_EQ(first.scheduled.size(), 2u);
+  scheduler.Update(first, SampleAll(first));  // both now hold 9 tokens
+  auto second = scheduler.Schedule();         // a needs a 3rd block: b is preempted
+  EXPECT_EQ(second.preempted_request_ids, std::vector<std::string>{"b"});
+  EXPECT_EQ(Counts(second), (std::map<std::string, int64_t>{{"a", 1}}));
+  EXPECT_EQ(scheduler.num_preemptions(), 1);
+  EXPECT_EQ(scheduler.Find("b")->num_computed_tokens, 0);
+  EXPECT_EQ(scheduler.Find("b")->status, RequestStatus::kPreempted);
+  scheduler.Update(second, SampleAll(second));
+  std::vector<std::unique_ptr<Request>> finished;
+  for (int step = 0; step < 10 && scheduler.HasUnfinishedRequests(); ++step) {
+    auto output = scheduler.Schedule();
+    for (auto& done : scheduler.Update(output, SampleAll(output)).finished) {
+      finished.push_back(std::move(done));
+    }
+  }
+  ASSERT_EQ(finished.size(), 2u);
+  for (const auto& done : finished) EXPECT_EQ(done->num_output_tokens(), 3);
+  EXPECT_EQ(kv.num_free_blocks(), 4);
+}
+
+TEST(SchedulerTest, AbortReturnsEveryBlock) {
+  KvCacheManager kv({.num_blocks = 20, .block_size = 4});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 9)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", 30)).ok());
+  auto output = scheduler.Schedule();
+  scheduler.Update(output, SampleAll(output));
+  EXPECT_LT(kv.num_free_blocks(), 20);
+  std::vector<std::string> ids = {"a", "b", "unknown"};
+  auto aborted = scheduler.FinishRequests(ids, RequestStatus::kFinishedAborted);
+  ASSERT_EQ(aborted.size(), 2u);
+  EXPECT_STREQ(FinishReason(aborted[0]->status), "abort");
+  EXPECT_EQ(kv.num_free_blocks(), 20);
+  EXPECT_FALSE(scheduler.HasUnfinishedRequests());
+}
+
+TEST(SchedulerTest, PriorityPolicyAdmitsLowerValuesFirst) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_num_seqs = 1,
+                       .max_num_batched_tokens = 100,
+                       .max_model_len = 100,
+                       .policy = SchedulingPolicy::kPriority},
+                      kv);
+  auto low = MakeRequest("low", 3);
+  low->priority = 5;
+  auto high = MakeRequest("high", 3);
+  high->priority = -1;
+  ASSERT_TRUE(scheduler.AddRequest(std::move(low)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(std::move(high)).ok());
+  auto output = scheduler.Schedule();
+  ASSERT_EQ(output.scheduled.size(), 1u);
+  EXPECT_EQ(output.scheduled[0].request->request_id, "high");
+}
+
+TEST(SchedulerTest, SecondRequestWithSharedPrefixComputesOnlyItsSuffix) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 20, 1)).ok());
+  auto first = scheduler.Schedule();
+  scheduler.Update(first, SampleAll(first));
+  auto second_request = MakeRequest("b", 23, 1);  // same first 20 tokens, 3 more
+  ASSERT_TRUE(scheduler.AddRequest(std::move(second_request)).ok());
+  auto second = scheduler.Schedule();
+  EXPECT_EQ(Counts(second), (std::map<std::string, int64_t>{{"b", 3}}));
+  EXPECT_EQ(kv.stats().prefix_cache_hits, 20);
+}
+
+}  // namespace
+}  // namespace vllm
