@@ -17,13 +17,13 @@
 namespace vllm {
 
 struct ForwardBatch {
-  std::vector<int32_t> token_ids;        // [num_tokens]
-  std::vector<int32_t> positions;        // [num_tokens]
-  std::vector<int64_t> slot_mapping;     // [num_tokens]
-  std::vector<int32_t> query_start_loc;  // [num_seqs + 1]
-  std::vector<int32_t> seq_lens;         // [num_seqs]
+  std::vector<int32_t> token_ids;                  // [num_tokens]
+  std::vector<int32_t> positions;                  // [num_tokens]
+  std::vector<int64_t> slot_mapping;               // [num_tokens]
+  std::vector<int32_t> query_start_loc;            // [num_seqs + 1]
+  std::vector<int32_t> seq_lens;                   // [num_seqs]
   std::vector<std::vector<int32_t>> block_tables;  // [num_seqs][ceil(seq_len / block_size)]
-  std::vector<int32_t> logits_indices;   // token rows whose logits are wanted, in output order
+  std::vector<int32_t> logits_indices;  // token rows whose logits are wanted, in output order
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }

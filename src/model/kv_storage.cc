@@ -19,9 +19,9 @@ Expected<std::unique_ptr<KvStorage>> KvStorage::Create(const Options& options) {
     return Error{"KV storage: every dimension must be positive"};
   }
   std::unique_ptr<KvStorage> storage(new KvStorage(options));
-  size_t bytes = static_cast<size_t>(options.num_layers * storage->num_slots() *
-                                     storage->row_size()) *
-                 sizeof(float);
+  size_t bytes =
+      static_cast<size_t>(options.num_layers * storage->num_slots() * storage->row_size()) *
+      sizeof(float);
   // Zero-filled pages are only touched (and counted in RSS) when a block is first written.
   storage->keys_.reset(static_cast<float*>(std::calloc(bytes / sizeof(float), sizeof(float))));
   storage->values_.reset(static_cast<float*>(std::calloc(bytes / sizeof(float), sizeof(float))));

@@ -28,7 +28,7 @@ struct ModelConfig {
   int64_t max_position_embeddings = 0;
   float rms_norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
-  int64_t rope_dim = 0;          // leading dims of each head that rotate (usually head_dim)
+  int64_t rope_dim = 0;              // leading dims of each head that rotate (usually head_dim)
   float rope_position_scale = 1.0f;  // linear scaling: positions are multiplied by this
   RopeStyle rope_style = RopeStyle::kInterleaved;
 

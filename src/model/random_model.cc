@@ -137,7 +137,9 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   }
   plans.push_back({"output_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
   if (!shape.tie_word_embeddings) {
-    plans.push_back({"output.weight", {hidden, vocab_size}, options.dtype,
+    plans.push_back({"output.weight",
+                     {hidden, vocab_size},
+                     options.dtype,
                      1.0f / std::sqrt(static_cast<float>(hidden))});
   }
   for (const auto& plan : plans) writer.AddTensor(plan.name, plan.shape, plan.type);

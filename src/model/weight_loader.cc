@@ -21,8 +21,7 @@ Expected<const GgufTensor*> WeightLoader::Tensor(const std::string& name,
 }
 
 Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::Linear(const std::string& name,
-                                                                      int64_t rows,
-                                                                      int64_t cols) {
+                                                                      int64_t rows, int64_t cols) {
   auto tensor = Tensor(name, {cols, rows});
   if (!tensor) return Error{tensor.error()};
   auto weight = kernels::LinearWeight::Create((*tensor)->type, (*tensor)->data, rows, cols);

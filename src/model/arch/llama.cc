@@ -40,24 +40,24 @@ class LlamaModel : public Model {
     for (int64_t i = 0; i < config_.num_layers; ++i) {
       const std::string prefix = "blk." + std::to_string(i) + ".";
       LlamaLayer& layer = layers_[i];
-      VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_norm.weight", hidden),
-                                  &layer.attn_norm));
-      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_q.weight", q_size, hidden),
-                                  &layer.wq));
-      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_k.weight", kv_size, hidden),
-                                  &layer.wk));
-      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden),
-                                  &layer.wv));
-      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size),
-                                  &layer.wo));
-      VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "ffn_norm.weight", hidden),
-                                  &layer.ffn_norm));
-      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "ffn_gate.weight", ffn, hidden),
-                                  &layer.w_gate));
-      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "ffn_up.weight", ffn, hidden),
-                                  &layer.w_up));
-      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "ffn_down.weight", hidden, ffn),
-                                  &layer.w_down));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Vector(prefix + "attn_norm.weight", hidden), &layer.attn_norm));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Linear(prefix + "attn_q.weight", q_size, hidden), &layer.wq));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Linear(prefix + "attn_k.weight", kv_size, hidden), &layer.wk));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden), &layer.wv));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size), &layer.wo));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Vector(prefix + "ffn_norm.weight", hidden), &layer.ffn_norm));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Linear(prefix + "ffn_gate.weight", ffn, hidden), &layer.w_gate));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Linear(prefix + "ffn_up.weight", ffn, hidden), &layer.w_up));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Linear(prefix + "ffn_down.weight", hidden, ffn), &layer.w_down));
     }
     VLLM_RETURN_IF_ERROR(Assign(loader.Vector("output_norm.weight", hidden), &output_norm_));
     // Tied embeddings when the file has no separate output head.
@@ -111,8 +111,8 @@ class LlamaModel : public Model {
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     for (int64_t l = 0; l < config_.num_layers; ++l) {
       const LlamaLayer& layer = layers_[l];
-      kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden,
-                       config_.rms_norm_eps, normed.data());
+      kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden, config_.rms_norm_eps,
+                       normed.data());
       kernels::Linear(*layer.wq, normed.data(), num_tokens, q.data(), pool_);
       kernels::Linear(*layer.wk, normed.data(), num_tokens, k.data(), pool_);
       kernels::Linear(*layer.wv, normed.data(), num_tokens, v.data(), pool_);
@@ -139,8 +139,8 @@ class LlamaModel : public Model {
       const float* row = x.data() + int64_t{batch.logits_indices[r]} * hidden;
       std::copy(row, row + hidden, selected.data() + r * hidden);
     }
-    kernels::RmsNorm(selected.data(), output_norm_.data(), num_logits, hidden,
-                     config_.rms_norm_eps, selected.data());
+    kernels::RmsNorm(selected.data(), output_norm_.data(), num_logits, hidden, config_.rms_norm_eps,
+                     selected.data());
     kernels::Linear(*output_head_, selected.data(), num_logits, logits, pool_);
     return Status::Ok();
   }

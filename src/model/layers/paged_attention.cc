@@ -95,8 +95,8 @@ void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, in
       float max_score = -INFINITY;
       for (int64_t j = 0; j < context_len; ++j) {
         int64_t slot = int64_t{table[j / block_size]} * block_size + j % block_size;
-        scores[j] = kernels::DotF32(query, kv.key(layer, slot) + kv_head * head_dim, head_dim) *
-                    scale;
+        scores[j] =
+            kernels::DotF32(query, kv.key(layer, slot) + kv_head * head_dim, head_dim) * scale;
         max_score = std::max(max_score, scores[j]);
       }
       float sum = 0.0f;
@@ -109,8 +109,8 @@ void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, in
       const float inv_sum = 1.0f / sum;
       for (int64_t j = 0; j < context_len; ++j) {
         int64_t slot = int64_t{table[j / block_size]} * block_size + j % block_size;
-        kernels::AxpyF32(scores[j] * inv_sum, kv.value(layer, slot) + kv_head * head_dim,
-                         head_dim, result);
+        kernels::AxpyF32(scores[j] * inv_sum, kv.value(layer, slot) + kv_head * head_dim, head_dim,
+                         result);
       }
     }
   });

@@ -1,0 +1,216 @@
+// AVX-512 path (F, BW, VL, VNNI, BF16). Each W row is dotted with up to kXRowsPerPass rows of x
+// while its data is in registers; per x row the arithmetic is the same whatever the pass size,
+// so results do not depend on the batch.
+//
+// Quantized weights use vpdpbusd (unsigned × signed bytes). x is stored biased, u = q + 128, and
+// the bias is cancelled per W block: Σ u·w = Σ q·w + 128 Σ w, so the accumulator starts at
+// -128 Σ w (itself one vpdpbusd of 0x80 bytes with w, shared by all x rows). Q4_0 nibbles are
+// unpacked to signed w = nibble - 8 first, after which both types share the same inner step.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/linear_internal.h"
+
+namespace vllm::kernels {
+namespace {
+
+constexpr int kXRowsPerPass = 4;
+constexpr int64_t kWRowsPerTile = 16;  // W rows kept hot in cache while x rows stream past
+
+// Two consecutive Q8_0 blocks' 64 quants.
+inline __m512i LoadWeightPair(const BlockQ8_0* w, int64_t b) {
+  __m256i first = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+  __m256i second = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b + 1].qs));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
+}
+inline __m256i LoadWeightBlock(const BlockQ8_0* w, int64_t b) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+}
+
+// One Q4_0 block's 16 bytes → 32 signed values in element order (low nibbles are elements
+// 0..15, high nibbles 16..31).
+inline __m256i UnpackQ4(__m128i packed) {
+  const __m128i low_mask = _mm_set1_epi8(0x0f);
+  __m128i low = _mm_and_si128(packed, low_mask);
+  __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), low_mask);
+  __m256i values = _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1);
+  return _mm256_sub_epi8(values, _mm256_set1_epi8(8));
+}
+inline __m512i LoadWeightPair(const BlockQ4_0* w, int64_t b) {
+  __m256i first = UnpackQ4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs)));
+  __m256i second = UnpackQ4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b + 1].qs)));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
+}
+inline __m256i LoadWeightBlock(const BlockQ4_0* w, int64_t b) {
+  return UnpackQ4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs)));
+}
+
+inline float Sum256(__m256 v) {
+  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
+  sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
+  return _mm_cvtss_f32(sum);
+}
+
+// out[r] = W row · x row (first_x_row + r), for Q8_0 / Q4_0 weights.
+template <int R, typename Block>
+void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_row, float* out) {
+  const int64_t cols = x.cols;
+  const int64_t num_blocks = cols / 32;
+  const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+  // Lanes 0-7 take the first block's scale, lanes 8-15 the second's.
+  const __m512i pair_index = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  const uint8_t* xq[R];
+  const float* xs[R];
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) {
+    xq[r] = x.q8_biased.data() + (first_x_row + r) * cols;
+    xs[r] = x.q8_scales.data() + (first_x_row + r) * num_blocks;
+    acc[r] = _mm512_setzero_ps();
+  }
+  int64_t b = 0;
+  for (; b + 2 <= num_blocks; b += 2) {
+    const __m512i wq = LoadWeightPair(w, b);
+    const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                           _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, wq));
+    const __m128 w_scales = _mm_set_ps(0.0f, 0.0f, _cvtsh_ss(w[b + 1].d), _cvtsh_ss(w[b].d));
+    for (int r = 0; r < R; ++r) {
+      const __m512i dots = _mm512_dpbusd_epi32(start, _mm512_loadu_si512(xq[r] + b * 32), wq);
+      const __m128 pair_scales = _mm_mul_ps(
+          w_scales, _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(xs[r] + b))));
+      const __m512 scales = _mm512_permutexvar_ps(pair_index, _mm512_castps128_ps512(pair_scales));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots), scales, acc[r]);
+    }
+  }
+  float tail[R] = {};
+  if (b < num_blocks) {  // an odd block count leaves one block
+    const __m256i wq = LoadWeightBlock(w, b);
+    const __m256i start = _mm256_sub_epi32(
+        _mm256_setzero_si256(),
+        _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(static_cast<char>(0x80)), wq));
+    const float w_scale = _cvtsh_ss(w[b].d);
+    for (int r = 0; r < R; ++r) {
+      const __m256i dots = _mm256_dpbusd_epi32(
+          start, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + b * 32)), wq);
+      tail[r] = Sum256(_mm256_mul_ps(_mm256_cvtepi32_ps(dots), _mm256_set1_ps(w_scale * xs[r][b])));
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) + tail[r];
+}
+
+template <int R>
+void DotF32(const float* w, const PreparedActivations& x, int64_t first_x_row, float* out) {
+  const int64_t cols = x.cols;
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t c = 0; c < cols; c += 16) {
+    const __mmask16 mask = cols - c >= 16 ? 0xffff : (__mmask16)((1u << (cols - c)) - 1);
+    const __m512 wv = _mm512_maskz_loadu_ps(mask, w + c);
+    for (int r = 0; r < R; ++r) {
+      const float* xr = x.f32 + (first_x_row + r) * cols;
+      acc[r] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, xr + c), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+}
+
+template <int R>
+void DotF16(const uint16_t* w, const PreparedActivations& x, int64_t first_x_row, float* out) {
+  const int64_t cols = x.cols;
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t c = 0; c < cols; c += 16) {
+    const __mmask16 mask = cols - c >= 16 ? 0xffff : (__mmask16)((1u << (cols - c)) - 1);
+    const __m512 wv = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, w + c));
+    for (int r = 0; r < R; ++r) {
+      const float* xr = x.f32 + (first_x_row + r) * cols;
+      acc[r] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, xr + c), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+}
+
+// vdpbf16ps: 32 bf16 products per instruction, pairs summed into 16 f32 lanes.
+template <int R>
+void DotBf16(const uint16_t* w, const PreparedActivations& x, int64_t first_x_row, float* out) {
+  const int64_t cols = x.cols;
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t c = 0; c < cols; c += 32) {
+    const __mmask32 mask =
+        cols - c >= 32 ? 0xffffffffu : (__mmask32)((uint64_t{1} << (cols - c)) - 1);
+    const __m512i wv = _mm512_maskz_loadu_epi16(mask, w + c);
+    for (int r = 0; r < R; ++r) {
+      const uint16_t* xr = x.bf16.data() + (first_x_row + r) * cols;
+      acc[r] =
+          _mm512_dpbf16_ps(acc[r], (__m512bh)_mm512_maskz_loadu_epi16(mask, xr + c), (__m512bh)wv);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+}
+
+template <int R>
+void DotRows(const WeightView& w, int64_t j, const PreparedActivations& x, int64_t first_x_row,
+             float* out) {
+  const uint8_t* row = w.data + j * w.row_bytes;
+  switch (w.type) {
+    case GgmlType::kQ8_0:
+      return DotQuantized<R>(reinterpret_cast<const BlockQ8_0*>(row), x, first_x_row, out);
+    case GgmlType::kQ4_0:
+      return DotQuantized<R>(reinterpret_cast<const BlockQ4_0*>(row), x, first_x_row, out);
+    case GgmlType::kF32:
+      return DotF32<R>(reinterpret_cast<const float*>(row), x, first_x_row, out);
+    case GgmlType::kF16:
+      return DotF16<R>(reinterpret_cast<const uint16_t*>(row), x, first_x_row, out);
+    case GgmlType::kBF16:
+      return DotBf16<R>(reinterpret_cast<const uint16_t*>(row), x, first_x_row, out);
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+void LinearRowsAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                      int64_t row_end, float* y) {
+  float out[kXRowsPerPass];
+  for (int64_t tile = row_begin; tile < row_end; tile += kWRowsPerTile) {
+    const int64_t tile_end = std::min(tile + kWRowsPerTile, row_end);
+    int64_t i = 0;
+    for (; i + kXRowsPerPass <= x.m; i += kXRowsPerPass) {
+      for (int64_t j = tile; j < tile_end; ++j) {
+        DotRows<kXRowsPerPass>(w, j, x, i, out);
+        for (int r = 0; r < kXRowsPerPass; ++r) y[(i + r) * w.rows + j] = out[r];
+      }
+    }
+    for (; i < x.m; ++i) {
+      for (int64_t j = tile; j < tile_end; ++j) {
+        DotRows<1>(w, j, x, i, out);
+        y[i * w.rows + j] = out[0];
+      }
+    }
+  }
+}
+
+float DotF32Avx512(const float* a, const float* b, int64_t n) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, a + i), _mm512_maskz_loadu_ps(mask, b + i),
+                          acc);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+
+void AxpyF32Avx512(float alpha, const float* x, int64_t n, float* y) {
+  const __m512 scale = _mm512_set1_ps(alpha);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, mask,
+                          _mm512_fmadd_ps(scale, _mm512_maskz_loadu_ps(mask, x + i),
+                                          _mm512_maskz_loadu_ps(mask, y + i)));
+  }
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,48 @@
+// Small vector kernels: RMSNorm, SiLU·up, dot and axpy (the latter two dispatch per ISA).
+#include <cmath>
+
+#include "kernels/linear_internal.h"
+#include "kernels/ops.h"
+
+namespace vllm::kernels {
+
+void RmsNorm(const float* x, const float* weight, int64_t m, int64_t n, float eps, float* out) {
+  for (int64_t r = 0; r < m; ++r) {
+    const float* row = x + r * n;
+    float* out_row = out + r * n;
+    double sum_squares = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum_squares += double{row[i]} * row[i];
+    const float scale = 1.0f / std::sqrt(static_cast<float>(sum_squares / n) + eps);
+    for (int64_t i = 0; i < n; ++i) out_row[i] = row[i] * scale * weight[i];
+  }
+}
+
+void SiluMul(const float* gate, const float* up, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+float DotF32(const float* a, const float* b, int64_t n) {
+  switch (BestIsa()) {
+    case Isa::kAvx512:
+      return DotF32Avx512(a, b, n);
+    case Isa::kAvx2:
+      return DotF32Avx2(a, b, n);
+    case Isa::kScalar:
+      break;
+  }
+  return DotF32Scalar(a, b, n);
+}
+
+void AxpyF32(float alpha, const float* x, int64_t n, float* y) {
+  switch (BestIsa()) {
+    case Isa::kAvx512:
+      return AxpyF32Avx512(alpha, x, n, y);
+    case Isa::kAvx2:
+      return AxpyF32Avx2(alpha, x, n, y);
+    case Isa::kScalar:
+      break;
+  }
+  AxpyF32Scalar(alpha, x, n, y);
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,71 @@
+// LinearWeight and the Linear entry point: activations are prepared once per call, then W's rows
+// are split into tiles dealt to the pool's threads; each ISA path computes whole tiles.
+#include <algorithm>
+
+#include "kernels/linear_internal.h"
+#include "kernels/ops.h"
+
+namespace vllm::kernels {
+namespace {
+
+// Rows of W per work item: small enough to spread over threads, large enough to amortize.
+constexpr int64_t kRowsPerTile = 16;
+
+// Reads the weight where it lies (the mmap'd file); owns nothing.
+class InPlaceLinearWeight : public LinearWeight {
+ public:
+  explicit InPlaceLinearWeight(const WeightView& view) : view_(view) {}
+  GgmlType type() const override { return view_.type; }
+  int64_t rows() const override { return view_.rows; }
+  int64_t cols() const override { return view_.cols; }
+  int64_t owned_bytes() const override { return 0; }
+  const WeightView& view() const { return view_; }
+
+ private:
+  WeightView view_;
+};
+
+using RowsFn = void (*)(const WeightView&, const PreparedActivations&, int64_t, int64_t, float*);
+
+RowsFn RowsFnFor(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return LinearRowsAvx512;
+    case Isa::kAvx2:
+      return LinearRowsAvx2;
+    case Isa::kScalar:
+      break;
+  }
+  return LinearRowsScalar;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<LinearWeight>> LinearWeight::Create(GgmlType type, const void* data,
+                                                             int64_t rows, int64_t cols) {
+  auto traits = GetSupportedTypeTraits(type);
+  if (!traits) return Error{"unsupported weight type " + GgmlTypeName(static_cast<uint32_t>(type))};
+  if (rows <= 0 || cols <= 0 || cols % traits->block_size != 0) {
+    return Error{"weight shape [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                 "] does not fit " + traits->name + " rows"};
+  }
+  WeightView view{type, static_cast<const uint8_t*>(data), rows, cols, RowBytes(*traits, cols)};
+  return std::unique_ptr<LinearWeight>(new InPlaceLinearWeight(view));
+}
+
+void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, float* y,
+                   ThreadPool& pool) {
+  if (m <= 0) return;
+  const PreparedActivations prepared = PrepareActivations(isa, w.type, x, m, w.cols, pool);
+  const RowsFn rows_fn = RowsFnFor(isa);
+  const int64_t num_tiles = (w.rows + kRowsPerTile - 1) / kRowsPerTile;
+  pool.ParallelFor(num_tiles, [&](int64_t tile_begin, int64_t tile_end) {
+    rows_fn(w, prepared, tile_begin * kRowsPerTile, std::min(tile_end * kRowsPerTile, w.rows), y);
+  });
+}
+
+void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
+  LinearWithIsa(BestIsa(), static_cast<const InPlaceLinearWeight&>(w).view(), x, m, y, pool);
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,67 @@
+// Internal to kernels: the weight view every Linear implementation reads, the activations
+// prepared once per call, and the per-ISA entry points.
+//
+// Semantics shared by every path (so they agree up to summation order):
+//   F32, F16 weights: x stays f32.
+//   BF16 weights:     x is rounded to bf16 first.
+//   Q8_0, Q4_0:       x is quantized to Q8_0 blocks first (ggml's reference quantizer); each
+//                     block contributes d_w * d_x * (integer dot product).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/ggml_type.h"
+#include "common/thread_pool.h"
+#include "kernels/isa.h"
+
+namespace vllm::kernels {
+
+struct WeightView {
+  GgmlType type;
+  const uint8_t* data;  // [rows] rows of row_bytes each
+  int64_t rows;
+  int64_t cols;
+  int64_t row_bytes;
+};
+
+// x converted once per call into what the weight type's dot products consume on a given path.
+struct PreparedActivations {
+  int64_t m = 0;
+  int64_t cols = 0;
+  const float* f32 = nullptr;  // [m, cols]: F32 / F16 weights
+  // BF16 weights: x rounded to bf16, as bf16 bits (AVX-512) or as f32 values (other paths).
+  std::vector<uint16_t> bf16;      // [m, cols]
+  std::vector<float> bf16_as_f32;  // [m, cols]
+  // Q8_0 / Q4_0 weights: x quantized to Q8_0 blocks. AVX-512 reads the same values as
+  // q + 128 (unsigned, for vpdpbusd) with f32 scales.
+  std::vector<BlockQ8_0> q8;       // [m, cols / 32]
+  std::vector<uint8_t> q8_biased;  // [m, cols]
+  std::vector<float> q8_scales;    // [m, cols / 32]
+};
+
+PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const float* x, int64_t m,
+                                       int64_t cols, ThreadPool& pool);
+
+// y: [m, rows] for W rows [row_begin, row_end). Each path's per-element arithmetic depends only
+// on cols, never on m or on the row range.
+void LinearRowsScalar(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                      int64_t row_end, float* y);
+void LinearRowsAvx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                    int64_t row_end, float* y);
+void LinearRowsAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                      int64_t row_end, float* y);
+
+// Runs the whole product on one chosen path (tests compare paths with this).
+void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, float* y,
+                   ThreadPool& pool);
+
+// Vector helpers per path.
+float DotF32Scalar(const float* a, const float* b, int64_t n);
+float DotF32Avx2(const float* a, const float* b, int64_t n);
+float DotF32Avx512(const float* a, const float* b, int64_t n);
+void AxpyF32Scalar(float alpha, const float* x, int64_t n, float* y);
+void AxpyF32Avx2(float alpha, const float* x, int64_t n, float* y);
+void AxpyF32Avx512(float alpha, const float* x, int64_t n, float* y);
+
+}  // namespace vllm::kernels

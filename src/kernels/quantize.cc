@@ -1,0 +1,160 @@
+// Row conversions between f32 and the stored types, and the per-call activation preparation.
+#include <algorithm>
+#include <cmath>
+
+#include "common/half.h"
+#include "kernels/linear_internal.h"
+#include "kernels/ops.h"
+
+namespace vllm::kernels {
+namespace {
+
+// ggml's quantize_row_q8_0_ref: d = max|x| / 127, q = round(x / d).
+void QuantizeBlockQ8_0(const float* x, BlockQ8_0* block) {
+  float amax = 0.0f;
+  for (int i = 0; i < kQuantBlockSize; ++i) amax = std::max(amax, std::fabs(x[i]));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  block->d = Fp32ToFp16(d);
+  for (int i = 0; i < kQuantBlockSize; ++i) {
+    block->qs[i] = static_cast<int8_t>(std::lround(x[i] * id));
+  }
+}
+
+// ggml's quantize_row_q4_0_ref: d = (value of max |x|) / -8, q = min(15, (int)(x / d + 8.5)).
+void QuantizeBlockQ4_0(const float* x, BlockQ4_0* block) {
+  float amax = 0.0f;
+  float max = 0.0f;
+  for (int i = 0; i < kQuantBlockSize; ++i) {
+    if (std::fabs(x[i]) > amax) {
+      amax = std::fabs(x[i]);
+      max = x[i];
+    }
+  }
+  const float d = max / -8.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  block->d = Fp32ToFp16(d);
+  for (int j = 0; j < kQuantBlockSize / 2; ++j) {
+    auto quantize = [id](float v) {
+      return static_cast<uint8_t>(
+          std::min(15, static_cast<int>(static_cast<int8_t>(v * id + 8.5f))));
+    };
+    block->qs[j] = quantize(x[j]) | static_cast<uint8_t>(quantize(x[j + 16]) << 4);
+  }
+}
+
+}  // namespace
+
+void QuantizeRow(GgmlType type, const float* x, int64_t n, void* out) {
+  switch (type) {
+    case GgmlType::kF32:
+      std::copy(x, x + n, static_cast<float*>(out));
+      return;
+    case GgmlType::kF16: {
+      auto* halves = static_cast<uint16_t*>(out);
+      for (int64_t i = 0; i < n; ++i) halves[i] = Fp32ToFp16(x[i]);
+      return;
+    }
+    case GgmlType::kBF16: {
+      auto* halves = static_cast<uint16_t*>(out);
+      for (int64_t i = 0; i < n; ++i) halves[i] = Fp32ToBf16(x[i]);
+      return;
+    }
+    case GgmlType::kQ8_0: {
+      auto* blocks = static_cast<BlockQ8_0*>(out);
+      for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
+        QuantizeBlockQ8_0(x + b * kQuantBlockSize, &blocks[b]);
+      }
+      return;
+    }
+    case GgmlType::kQ4_0: {
+      auto* blocks = static_cast<BlockQ4_0*>(out);
+      for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
+        QuantizeBlockQ4_0(x + b * kQuantBlockSize, &blocks[b]);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void DequantizeRow(GgmlType type, const void* row, int64_t n, float* out) {
+  switch (type) {
+    case GgmlType::kF32:
+      std::copy_n(static_cast<const float*>(row), n, out);
+      return;
+    case GgmlType::kF16: {
+      const auto* halves = static_cast<const uint16_t*>(row);
+      for (int64_t i = 0; i < n; ++i) out[i] = Fp16ToFp32(halves[i]);
+      return;
+    }
+    case GgmlType::kBF16: {
+      const auto* halves = static_cast<const uint16_t*>(row);
+      for (int64_t i = 0; i < n; ++i) out[i] = Bf16ToFp32(halves[i]);
+      return;
+    }
+    case GgmlType::kQ8_0: {
+      const auto* blocks = static_cast<const BlockQ8_0*>(row);
+      for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
+        const float d = Fp16ToFp32(blocks[b].d);
+        for (int i = 0; i < kQuantBlockSize; ++i) {
+          out[b * kQuantBlockSize + i] = d * blocks[b].qs[i];
+        }
+      }
+      return;
+    }
+    case GgmlType::kQ4_0: {
+      const auto* blocks = static_cast<const BlockQ4_0*>(row);
+      for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
+        const float d = Fp16ToFp32(blocks[b].d);
+        float* block_out = out + b * kQuantBlockSize;
+        for (int j = 0; j < kQuantBlockSize / 2; ++j) {
+          block_out[j] = d * ((blocks[b].qs[j] & 0x0f) - 8);
+          block_out[j + 16] = d * ((blocks[b].qs[j] >> 4) - 8);
+        }
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const float* x, int64_t m,
+                                       int64_t cols, ThreadPool& pool) {
+  PreparedActivations prepared;
+  prepared.m = m;
+  prepared.cols = cols;
+  prepared.f32 = x;
+  const int64_t count = m * cols;
+  if (weight_type == GgmlType::kBF16) {
+    prepared.bf16.resize(count);
+    QuantizeRow(GgmlType::kBF16, x, count, prepared.bf16.data());
+    if (isa != Isa::kAvx512) {
+      prepared.bf16_as_f32.resize(count);
+      DequantizeRow(GgmlType::kBF16, prepared.bf16.data(), count, prepared.bf16_as_f32.data());
+    }
+  } else if (weight_type == GgmlType::kQ8_0 || weight_type == GgmlType::kQ4_0) {
+    const int64_t num_blocks = count / kQuantBlockSize;
+    prepared.q8.resize(num_blocks);
+    pool.ParallelFor(m, [&](int64_t begin, int64_t end) {
+      QuantizeRow(GgmlType::kQ8_0, x + begin * cols, (end - begin) * cols,
+                  prepared.q8.data() + begin * (cols / kQuantBlockSize));
+    });
+    if (isa == Isa::kAvx512) {
+      prepared.q8_biased.resize(count);
+      prepared.q8_scales.resize(num_blocks);
+      for (int64_t b = 0; b < num_blocks; ++b) {
+        prepared.q8_scales[b] = Fp16ToFp32(prepared.q8[b].d);
+        for (int k = 0; k < kQuantBlockSize; ++k) {
+          prepared.q8_biased[b * kQuantBlockSize + k] =
+              static_cast<uint8_t>(prepared.q8[b].qs[k] + 128);
+        }
+      }
+    }
+  }
+  return prepared;
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,170 @@
+// Model-level tests on a random llama-tiny model: batch invariance, chunked prefill, paging.
+#include "model/model.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+#include "model/layers/paged_attention.h"
+#include "model/random_model.h"
+
+namespace vllm {
+namespace {
+
+std::string VocabPath() {
+  return std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf";
+}
+
+class TinyModelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    path_ = new std::string(::testing::TempDir() + "/tiny_model_test_" +
+                            std::to_string(::getpid()) + ".gguf");
+    Status status = WriteRandomModel(
+        {.shape = "llama-tiny", .vocab_path = VocabPath(), .output_path = *path_, .seed = 9});
+    ASSERT_TRUE(status.ok()) << status.message();
+  }
+  static void TearDownTestSuite() {
+    std::remove(path_->c_str());
+    delete path_;
+  }
+  void SetUp() override {
+    auto file = GgufFile::Open(*path_);
+    ASSERT_TRUE(file.ok()) << file.error();
+    file_ = std::move(*file);
+    auto model = LoadModelFromGguf(*file_, {.pool = &pool_});
+    ASSERT_TRUE(model.ok()) << model.error();
+    model_ = std::move(*model);
+    const ModelConfig& config = model_->config();
+    auto kv = KvStorage::Create({.num_layers = config.num_layers,
+                                 .num_blocks = 64,
+                                 .block_size = 16,
+                                 .num_kv_heads = config.num_kv_heads,
+                                 .head_dim = config.head_dim});
+    ASSERT_TRUE(kv.ok());
+    kv_ = std::move(*kv);
+  }
+
+  struct Seq {
+    std::vector<int32_t> tokens;  // all tokens of the sequence
+    std::vector<int32_t> blocks;  // its block table
+  };
+
+  // Runs the chunks [begin, end) of each sequence as one batch; returns logits of each chunk's
+  // last token.
+  std::vector<float> Run(const std::vector<Seq>& seqs,
+                         const std::vector<std::pair<int, int>>& spans) {
+    ForwardBatch batch;
+    batch.query_start_loc.push_back(0);
+    for (size_t s = 0; s < seqs.size(); ++s) {
+      auto [begin, end] = spans[s];
+      for (int p = begin; p < end; ++p) {
+        batch.token_ids.push_back(seqs[s].tokens[p]);
+        batch.positions.push_back(p);
+        batch.slot_mapping.push_back(int64_t{seqs[s].blocks[p / 16]} * 16 + p % 16);
+      }
+      batch.query_start_loc.push_back(static_cast<int32_t>(batch.token_ids.size()));
+      batch.seq_lens.push_back(end);
+      batch.block_tables.push_back(seqs[s].blocks);
+      batch.logits_indices.push_back(static_cast<int32_t>(batch.token_ids.size()) - 1);
+    }
+    std::vector<float> logits(seqs.size() * model_->config().vocab_size);
+    Status status = model_->Forward(batch, *kv_, logits.data());
+    EXPECT_TRUE(status.ok()) << status.message();
+    return logits;
+  }
+
+  static Seq MakeSeq(int length, int first_block, uint32_t seed) {
+    std::mt19937 rng(seed);
+    Seq seq;
+    for (int i = 0; i < length; ++i) seq.tokens.push_back(static_cast<int32_t>(rng() % 32000));
+    for (int b = 0; b < (length + 15) / 16; ++b) seq.blocks.push_back(first_block + b);
+    return seq;
+  }
+
+  static std::string* path_;
+  ThreadPool pool_{ThreadPool::Options{.num_threads = 2}};
+  std::unique_ptr<GgufFile> file_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<KvStorage> kv_;
+};
+std::string* TinyModelTest::path_ = nullptr;
+
+TEST_F(TinyModelTest, BatchedEqualsAloneBitwise) {
+  const int64_t vocab = model_->config().vocab_size;
+  std::vector<Seq> seqs = {MakeSeq(37, 0, 1), MakeSeq(5, 10, 2), MakeSeq(70, 20, 3)};
+  std::vector<std::vector<float>> alone;
+  for (const Seq& seq : seqs) {
+    alone.push_back(Run({seq}, {{0, static_cast<int>(seq.tokens.size())}}));
+  }
+  auto batched = Run(seqs, {{0, 37}, {0, 5}, {0, 70}});
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    EXPECT_TRUE(std::equal(alone[s].begin(), alone[s].end(), batched.begin() + s * vocab))
+        << "sequence " << s;
+  }
+}
+
+TEST_F(TinyModelTest, ChunkedPrefillAndDecodeMatchOneShotBitwise) {
+  Seq seq = MakeSeq(50, 3, 4);
+  auto one_shot = Run({seq}, {{0, 50}});
+  Run({seq}, {{0, 20}});
+  Run({seq}, {{20, 49}});
+  auto chunked = Run({seq}, {{49, 50}});  // a single decode token at position 49
+  EXPECT_EQ(one_shot, chunked);
+}
+
+TEST_F(TinyModelTest, MixedPrefillAndDecodeBatch) {
+  Seq a = MakeSeq(33, 0, 5);
+  Seq b = MakeSeq(18, 8, 6);
+  auto a_alone = Run({a}, {{0, 33}});
+  auto b_alone = Run({b}, {{0, 18}});
+  Run({a}, {{0, 32}});
+  Run({b}, {{0, 10}});
+  // a decodes its last token while b prefills its second chunk.
+  auto mixed = Run({a, b}, {{32, 33}, {10, 18}});
+  const int64_t vocab = model_->config().vocab_size;
+  EXPECT_TRUE(std::equal(a_alone.begin(), a_alone.end(), mixed.begin()));
+  EXPECT_TRUE(std::equal(b_alone.begin(), b_alone.end(), mixed.begin() + vocab));
+}
+
+TEST_F(TinyModelTest, BlockPlacementDoesNotMatter) {
+  Seq contiguous = MakeSeq(40, 0, 7);
+  Seq scattered = contiguous;
+  scattered.blocks = {41, 7, 30};
+  EXPECT_EQ(Run({contiguous}, {{0, 40}}), Run({scattered}, {{0, 40}}));
+}
+
+TEST_F(TinyModelTest, RejectsInconsistentBatches) {
+  Seq seq = MakeSeq(4, 0, 8);
+  ForwardBatch batch;
+  batch.token_ids = {1, 2};
+  batch.positions = {0, 1};
+  batch.slot_mapping = {0, 999999};  // disagrees with the block table
+  batch.query_start_loc = {0, 2};
+  batch.seq_lens = {2};
+  batch.block_tables = {{0}};
+  batch.logits_indices = {1};
+  std::vector<float> logits(model_->config().vocab_size);
+  EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
+  batch.slot_mapping = {0, 1};
+  batch.token_ids = {1, 1 << 30};  // outside the vocabulary
+  EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
+  batch.token_ids = {1, 2};
+  batch.block_tables = {{64}};  // past the storage
+  EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
+}
+
+TEST(ModelLoadTest, ReportsUnsupportedArchitectureAndMissingTensors) {
+  // The vocabulary file is a GGUF with no model tensors.
+  auto file = GgufFile::Open(VocabPath());
+  ASSERT_TRUE(file.ok());
+  ThreadPool pool(ThreadPool::Options{.num_threads = 1});
+  auto model = LoadModelFromGguf(**file, {.pool = &pool});
+  EXPECT_FALSE(model.ok());
+}
+
+}  // namespace
+}  // namespace vllm

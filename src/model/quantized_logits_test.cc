@@ -1,0 +1,87 @@
+// One random model written as F32 and as F16/BF16/Q8_0/Q4_0: each type's logits must stay within
+// a stated relative error of the F32 logits on the same prompts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "model/model.h"
+#include "model/random_model.h"
+
+namespace vllm {
+namespace {
+
+struct TypeTolerance {
+  GgmlType type;
+  // Bound on ||logits - logits_f32|| / ||logits_f32||, from each format's rounding:
+  // f16 keeps 11 mantissa bits, bf16 8 (and rounds activations to bf16), q8_0 quantizes
+  // weights and activations to 8 bits per 32-value block, q4_0 weights to 4 bits.
+  double max_relative_error;
+};
+
+std::vector<float> LogitsFor(GgmlType type, const std::vector<int32_t>& prompt) {
+  std::string path = ::testing::TempDir() + "/quant_" + GetSupportedTypeTraits(type)->name +
+                     std::to_string(::getpid()) + ".gguf";
+  Status written = WriteRandomModel(
+      {.shape = "llama-tiny",
+       .dtype = type,
+       .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
+       .output_path = path,
+       .seed = 21});
+  EXPECT_TRUE(written.ok()) << written.message();
+  auto file = GgufFile::Open(path);
+  std::remove(path.c_str());
+  EXPECT_TRUE(file.ok()) << file.error();
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  auto model = LoadModelFromGguf(**file, {.pool = &pool});
+  EXPECT_TRUE(model.ok()) << model.error();
+  const ModelConfig& config = (*model)->config();
+  auto kv = KvStorage::Create({.num_layers = config.num_layers,
+                               .num_blocks = 8,
+                               .block_size = 16,
+                               .num_kv_heads = config.num_kv_heads,
+                               .head_dim = config.head_dim});
+  ForwardBatch batch;
+  const int32_t n = static_cast<int32_t>(prompt.size());
+  batch.token_ids = prompt;
+  batch.positions.resize(n);
+  std::iota(batch.positions.begin(), batch.positions.end(), 0);
+  batch.slot_mapping.assign(batch.positions.begin(), batch.positions.end());
+  batch.query_start_loc = {0, n};
+  batch.seq_lens = {n};
+  batch.block_tables = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  batch.logits_indices.resize(n);  // logits of every position
+  std::iota(batch.logits_indices.begin(), batch.logits_indices.end(), 0);
+  std::vector<float> logits(n * config.vocab_size);
+  Status status = (*model)->Forward(batch, **kv, logits.data());
+  EXPECT_TRUE(status.ok()) << status.message();
+  return logits;
+}
+
+TEST(QuantizedLogitsTest, EveryTypeStaysCloseToF32) {
+  const std::vector<int32_t> prompt = {1,     450,   4996, 17354, 1701, 432, 17204, 975, 278, 17366,
+                                       11203, 29889, 13,   1576,  3144, 338, 2038,  297, 278, 1559};
+  const std::vector<float> reference = LogitsFor(GgmlType::kF32, prompt);
+  const std::vector<TypeTolerance> tolerances = {{GgmlType::kF16, 2e-3},
+                                                 {GgmlType::kBF16, 3e-2},
+                                                 {GgmlType::kQ8_0, 3e-2},
+                                                 {GgmlType::kQ4_0, 2e-1}};
+  for (const auto& [type, max_relative_error] : tolerances) {
+    std::vector<float> logits = LogitsFor(type, prompt);
+    ASSERT_EQ(logits.size(), reference.size());
+    double diff_norm = 0.0;
+    double reference_norm = 0.0;
+    for (size_t i = 0; i < logits.size(); ++i) {
+      diff_norm += (logits[i] - reference[i]) * (logits[i] - reference[i]);
+      reference_norm += reference[i] * reference[i];
+    }
+    double relative_error = std::sqrt(diff_norm / reference_norm);
+    std::printf("%-5s relative logits error vs f32: %.2e (bound %.0e)\n",
+                GetSupportedTypeTraits(type)->name, relative_error, max_relative_error);
+    EXPECT_LT(relative_error, max_relative_error) << GetSupportedTypeTraits(type)->name;
+  }
+}
+
+}  // namespace
+}  // namespace vllm
