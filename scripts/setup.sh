@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages vllm-cpp builds and tests with (run as root; a no-op when present).
+set -euo pipefail
+packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libpcre2-dev libcli11-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "missing packages: ${missing[*]} (run this script as root to install them)" >&2
+    exit 1
+  fi
+  apt-get install -y "${missing[@]}" || { apt-get update && apt-get install -y "${missing[@]}"; }
+fi

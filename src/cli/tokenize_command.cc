@@ -1,0 +1,62 @@
+#include "cli/tokenize_command.h"
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "formats/gguf_file.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm {
+namespace {
+
+struct TokenizeOptions {
+  std::string model_path;
+  std::string text;
+  std::string text_file;
+  bool add_special_tokens = false;
+};
+
+int Run(const TokenizeOptions& options) {
+  std::string text = options.text;
+  if (!options.text_file.empty()) {
+    std::ifstream in(options.text_file, std::ios::binary);
+    if (!in) {
+      std::cerr << "error: cannot read '" << options.text_file << "'\n";
+      return 1;
+    }
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto file = GgufFile::Open(options.model_path);
+  if (!file) {
+    std::cerr << "error: " << file.error() << "\n";
+    return 1;
+  }
+  auto tokenizer = LoadTokenizerFromGguf(**file);
+  if (!tokenizer) {
+    std::cerr << "error: " << tokenizer.error() << "\n";
+    return 1;
+  }
+  nlohmann::json ids = (*tokenizer)->Encode(text, options.add_special_tokens);
+  std::cout << ids.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+void RegisterTokenizeCommand(CLI::App& app) {
+  auto options = std::make_shared<TokenizeOptions>();
+  CLI::App* command = app.add_subcommand("tokenize", "Print a text's token ids as a JSON array");
+  command->add_option("-m,--model", options->model_path, "GGUF model or vocabulary file")
+      ->required();
+  command->add_flag("--add-special-tokens", options->add_special_tokens,
+                    "Add BOS/EOS as the vocabulary asks");
+  auto* text = command->add_option("--text", options->text, "Text to tokenize");
+  auto* text_file = command->add_option("--text-file", options->text_file, "File to tokenize");
+  text->excludes(text_file);
+  command->callback([options] { std::exit(Run(*options)); });
+}
+
+}  // namespace vllm

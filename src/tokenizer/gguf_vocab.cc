@@ -1,0 +1,81 @@
+#include "tokenizer/gguf_vocab.h"
+
+namespace vllm {
+namespace {
+
+template <typename T>
+Status Read(Expected<std::optional<T>> value, T* out) {
+  if (!value) return Error{value.error()};
+  if (value->has_value()) *out = std::move(**value);
+  return Status::Ok();
+}
+
+Status ReadId(const GgufFile& file, const std::string& key, int64_t vocab_size, int32_t* out) {
+  auto value = file.GetInt(key);
+  if (!value) return Error{value.error()};
+  if (!value->has_value()) return Status::Ok();
+  // llama.cpp writes -1 (as uint32 0xffffffff) for "none".
+  if (**value == -1 || **value == 0xffffffff) return Status::Ok();
+  if (**value < 0 || **value >= vocab_size) {
+    return Error{key + " = " + std::to_string(**value) + " is outside the vocabulary"};
+  }
+  *out = static_cast<int32_t>(**value);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<GgufVocab> LoadGgufVocab(const GgufFile& file) {
+  GgufVocab vocab;
+  VLLM_RETURN_IF_ERROR(Read(file.GetString("tokenizer.ggml.model"), &vocab.model));
+  if (vocab.model.empty()) return Error{"the model file has no tokenizer (tokenizer.ggml.model)"};
+  VLLM_RETURN_IF_ERROR(Read(file.GetString("tokenizer.ggml.pre"), &vocab.pre));
+  VLLM_RETURN_IF_ERROR(Read(file.GetStringArray("tokenizer.ggml.tokens"), &vocab.tokens));
+  const int64_t size = static_cast<int64_t>(vocab.tokens.size());
+  if (size == 0) return Error{"tokenizer.ggml.tokens is missing or empty"};
+  if (size > (int64_t{1} << 24)) return Error{"tokenizer.ggml.tokens is implausibly large"};
+
+  std::vector<double> scores;
+  VLLM_RETURN_IF_ERROR(Read(file.GetFloatArray("tokenizer.ggml.scores"), &scores));
+  if (!scores.empty() && static_cast<int64_t>(scores.size()) != size) {
+    return Error{"tokenizer.ggml.scores has " + std::to_string(scores.size()) + " entries for " +
+                 std::to_string(size) + " tokens"};
+  }
+  vocab.scores.assign(size, 0.0f);
+  for (size_t i = 0; i < scores.size(); ++i) vocab.scores[i] = static_cast<float>(scores[i]);
+
+  std::vector<int64_t> types;
+  VLLM_RETURN_IF_ERROR(Read(file.GetIntArray("tokenizer.ggml.token_type"), &types));
+  if (!types.empty() && static_cast<int64_t>(types.size()) != size) {
+    return Error{"tokenizer.ggml.token_type has " + std::to_string(types.size()) + " entries for " +
+                 std::to_string(size) + " tokens"};
+  }
+  vocab.types.assign(size, TokenType::kNormal);
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] < 0 || types[i] > 6) {
+      return Error{"tokenizer.ggml.token_type has invalid type " + std::to_string(types[i])};
+    }
+    vocab.types[i] = static_cast<TokenType>(types[i]);
+  }
+  VLLM_RETURN_IF_ERROR(Read(file.GetStringArray("tokenizer.ggml.merges"), &vocab.merges));
+
+  VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.bos_token_id", size, &vocab.bos_id));
+  VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.eos_token_id", size, &vocab.eos_id));
+  VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.unknown_token_id", size, &vocab.unk_id));
+  VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.padding_token_id", size, &vocab.pad_id));
+  VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.seperator_token_id", size, &vocab.sep_id));
+  // Defaults as llama.cpp: SPM adds BOS, BPE / WordPiece do as their metadata says.
+  vocab.add_bos = vocab.model == "llama" || vocab.model == "bert";
+  vocab.add_eos = vocab.model == "bert";
+  VLLM_RETURN_IF_ERROR(Read(file.GetBool("tokenizer.ggml.add_bos_token"), &vocab.add_bos));
+  VLLM_RETURN_IF_ERROR(Read(file.GetBool("tokenizer.ggml.add_eos_token"), &vocab.add_eos));
+  vocab.add_space_prefix = vocab.model == "llama";
+  VLLM_RETURN_IF_ERROR(
+      Read(file.GetBool("tokenizer.ggml.add_space_prefix"), &vocab.add_space_prefix));
+
+  vocab.token_to_id.reserve(size);
+  for (int64_t id = 0; id < size; ++id) vocab.token_to_id.emplace(vocab.tokens[id], id);
+  return vocab;
+}
+
+}  // namespace vllm

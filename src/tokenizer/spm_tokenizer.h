@@ -1,0 +1,34 @@
+// SentencePiece BPE as llama.cpp's "llama" vocabularies use it: characters merged pairwise by
+// the highest-scoring vocabulary entry, unknown pieces spelled as <0xXX> byte tokens, spaces
+// written as U+2581 (▁) with one added in front of the text.
+#pragma once
+
+#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/special_tokens.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm {
+
+class SpmTokenizer : public Tokenizer {
+ public:
+  explicit SpmTokenizer(GgufVocab vocab);
+
+  std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
+  std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const override;
+  int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.tokens.size()); }
+  int32_t bos_id() const override { return vocab_.bos_id; }
+  int32_t eos_id() const override { return vocab_.eos_id; }
+  bool IsSpecial(int32_t id) const override;
+
+ private:
+  // Appends the ids of one run of ordinary text (spaces already written as ▁).
+  void EncodeText(std::string_view text, std::vector<int32_t>* ids) const;
+  // Appends `piece`'s id, or its bytes as <0xXX> tokens when the vocabulary lacks it.
+  void EmitPiece(std::string_view piece, std::vector<int32_t>* ids) const;
+
+  GgufVocab vocab_;
+  SpecialTokenSplitter splitter_;
+  int32_t byte_token_ids_[256];  // <0xXX> → id, -1 when missing
+};
+
+}  // namespace vllm

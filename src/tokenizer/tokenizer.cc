@@ -1,0 +1,16 @@
+#include "tokenizer/tokenizer.h"
+
+#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/spm_tokenizer.h"
+
+namespace vllm {
+
+Expected<std::unique_ptr<Tokenizer>> LoadTokenizerFromGguf(const GgufFile& file) {
+  auto vocab = LoadGgufVocab(file);
+  if (!vocab) return Error{vocab.error()};
+  if (vocab->model == "llama")
+    return std::unique_ptr<Tokenizer>(new SpmTokenizer(std::move(*vocab)));
+  return Error{"unsupported tokenizer model '" + vocab->model + "' (supported: llama)"};
+}
+
+}  // namespace vllm

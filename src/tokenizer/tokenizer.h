@@ -1,0 +1,35 @@
+// The tokenizer interface the engine uses: text ↔ token ids.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/expected.h"
+#include "formats/gguf_file.h"
+
+namespace vllm {
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+
+  // Special-token text in `text` (control and user-defined tokens) becomes that single id.
+  // add_special_tokens adds BOS / EOS as the vocabulary asks.
+  virtual std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const = 0;
+  // The bytes of the text; a sequence cut inside a UTF-8 character ends with a partial one.
+  virtual std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const = 0;
+
+  virtual int64_t vocab_size() const = 0;
+  virtual int32_t bos_id() const = 0;  // -1 when the vocabulary has none
+  virtual int32_t eos_id() const = 0;  // -1 when the vocabulary has none
+  virtual bool IsSpecial(int32_t id) const = 0;
+};
+
+// Builds the tokenizer that tokenizer.ggml.model names; errors name what is wrong or unsupported.
+Expected<std::unique_ptr<Tokenizer>> LoadTokenizerFromGguf(const GgufFile& file);
+
+}  // namespace vllm
