@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer.h"
 
+#include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/spm_tokenizer.h"
 
@@ -10,7 +11,8 @@ Expected<std::unique_ptr<Tokenizer>> LoadTokenizerFromGguf(const GgufFile& file)
   if (!vocab) return Error{vocab.error()};
   if (vocab->model == "llama")
     return std::unique_ptr<Tokenizer>(new SpmTokenizer(std::move(*vocab)));
-  return Error{"unsupported tokenizer model '" + vocab->model + "' (supported: llama)"};
+  if (vocab->model == "gpt2") return BpeTokenizer::Create(std::move(*vocab));
+  return Error{"unsupported tokenizer model '" + vocab->model + "' (supported: llama, gpt2)"};
 }
 
 }  // namespace vllm

@@ -1,0 +1,38 @@
+// Byte-level BPE (GPT-2 family, llama.cpp's "gpt2" vocabularies): text is split by the
+// pre-tokenizer regexes that tokenizer.ggml.pre names, each piece is written in the byte-level
+// alphabet, and adjacent symbols are merged by merge rank, lowest first.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+
+#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/regex_splitter.h"
+#include "tokenizer/special_tokens.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm {
+
+class BpeTokenizer : public Tokenizer {
+ public:
+  static Expected<std::unique_ptr<Tokenizer>> Create(GgufVocab vocab);
+
+  std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
+  std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const override;
+  int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.tokens.size()); }
+  int32_t bos_id() const override { return vocab_.bos_id; }
+  int32_t eos_id() const override { return vocab_.eos_id; }
+  bool IsSpecial(int32_t id) const override;
+
+ private:
+  BpeTokenizer(GgufVocab vocab, RegexSplitter splitter);
+  // Appends the ids of one pre-tokenized piece (raw bytes).
+  void EncodeWord(std::string_view word, std::vector<int32_t>* ids) const;
+
+  GgufVocab vocab_;
+  RegexSplitter pre_tokenizer_;
+  SpecialTokenSplitter special_splitter_;
+  std::unordered_map<std::string, int32_t> merge_ranks_;  // "left right" → rank
+};
+
+}  // namespace vllm

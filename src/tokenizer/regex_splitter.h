@@ -1,0 +1,36 @@
+// Pre-tokenization by a sequence of Unicode regexes (PCRE2, UTF + UCP). Each regex splits every
+// piece from the previous one into its matches and the text between them, as llama.cpp's
+// unicode_regex_split does; each piece is its own subject, so anchors and look-aheads stop at
+// the piece's edges.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/expected.h"
+
+namespace vllm {
+
+class RegexSplitter {
+ public:
+  static Expected<RegexSplitter> Create(const std::vector<std::string>& patterns);
+  RegexSplitter(RegexSplitter&&) noexcept;
+  RegexSplitter& operator=(RegexSplitter&&) noexcept;
+  ~RegexSplitter();
+
+  // Pieces of `text`, in order, covering all of it.
+  std::vector<std::string_view> Split(std::string_view text) const;
+
+ private:
+  struct Compiled;
+  RegexSplitter();
+  std::vector<std::unique_ptr<Compiled>> regexes_;
+};
+
+// llama.cpp's pre-tokenizer regexes for a tokenizer.ggml.pre name; nullopt when unknown.
+std::optional<std::vector<std::string>> PreTokenizerPatterns(const std::string& pre);
+
+}  // namespace vllm

@@ -1,0 +1,116 @@
+// Every case of every ../shared/vocab/*.gguf.inp must tokenize (add_special = false, special
+// tokens parsed) to exactly the ids in the matching .out, as llama.cpp's test-tokenizer-0 does.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "formats/gguf_file.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Cases are separated by lines "__ggml_vocab_test__"; the newline before a separator belongs to it.
+std::vector<std::string> ReadCases(const fs::path& path) {
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::string text = ReadFile(path);
+  std::vector<std::string> cases;
+  size_t start = 0, found;
+  while ((found = text.find(separator, start)) != std::string::npos) {
+    cases.push_back(text.substr(start, found - start));
+    start = found + separator.size();
+  }
+  return cases;
+}
+
+std::vector<std::vector<int32_t>> ReadExpected(const fs::path& path) {
+  std::vector<std::vector<int32_t>> expected;
+  std::istringstream in(ReadFile(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream numbers(line);
+    std::vector<int32_t> ids;
+    int32_t id;
+    while (numbers >> id) ids.push_back(id);
+    expected.push_back(ids);
+  }
+  return expected;
+}
+
+std::vector<fs::path> VocabFiles(bool with_cases) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(std::string(VLLM_SHARED_DIR) + "/vocab")) {
+    const fs::path& path = entry.path();
+    if (path.extension() != ".gguf") continue;
+    bool has_cases = fs::exists(path.string() + ".inp") && fs::exists(path.string() + ".out");
+    if (has_cases == with_cases) files.push_back(path);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(VocabConformanceTest, EveryCaseOfEveryVocabulary) {
+  auto files = VocabFiles(/*with_cases=*/true);
+  ASSERT_FALSE(files.empty());
+  for (const fs::path& path : files) {
+    auto file = GgufFile::Open(path.string());
+    ASSERT_TRUE(file.ok()) << file.error();
+    auto tokenizer = LoadTokenizerFromGguf(**file);
+    if (!tokenizer.ok()) {
+      ADD_FAILURE() << path.filename() << ": " << tokenizer.error();
+      continue;
+    }
+    auto cases = ReadCases(path.string() + ".inp");
+    auto expected = ReadExpected(path.string() + ".out");
+    ASSERT_EQ(cases.size(), expected.size()) << path.filename();
+    int passed = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      auto ids = (*tokenizer)->Encode(cases[i], /*add_special_tokens=*/false);
+      if (ids == expected[i]) {
+        ++passed;
+      } else {
+        ADD_FAILURE() << path.filename() << " case " << i << " '" << cases[i] << "'";
+      }
+    }
+    std::printf("%-40s %d/%zu\n", path.filename().c_str(), passed, cases.size());
+  }
+}
+
+// decode(encode(x)) == x where the vocabulary can represent x. WordPiece (bert) lowercases,
+// strips accents and drops whitespace, so it is not invertible and is left out.
+TEST(VocabConformanceTest, DecodeInvertsEncode) {
+  std::vector<fs::path> files = VocabFiles(true);
+  for (const auto& extra : VocabFiles(false)) files.push_back(extra);
+  const std::vector<std::string> texts = {"Hello world", " Hello World!", "w048 7tuijk dsdfhu",
+                                          "нещо на Български", "🚀 (normal) 😶‍🌫️ (multiple emojis)",
+                                          "   leading and trailing   ", "tab\tand\nnewline"};
+  for (const fs::path& path : files) {
+    auto file = GgufFile::Open(path.string());
+    ASSERT_TRUE(file.ok()) << file.error();
+    auto tokenizer = LoadTokenizerFromGguf(**file);
+    if (!tokenizer.ok()) {
+      ADD_FAILURE() << path.filename() << ": " << tokenizer.error();
+      continue;
+    }
+    if (path.filename().string().find("bert") != std::string::npos) continue;
+    for (const std::string& text : texts) {
+      auto ids = (*tokenizer)->Encode(text, /*add_special_tokens=*/false);
+      EXPECT_EQ((*tokenizer)->Decode(ids, /*skip_special_tokens=*/false), text)
+          << path.filename();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vllm
