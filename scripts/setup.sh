@@ -2,7 +2,7 @@
 # Installs the Debian packages vllm-cpp builds and tests with (run as root; a no-op when present).
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libpcre2-dev libcli11-dev)
+  nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev clang libclang-rt-14-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -3,6 +3,7 @@
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/spm_tokenizer.h"
+#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace vllm {
 
@@ -12,7 +13,10 @@ Expected<std::unique_ptr<Tokenizer>> LoadTokenizerFromGguf(const GgufFile& file)
   if (vocab->model == "llama")
     return std::unique_ptr<Tokenizer>(new SpmTokenizer(std::move(*vocab)));
   if (vocab->model == "gpt2") return BpeTokenizer::Create(std::move(*vocab));
-  return Error{"unsupported tokenizer model '" + vocab->model + "' (supported: llama, gpt2)"};
+  if (vocab->model == "bert") {
+    return std::unique_ptr<Tokenizer>(new WordPieceTokenizer(std::move(*vocab)));
+  }
+  return Error{"unsupported tokenizer model '" + vocab->model + "' (supported: llama, gpt2, bert)"};
 }
 
 }  // namespace vllm

@@ -92,9 +92,13 @@ TEST(VocabConformanceTest, EveryCaseOfEveryVocabulary) {
 TEST(VocabConformanceTest, DecodeInvertsEncode) {
   std::vector<fs::path> files = VocabFiles(true);
   for (const auto& extra : VocabFiles(false)) files.push_back(extra);
-  const std::vector<std::string> texts = {"Hello world", " Hello World!", "w048 7tuijk dsdfhu",
-                                          "нещо на Български", "🚀 (normal) 😶‍🌫️ (multiple emojis)",
-                                          "   leading and trailing   ", "tab\tand\nnewline"};
+  const std::vector<std::string> texts = {"Hello world",
+                                          " Hello World!",
+                                          "w048 7tuijk dsdfhu",
+                                          "нещо на Български",
+                                          "🚀 (normal) 😶‍🌫️ (multiple emojis)",
+                                          "   leading and trailing   ",
+                                          "tab\tand\nnewline"};
   for (const fs::path& path : files) {
     auto file = GgufFile::Open(path.string());
     ASSERT_TRUE(file.ok()) << file.error();
@@ -106,8 +110,7 @@ TEST(VocabConformanceTest, DecodeInvertsEncode) {
     if (path.filename().string().find("bert") != std::string::npos) continue;
     for (const std::string& text : texts) {
       auto ids = (*tokenizer)->Encode(text, /*add_special_tokens=*/false);
-      EXPECT_EQ((*tokenizer)->Decode(ids, /*skip_special_tokens=*/false), text)
-          << path.filename();
+      EXPECT_EQ((*tokenizer)->Decode(ids, /*skip_special_tokens=*/false), text) << path.filename();
     }
   }
 }
