@@ -1,0 +1,173 @@
+// Unit tests of the tokenizer pieces on the real vocabularies in ../shared.
+#include "tokenizer/tokenizer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+
+#include "formats/gguf_file.h"
+#include "formats/gguf_writer.h"
+#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/incremental_detokenizer.h"
+#include "tokenizer/utf8.h"
+
+namespace vllm {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::unique_ptr<Tokenizer> LoadVocab(const std::string& name) {
+  static std::vector<std::unique_ptr<GgufFile>> files;  // tokenizers copy what they need
+  auto file = GgufFile::Open(std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-" + name + ".gguf");
+  EXPECT_TRUE(file.ok()) << file.error();
+  auto tokenizer = LoadTokenizerFromGguf(**file);
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.error();
+  files.push_back(std::move(*file));
+  return std::move(*tokenizer);
+}
+
+TEST(Utf8Test, FindsIncompleteTails) {
+  EXPECT_EQ(IncompleteUtf8Suffix("abc"), 0u);
+  EXPECT_EQ(IncompleteUtf8Suffix("a\xf0\x9f"), 2u);          // 2 of the 4 bytes of an emoji
+  EXPECT_EQ(IncompleteUtf8Suffix("a\xf0\x9f\x9a\x80"), 0u);  // the whole emoji
+  EXPECT_EQ(IncompleteUtf8Suffix("\xc3"), 1u);
+  EXPECT_EQ(SplitUtf8Characters("a\xc3\xa9\xff").size(), 3u);  // invalid byte stands alone
+}
+
+TEST(TokenizerTest, SpmAddsBosAndParsesSpecialTokens) {
+  auto tokenizer = LoadVocab("llama-spm");
+  auto ids = tokenizer->Encode("Hello</s>world", /*add_special_tokens=*/true);
+  ASSERT_GE(ids.size(), 4u);
+  EXPECT_EQ(ids.front(), tokenizer->bos_id());
+  EXPECT_NE(std::find(ids.begin(), ids.end(), tokenizer->eos_id()), ids.end());
+  // As llama.cpp (and SentencePiece's legacy mode): text after a special token gets a ▁ prefix.
+  EXPECT_EQ(tokenizer->Decode(ids, /*skip_special_tokens=*/true), "Hello world");
+  EXPECT_EQ(tokenizer->Decode(ids, /*skip_special_tokens=*/false), "<s> Hello</s> world");
+}
+
+// The deltas never end inside a character and concatenate to the full decode.
+void ExpectIncrementalDecodeMatches(const Tokenizer& tokenizer, const std::string& prompt,
+                                    const std::string& completion) {
+  std::vector<int32_t> prompt_ids = tokenizer.Encode(prompt, true);
+  std::vector<int32_t> all_ids = tokenizer.Encode(prompt + completion, true);
+  ASSERT_TRUE(std::equal(prompt_ids.begin(), prompt_ids.end() - 1, all_ids.begin()));
+  // Generated ids: everything after the prompt's ids (the boundary token is re-tokenized).
+  std::vector<int32_t> context(all_ids.begin(), all_ids.begin() + prompt_ids.size() - 1);
+  IncrementalDetokenizer detokenizer(tokenizer, context, true);
+  std::string streamed;
+  for (size_t i = context.size(); i < all_ids.size(); ++i) {
+    std::string delta = detokenizer.Step(all_ids[i]);
+    EXPECT_EQ(IncompleteUtf8Suffix(delta), 0u) << "half a character emitted";
+    streamed += delta;
+  }
+  streamed += detokenizer.Flush();
+  std::string full = tokenizer.Decode(all_ids, true);
+  std::string context_text = tokenizer.Decode(context, true);
+  EXPECT_EQ(context_text + streamed, full);
+}
+
+TEST(IncrementalDetokenizerTest, NeverEmitsHalfACharacter) {
+  // Emoji and CJK are spelled with <0xXX> byte tokens in the Llama vocabulary.
+  auto spm = LoadVocab("llama-spm");
+  ExpectIncrementalDecodeMatches(*spm, "Once upon", " a time 🦙🚀 and 東京 at 3 o'clock");
+  auto bpe = LoadVocab("gpt-2");
+  ExpectIncrementalDecodeMatches(*bpe, "Hello", " wörld 🦙 emoji — dash");
+}
+
+TEST(IncrementalDetokenizerTest, HoldsBackAPartialCharacterUntilComplete) {
+  auto spm = LoadVocab("llama-spm");
+  // 🦙 = F0 9F A6 99 is not in the vocabulary: it ends in four byte tokens.
+  std::vector<int32_t> encoded = spm->Encode("\xf0\x9f\xa6\x99", false);
+  ASSERT_GE(encoded.size(), 4u);
+  std::vector<int32_t> bytes(encoded.end() - 4, encoded.end());
+  IncrementalDetokenizer detokenizer(*spm, spm->Encode("Hi", true), true);
+  EXPECT_EQ(detokenizer.Step(bytes[0]), "");
+  EXPECT_EQ(detokenizer.Step(bytes[1]), "");
+  EXPECT_EQ(detokenizer.Step(bytes[2]), "");
+  EXPECT_EQ(detokenizer.Step(bytes[3]), "\xf0\x9f\xa6\x99");
+}
+
+// A vocabulary file written with one field broken.
+std::string WriteVocab(const std::function<void(GgufWriter&)>& fill) {
+  std::string path = ::testing::TempDir() + "/vocab_" + std::to_string(::getpid()) + ".gguf";
+  GgufWriter writer;
+  fill(writer);
+  EXPECT_TRUE(writer.Begin(path).ok());
+  EXPECT_TRUE(writer.Finish().ok());
+  return path;
+}
+
+GgufValue Strings(std::vector<std::string> values) {
+  GgufArray array{GgufValueType::kString, {}};
+  for (auto& v : values) array.items.push_back(GgufValue::String(v));
+  return GgufValue::Array(array);
+}
+
+TEST(TokenizerTest, MalformedVocabulariesAreErrors) {
+  struct Case {
+    std::function<void(GgufWriter&)> fill;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {[](GgufWriter& w) {}, "no tokenizer"},
+      {[](GgufWriter& w) { w.AddMetadata("tokenizer.ggml.model", GgufValue::String("llama")); },
+       "missing or empty"},
+      {[](GgufWriter& w) {
+         w.AddMetadata("tokenizer.ggml.model", GgufValue::String("llama"));
+         w.AddMetadata("tokenizer.ggml.tokens", Strings({"a", "b"}));
+         GgufArray scores{GgufValueType::kFloat32, {GgufValue::Float32(1)}};
+         w.AddMetadata("tokenizer.ggml.scores", GgufValue::Array(scores));
+       },
+       "scores has 1 entries for 2 tokens"},
+      {[](GgufWriter& w) {
+         w.AddMetadata("tokenizer.ggml.model", GgufValue::String("llama"));
+         w.AddMetadata("tokenizer.ggml.tokens", Strings({"a", "b"}));
+         w.AddMetadata("tokenizer.ggml.eos_token_id", GgufValue::Uint32(7));
+       },
+       "outside the vocabulary"},
+      {[](GgufWriter& w) {
+         w.AddMetadata("tokenizer.ggml.model", GgufValue::String("rwkv"));
+         w.AddMetadata("tokenizer.ggml.tokens", Strings({"a"}));
+       },
+       "unsupported tokenizer model 'rwkv'"},
+      {[](GgufWriter& w) {
+         w.AddMetadata("tokenizer.ggml.model", GgufValue::String("gpt2"));
+         w.AddMetadata("tokenizer.ggml.pre", GgufValue::String("klingon"));
+         w.AddMetadata("tokenizer.ggml.tokens", Strings({"a"}));
+       },
+       "unsupported pre-tokenizer 'klingon'"},
+      {[](GgufWriter& w) {
+         w.AddMetadata("tokenizer.ggml.model", GgufValue::String("gpt2"));
+         w.AddMetadata("tokenizer.ggml.tokens", Strings({"a"}));
+       },
+       "no tokenizer.ggml.merges"},
+  };
+  for (const Case& c : cases) {
+    std::string path = WriteVocab(c.fill);
+    auto file = GgufFile::Open(path);
+    ASSERT_TRUE(file.ok()) << file.error();
+    auto tokenizer = LoadTokenizerFromGguf(**file);
+    EXPECT_FALSE(tokenizer.ok());
+    if (!tokenizer.ok()) {
+      EXPECT_THAT(tokenizer.error(), HasSubstr(c.message));
+    }
+    std::remove(path.c_str());
+  }
+}
+
+TEST(TokenizerTest, LongInputsEncodeInLinearishTime) {
+  auto bpe = LoadVocab("gpt-2");
+  std::string text;
+  while (text.size() < 200000) text += "The quick brown fox jumps over the lazy dog. 12345 ";
+  auto start = std::chrono::steady_clock::now();
+  auto ids = bpe->Encode(text, false);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GT(ids.size(), 40000u);
+  EXPECT_LT(seconds, 5.0);  // a quadratic merge loop would take minutes
+  EXPECT_EQ(bpe->Decode(ids, false), text);
+}
+
+}  // namespace
+}  // namespace vllm
