@@ -17,6 +17,7 @@ namespace {
 
 constexpr int kXRowsPerPass = 4;
 constexpr int64_t kWRowsPerTile = 16;  // W rows kept hot in cache while x rows stream past
+constexpr int64_t kXRowsPerBlock = 64;
 
 // Two consecutive Q8_0 blocks' 64 quants.
 inline __m512i LoadWeightPair(const BlockQ8_0* w, int64_t b) {
@@ -99,55 +100,97 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
   for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) + tail[r];
 }
 
-template <int R>
-void DotF32(const float* w, const PreparedActivations& x, int64_t first_x_row, float* out) {
+// The float paths keep kChains accumulators per x row, used in turn chunk by chunk, so one
+// row's FMA chain does not wait on its own latency; the pattern depends only on cols.
+constexpr int kChains = 4;
+
+inline __m512 SumChains(const __m512 (&chains)[kChains]) {
+  return _mm512_add_ps(_mm512_add_ps(chains[0], chains[1]), _mm512_add_ps(chains[2], chains[3]));
+}
+
+inline __mmask16 TailMask16(int64_t remaining) {
+  return static_cast<__mmask16>((1u << remaining) - 1);
+}
+
+template <int R, typename LoadWeights>
+void DotFloatWeights(const PreparedActivations& x, int64_t first_x_row, LoadWeights load,
+                     float* out) {
   const int64_t cols = x.cols;
-  __m512 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  for (int64_t c = 0; c < cols; c += 16) {
-    const __mmask16 mask = cols - c >= 16 ? 0xffff : (__mmask16)((1u << (cols - c)) - 1);
-    const __m512 wv = _mm512_maskz_loadu_ps(mask, w + c);
+  const float* xr[R];
+  __m512 acc[R][kChains];
+  for (int r = 0; r < R; ++r) {
+    xr[r] = x.f32 + (first_x_row + r) * cols;
+    for (auto& chain : acc[r]) chain = _mm512_setzero_ps();
+  }
+  int64_t c = 0;
+  auto step = [&](int chain, int64_t col) {
+    const __m512 wv = load(col, 0xffff);
     for (int r = 0; r < R; ++r) {
-      const float* xr = x.f32 + (first_x_row + r) * cols;
-      acc[r] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, xr + c), acc[r]);
+      acc[r][chain] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(xr[r] + col), acc[r][chain]);
+    }
+  };
+  for (; c + 16 * kChains <= cols; c += 16 * kChains) {
+    for (int chain = 0; chain < kChains; ++chain) step(chain, c + 16 * chain);
+  }
+  for (int chain = 0; c + 16 <= cols; c += 16, ++chain) step(chain, c);
+  if (c < cols) {
+    const __mmask16 mask = TailMask16(cols - c);
+    const __m512 wv = load(c, mask);
+    for (int r = 0; r < R; ++r) {
+      acc[r][0] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, xr[r] + c), acc[r][0]);
     }
   }
-  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(SumChains(acc[r]));
+}
+
+template <int R>
+void DotF32(const float* w, const PreparedActivations& x, int64_t first_x_row, float* out) {
+  DotFloatWeights<R>(
+      x, first_x_row, [w](int64_t c, __mmask16 mask) { return _mm512_maskz_loadu_ps(mask, w + c); },
+      out);
 }
 
 template <int R>
 void DotF16(const uint16_t* w, const PreparedActivations& x, int64_t first_x_row, float* out) {
-  const int64_t cols = x.cols;
-  __m512 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  for (int64_t c = 0; c < cols; c += 16) {
-    const __mmask16 mask = cols - c >= 16 ? 0xffff : (__mmask16)((1u << (cols - c)) - 1);
-    const __m512 wv = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, w + c));
-    for (int r = 0; r < R; ++r) {
-      const float* xr = x.f32 + (first_x_row + r) * cols;
-      acc[r] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, xr + c), acc[r]);
-    }
-  }
-  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  DotFloatWeights<R>(
+      x, first_x_row,
+      [w](int64_t c, __mmask16 mask) {
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, w + c));
+      },
+      out);
 }
 
 // vdpbf16ps: 32 bf16 products per instruction, pairs summed into 16 f32 lanes.
 template <int R>
 void DotBf16(const uint16_t* w, const PreparedActivations& x, int64_t first_x_row, float* out) {
   const int64_t cols = x.cols;
-  __m512 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  for (int64_t c = 0; c < cols; c += 32) {
-    const __mmask32 mask =
-        cols - c >= 32 ? 0xffffffffu : (__mmask32)((uint64_t{1} << (cols - c)) - 1);
+  const uint16_t* xr[R];
+  __m512 acc[R][kChains];
+  for (int r = 0; r < R; ++r) {
+    xr[r] = x.bf16.data() + (first_x_row + r) * cols;
+    for (auto& chain : acc[r]) chain = _mm512_setzero_ps();
+  }
+  int64_t c = 0;
+  auto step = [&](int chain, int64_t col) {
+    const __m512i wv = _mm512_loadu_si512(w + col);
+    for (int r = 0; r < R; ++r) {
+      acc[r][chain] =
+          _mm512_dpbf16_ps(acc[r][chain], (__m512bh)_mm512_loadu_si512(xr[r] + col), (__m512bh)wv);
+    }
+  };
+  for (; c + 32 * kChains <= cols; c += 32 * kChains) {
+    for (int chain = 0; chain < kChains; ++chain) step(chain, c + 32 * chain);
+  }
+  for (int chain = 0; c + 32 <= cols; c += 32, ++chain) step(chain, c);
+  if (c < cols) {
+    const __mmask32 mask = static_cast<__mmask32>((uint64_t{1} << (cols - c)) - 1);
     const __m512i wv = _mm512_maskz_loadu_epi16(mask, w + c);
     for (int r = 0; r < R; ++r) {
-      const uint16_t* xr = x.bf16.data() + (first_x_row + r) * cols;
-      acc[r] =
-          _mm512_dpbf16_ps(acc[r], (__m512bh)_mm512_maskz_loadu_epi16(mask, xr + c), (__m512bh)wv);
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)_mm512_maskz_loadu_epi16(mask, xr[r] + c),
+                                   (__m512bh)wv);
     }
   }
-  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(SumChains(acc[r]));
 }
 
 template <int R>
@@ -175,19 +218,23 @@ void DotRows(const WeightView& w, int64_t j, const PreparedActivations& x, int64
 void LinearRowsAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                       int64_t row_end, float* y) {
   float out[kXRowsPerPass];
-  for (int64_t tile = row_begin; tile < row_end; tile += kWRowsPerTile) {
-    const int64_t tile_end = std::min(tile + kWRowsPerTile, row_end);
-    int64_t i = 0;
-    for (; i + kXRowsPerPass <= x.m; i += kXRowsPerPass) {
-      for (int64_t j = tile; j < tile_end; ++j) {
-        DotRows<kXRowsPerPass>(w, j, x, i, out);
-        for (int r = 0; r < kXRowsPerPass; ++r) y[(i + r) * w.rows + j] = out[r];
+  // x rows in blocks that stay in L2 while this thread's W rows stream past, tile by tile.
+  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kXRowsPerBlock) {
+    const int64_t x_end = std::min(x_begin + kXRowsPerBlock, x.m);
+    for (int64_t tile = row_begin; tile < row_end; tile += kWRowsPerTile) {
+      const int64_t tile_end = std::min(tile + kWRowsPerTile, row_end);
+      int64_t i = x_begin;
+      for (; i + kXRowsPerPass <= x_end; i += kXRowsPerPass) {
+        for (int64_t j = tile; j < tile_end; ++j) {
+          DotRows<kXRowsPerPass>(w, j, x, i, out);
+          for (int r = 0; r < kXRowsPerPass; ++r) y[(i + r) * w.rows + j] = out[r];
+        }
       }
-    }
-    for (; i < x.m; ++i) {
-      for (int64_t j = tile; j < tile_end; ++j) {
-        DotRows<1>(w, j, x, i, out);
-        y[i * w.rows + j] = out[0];
+      for (; i < x_end; ++i) {
+        for (int64_t j = tile; j < tile_end; ++j) {
+          DotRows<1>(w, j, x, i, out);
+          y[i * w.rows + j] = out[0];
+        }
       }
     }
   }
