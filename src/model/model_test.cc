@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <random>
@@ -155,6 +156,42 @@ TEST_F(TinyModelTest, RejectsInconsistentBatches) {
   batch.token_ids = {1, 2};
   batch.block_tables = {{64}};  // past the storage
   EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
+}
+
+TEST(ModelLoadTest, TiedEmbeddingsServeAsTheOutputHead) {
+  // The SmolLM2 shape has no output.weight: logits come from token_embd.weight.
+  std::string path = ::testing::TempDir() + "/tied_" + std::to_string(::getpid()) + ".gguf";
+  ASSERT_TRUE(WriteRandomModel({.shape = "smollm2-135m",
+                                .dtype = GgmlType::kQ8_0,
+                                .vocab_path = VocabPath(),
+                                .output_path = path,
+                                .num_layers_override = 1})
+                  .ok());
+  auto file = GgufFile::Open(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(file.ok()) << file.error();
+  EXPECT_EQ((*file)->FindTensor("output.weight"), nullptr);
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  auto model = LoadModelFromGguf(**file, {.pool = &pool});
+  ASSERT_TRUE(model.ok()) << model.error();
+  const ModelConfig& config = (*model)->config();
+  EXPECT_EQ(config.num_kv_heads, 3);
+  auto kv = KvStorage::Create({.num_layers = 1,
+                               .num_blocks = 1,
+                               .block_size = 16,
+                               .num_kv_heads = config.num_kv_heads,
+                               .head_dim = config.head_dim});
+  ForwardBatch batch;
+  batch.token_ids = {1, 2, 3};
+  batch.positions = {0, 1, 2};
+  batch.slot_mapping = {0, 1, 2};
+  batch.query_start_loc = {0, 3};
+  batch.seq_lens = {3};
+  batch.block_tables = {{0}};
+  batch.logits_indices = {2};
+  std::vector<float> logits(config.vocab_size);
+  ASSERT_TRUE((*model)->Forward(batch, **kv, logits.data()).ok());
+  EXPECT_TRUE(std::all_of(logits.begin(), logits.end(), [](float v) { return std::isfinite(v); }));
 }
 
 TEST(ModelLoadTest, ReportsUnsupportedArchitectureAndMissingTensors) {
