@@ -31,7 +31,7 @@ struct SamplingParams {
   bool ignore_eos = false;
   std::optional<int> max_tokens = 16;  // nullopt: up to the context length
   int min_tokens = 0;
-  std::optional<int> logprobs;          // -1: the whole vocabulary
+  std::optional<int> logprobs;  // -1: the whole vocabulary
   std::optional<int> prompt_logprobs;
   bool include_stop_str_in_output = false;
   bool skip_special_tokens = true;
@@ -81,19 +81,17 @@ struct SamplingParams {
              ".";
     }
     if (max_tokens && min_tokens > *max_tokens) {
-      return "min_tokens must be less than or equal to max_tokens=" +
-             std::to_string(*max_tokens) + ", got " + std::to_string(min_tokens) + ".";
+      return "min_tokens must be less than or equal to max_tokens=" + std::to_string(*max_tokens) +
+             ", got " + std::to_string(min_tokens) + ".";
     }
     if (logprobs && *logprobs < -1) {
       return "logprobs must be non-negative, got " + std::to_string(*logprobs) + ".";
     }
     if (prompt_logprobs && *prompt_logprobs < -1) {
-      return "prompt_logprobs must be non-negative, got " + std::to_string(*prompt_logprobs) +
-             ".";
+      return "prompt_logprobs must be non-negative, got " + std::to_string(*prompt_logprobs) + ".";
     }
     if (truncate_prompt_tokens && *truncate_prompt_tokens < 1) {
-      return "truncate_prompt_tokens must be >= 1, got " +
-             std::to_string(*truncate_prompt_tokens);
+      return "truncate_prompt_tokens must be >= 1, got " + std::to_string(*truncate_prompt_tokens);
     }
     for (const auto& stop_string : stop) {
       if (stop_string.empty()) return "stop cannot contain an empty string.";

@@ -1,0 +1,21 @@
+// Engine options with vLLM's names (vllm/engine/arg_utils.py; flags in the comments).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace vllm {
+
+struct EngineArgs {
+  std::string model;                                 // a GGUF file
+  int num_threads = 0;                               // worker threads (0: one per core)
+  int block_size = 16;                               // --block-size
+  int64_t kv_cache_memory_bytes = int64_t{2} << 30;  // --kv-cache-memory-bytes
+  bool enable_prefix_caching = true;                 // --[no-]enable-prefix-caching
+  int64_t max_model_len = 0;                         // --max-model-len (0: the model's)
+  int max_num_seqs = 256;                            // --max-num-seqs
+  int64_t max_num_batched_tokens = 2048;             // --max-num-batched-tokens
+  std::string scheduling_policy = "fcfs";            // --scheduling-policy fcfs|priority
+};
+
+}  // namespace vllm

@@ -1,0 +1,182 @@
+#include "engine/engine_core.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace vllm {
+namespace {
+
+SamplingOptions ToSamplingOptions(const SamplingParams& params) {
+  SamplingOptions options;
+  options.temperature = params.temperature;
+  options.top_k = params.top_k;
+  options.top_p = params.top_p;
+  options.min_p = params.min_p;
+  if (params.seed) options.seed = static_cast<uint64_t>(*params.seed);
+  return options;
+}
+
+EngineCoreOutput OutputOf(const Request& request, std::vector<int32_t> new_token_ids) {
+  return {request.request_id, std::move(new_token_ids), request.status, request.stop_token_id,
+          std::max<int64_t>(0, request.num_cached_tokens)};
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const EngineArgs& args) {
+  std::unique_ptr<EngineCore> core(new EngineCore(model, args));
+  SchedulingPolicy policy;
+  if (args.scheduling_policy == "fcfs") {
+    policy = SchedulingPolicy::kFcfs;
+  } else if (args.scheduling_policy == "priority") {
+    policy = SchedulingPolicy::kPriority;
+  } else {
+    return Error{"--scheduling-policy must be fcfs or priority, got '" + args.scheduling_policy +
+                 "'"};
+  }
+  const ModelConfig& model_config = model.config();
+  if (core->config_.max_model_len <= 0) {
+    core->config_.max_model_len = model_config.max_position_embeddings;
+  }
+  if (core->config_.block_size <= 0 || core->config_.max_num_seqs <= 0 ||
+      core->config_.max_num_batched_tokens <= 0) {
+    return Error{"--block-size, --max-num-seqs and --max-num-batched-tokens must be positive"};
+  }
+  const int64_t bytes_per_block =
+      KvStorage::BytesPerToken({.num_layers = model_config.num_layers,
+                                .num_kv_heads = model_config.num_kv_heads,
+                                .head_dim = model_config.head_dim}) *
+      core->config_.block_size;
+  // No more blocks than every sequence at full length could use.
+  const int64_t blocks_for_all_seqs =
+      core->config_.max_num_seqs *
+      ((core->config_.max_model_len + core->config_.block_size - 1) / core->config_.block_size);
+  core->num_kv_blocks_ =
+      std::min(core->config_.kv_cache_memory_bytes / bytes_per_block, blocks_for_all_seqs);
+  const int64_t blocks_per_max_len =
+      (core->config_.max_model_len + core->config_.block_size - 1) / core->config_.block_size;
+  if (core->num_kv_blocks_ < 1) {
+    return Error{"--kv-cache-memory-bytes is too small for one KV block (" +
+                 std::to_string(bytes_per_block) + " bytes)"};
+  }
+  if (core->num_kv_blocks_ < blocks_per_max_len) {
+    return Error{"the KV cache holds " + std::to_string(core->num_kv_blocks_ * args.block_size) +
+                 " tokens, fewer than max_model_len (" +
+                 std::to_string(core->config_.max_model_len) +
+                 "); raise --kv-cache-memory-bytes or lower --max-model-len"};
+  }
+  core->kv_cache_ = std::make_unique<KvCacheManager>(
+      KvCacheManager::Options{.num_blocks = static_cast<int32_t>(core->num_kv_blocks_),
+                              .block_size = core->config_.block_size,
+                              .enable_prefix_caching = core->config_.enable_prefix_caching});
+  core->scheduler_ = std::make_unique<Scheduler>(
+      SchedulerConfig{.max_num_seqs = core->config_.max_num_seqs,
+                      .max_num_batched_tokens = core->config_.max_num_batched_tokens,
+                      .max_model_len = core->config_.max_model_len,
+                      .policy = policy},
+      *core->kv_cache_);
+  auto runner = ModelRunner::Create(
+      model, {.num_kv_blocks = core->num_kv_blocks_, .block_size = core->config_.block_size});
+  if (!runner) return Error{runner.error()};
+  core->runner_ = std::move(*runner);
+  return core;
+}
+
+Status EngineCore::AddRequest(EngineCoreRequest core_request) {
+  if (std::string error = core_request.params.Validate(); !error.empty()) return Error{error};
+  auto request = std::make_unique<Request>();
+  request->request_id = core_request.request_id;
+  request->prompt_token_ids = std::move(core_request.prompt_token_ids);
+  request->params = core_request.params;
+  request->eos_token_id = core_request.eos_token_id;
+  request->priority = core_request.priority;
+  request->cache_keys.cache_salt = core_request.cache_salt;
+  const int64_t vocab_size = model_.config().vocab_size;
+  for (int32_t id : request->prompt_token_ids) {
+    if (id < 0 || id >= vocab_size) {
+      return Error{"token id " + std::to_string(id) + " is out of vocabulary (size " +
+                   std::to_string(vocab_size) + ")"};
+    }
+  }
+  const std::string id = request->request_id;
+  VLLM_RETURN_IF_ERROR(scheduler_->AddRequest(std::move(request)));
+  samplers_.erase(id);
+  samplers_.emplace(id, Sampler(ToSamplingOptions(core_request.params)));
+  return Status::Ok();
+}
+
+std::vector<EngineCoreOutput> EngineCore::FinishRequests(
+    const std::vector<std::string>& request_ids, RequestStatus status) {
+  std::vector<EngineCoreOutput> outputs;
+  for (auto& request : scheduler_->FinishRequests(request_ids, status)) {
+    samplers_.erase(request->request_id);
+    outputs.push_back(OutputOf(*request, {}));
+  }
+  return outputs;
+}
+
+Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
+  SchedulerOutput schedule = scheduler_->Schedule();
+  last_num_scheduled_tokens_ = schedule.total_num_scheduled_tokens;
+  if (schedule.scheduled.empty()) return std::vector<EngineCoreOutput>();
+
+  // Each scheduled request's new tokens: [num_computed, num_computed + num_new) of prompt+output.
+  std::vector<std::vector<int32_t>> new_tokens(schedule.scheduled.size());
+  std::vector<SequenceChunk> chunks;
+  std::vector<const Request*> sampled_requests;  // chunks that reach the end, in chunk order
+  for (size_t i = 0; i < schedule.scheduled.size(); ++i) {
+    const ScheduledRequest& scheduled = schedule.scheduled[i];
+    const Request& request = *scheduled.request;
+    const int64_t begin = request.num_computed_tokens;
+    for (int64_t t = begin; t < begin + scheduled.num_new_tokens; ++t) {
+      new_tokens[i].push_back(request.token(t));
+    }
+    const bool reaches_end = begin + scheduled.num_new_tokens == request.num_tokens();
+    chunks.push_back(
+        {new_tokens[i], static_cast<int32_t>(begin), scheduled.block_ids, reaches_end});
+    if (reaches_end) sampled_requests.push_back(&request);
+  }
+  auto logits = runner_->Execute(chunks);
+  if (!logits) return Error{logits.error()};
+
+  const int64_t vocab_size = model_.config().vocab_size;
+  std::vector<SampledToken> sampled;
+  for (size_t r = 0; r < sampled_requests.size(); ++r) {
+    const Request& request = *sampled_requests[r];
+    float* row = logits->data() + r * vocab_size;
+    // min_tokens: EOS and the stop token ids cannot be sampled before that many outputs.
+    if (request.num_output_tokens() < request.params.min_tokens) {
+      if (request.eos_token_id && !request.params.ignore_eos)
+        row[*request.eos_token_id] = -INFINITY;
+      for (int32_t id : request.params.stop_token_ids) {
+        if (id >= 0 && id < vocab_size) row[id] = -INFINITY;
+      }
+    }
+    const std::string& id = request.request_id;
+    int32_t token = samplers_.at(id).Sample(row, vocab_size);
+    sampled.push_back({id, token});
+  }
+  Scheduler::StepResult result = scheduler_->Update(schedule, sampled);
+  std::vector<EngineCoreOutput> outputs;
+  for (Request* request : result.updated) {
+    outputs.push_back(OutputOf(*request, {request->output_token_ids.back()}));
+  }
+  for (auto& request : result.finished) {
+    samplers_.erase(request->request_id);
+    outputs.push_back(OutputOf(*request, {request->output_token_ids.back()}));
+  }
+  return outputs;
+}
+
+EngineStats EngineCore::stats() const {
+  return {scheduler_->num_running(),
+          scheduler_->num_waiting(),
+          kv_cache_->usage(),
+          kv_cache_->num_free_blocks(),
+          scheduler_->num_preemptions(),
+          kv_cache_->stats().prefix_cache_queries,
+          kv_cache_->stats().prefix_cache_hits,
+          last_num_scheduled_tokens_};
+}
+
+}  // namespace vllm

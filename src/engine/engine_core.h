@@ -1,0 +1,82 @@
+// The engine core loop, as vLLM v1's EngineCore: schedule → execute → sample → update. It owns
+// the scheduler, the KV cache manager and the model runner; it knows token ids, never text.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/expected.h"
+#include "kv_cache/kv_cache_manager.h"
+#include "runner/model_runner.h"
+#include "sampling/sampler.h"
+#include "sched/scheduler.h"
+#include "vllm/engine_args.h"
+#include "vllm/sampling_params.h"
+
+namespace vllm {
+
+struct EngineCoreRequest {
+  std::string request_id;
+  std::vector<int32_t> prompt_token_ids;
+  SamplingParams params;
+  std::optional<int32_t> eos_token_id;
+  int priority = 0;
+  std::string cache_salt;
+};
+
+// What one step produced for one request.
+struct EngineCoreOutput {
+  std::string request_id;
+  std::vector<int32_t> new_token_ids;
+  RequestStatus status = RequestStatus::kRunning;  // a finished status when it ended this step
+  std::optional<int32_t> stop_token_id;
+  int64_t num_cached_tokens = 0;
+};
+
+struct EngineStats {
+  int num_running = 0;
+  int num_waiting = 0;
+  double kv_cache_usage = 0.0;
+  int64_t num_free_blocks = 0;
+  int64_t num_preemptions = 0;
+  int64_t prefix_cache_queries = 0;
+  int64_t prefix_cache_hits = 0;
+  int64_t num_scheduled_tokens = 0;  // in the last step
+};
+
+class EngineCore {
+ public:
+  // Uses the sizing and scheduling fields of `args` (not model / num_threads).
+  static Expected<std::unique_ptr<EngineCore>> Create(Model& model, const EngineArgs& args);
+
+  Status AddRequest(EngineCoreRequest request);
+  // Finishes the requests with `status` (aborted, or stopped by a stop string); their blocks are
+  // freed at once. Returns their final outputs.
+  std::vector<EngineCoreOutput> FinishRequests(const std::vector<std::string>& request_ids,
+                                               RequestStatus status);
+  // One schedule → execute → sample → update round.
+  Expected<std::vector<EngineCoreOutput>> Step();
+
+  bool HasUnfinishedRequests() const { return scheduler_->HasUnfinishedRequests(); }
+  EngineStats stats() const;
+  int64_t max_model_len() const { return config_.max_model_len; }
+  int64_t num_kv_blocks() const { return num_kv_blocks_; }
+
+ private:
+  EngineCore(Model& model, const EngineArgs& args) : model_(model), config_(args) {}
+
+  Model& model_;
+  EngineArgs config_;
+  int64_t num_kv_blocks_ = 0;
+  std::unique_ptr<KvCacheManager> kv_cache_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<ModelRunner> runner_;
+  std::map<std::string, Sampler> samplers_;  // one generator per request
+  int64_t last_num_scheduled_tokens_ = 0;
+};
+
+}  // namespace vllm

@@ -1,0 +1,203 @@
+// Engine tests on the real demo model (stories260K): continuous batching must not change what a
+// request produces, preemption and prefix caching must be invisible in outputs, and every
+// SamplingParams feature here must behave as vLLM's.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine/llm_engine.h"
+#include "vllm/llm.h"
+
+namespace vllm {
+namespace {
+
+using ::testing::HasSubstr;
+
+EngineArgs StoriesArgs() {
+  EngineArgs args;
+  args.model = std::string(VLLM_SHARED_DIR) + "/models/stories260K.gguf";
+  args.num_threads = 2;
+  return args;
+}
+
+const char* const kReference =
+    ", there was a little girl named Lily. She loved to play outside in the park. One day, she "
+    "saw a big, red ball.";
+
+std::vector<std::string> ThirtyTwoPrompts() {
+  const std::vector<std::string> starts = {"Once upon a time", "The dog",     "Lily and Tom",
+                                           "One day",          "The sun was", "A little bird",
+                                           "Mom said",         "In the park"};
+  std::vector<std::string> prompts;
+  for (int i = 0; i < 32; ++i) prompts.push_back(starts[i % 8] + std::string(i / 8, '!'));
+  return prompts;
+}
+
+SamplingParams Greedy(int max_tokens) {
+  SamplingParams params;
+  params.temperature = 0.0f;
+  params.max_tokens = max_tokens;
+  return params;
+}
+
+TEST(EngineTest, GreedyMatchesTheReference) {
+  LLM llm(StoriesArgs());
+  auto outputs = llm.Generate({"Once upon a time"}, Greedy(40), false);
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].outputs[0].text, kReference);
+  EXPECT_EQ(outputs[0].outputs[0].token_ids.size(), 40u);
+  EXPECT_EQ(outputs[0].outputs[0].finish_reason, "length");
+}
+
+TEST(EngineTest, BatchedEqualsAlone) {
+  LLM llm(StoriesArgs());
+  const auto prompts = ThirtyTwoPrompts();
+  auto together = llm.Generate(prompts, Greedy(48), false);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto alone = llm.Generate({prompts[i]}, Greedy(48), false);
+    EXPECT_EQ(alone[0].outputs[0].token_ids, together[i].outputs[0].token_ids) << prompts[i];
+  }
+}
+
+TEST(EngineTest, PreemptionDoesNotChangeOutputs) {
+  const auto prompts = ThirtyTwoPrompts();
+  LLM roomy(StoriesArgs());
+  auto expected = roomy.Generate(prompts, Greedy(64), false);
+  EngineArgs tight = StoriesArgs();
+  tight.max_model_len = 128;
+  tight.kv_cache_memory_bytes = 24 * 16 * 1280;  // 24 blocks for 32 sequences of ~70 tokens
+  tight.enable_prefix_caching = false;
+  LLM small(tight);
+  auto outputs = small.Generate(prompts, Greedy(64), false);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(outputs[i].outputs[0].token_ids, expected[i].outputs[0].token_ids) << i;
+  }
+  EXPECT_GT(small.engine().stats().num_preemptions, 0);
+  EXPECT_EQ(small.engine().stats().num_free_blocks, 24);
+}
+
+TEST(EngineTest, SharedPrefixComputesOnlyTheSuffix) {
+  auto engine = LLMEngine::Create(StoriesArgs());
+  ASSERT_TRUE(engine.ok()) << engine.error();
+  std::string prefix;
+  for (int i = 0; i < 12; ++i) prefix += "Once upon a time there was a dog. ";
+  ASSERT_TRUE((*engine)->AddRequest("a", prefix + "It ran.", Greedy(1)).ok());
+  while ((*engine)->HasUnfinishedRequests()) ASSERT_TRUE((*engine)->Step().ok());
+  const int64_t hits_before = (*engine)->stats().prefix_cache_hits;
+  ASSERT_TRUE((*engine)->AddRequest("b", prefix + "The cat sat.", Greedy(1)).ok());
+  ASSERT_TRUE((*engine)->Step().ok());
+  const int64_t prompt_len = (*engine)->tokenizer().Encode(prefix + "The cat sat.", true).size();
+  const int64_t hits = (*engine)->stats().prefix_cache_hits - hits_before;
+  EXPECT_GE(hits, prompt_len - 16 - 8);  // all full blocks of the shared prefix
+  EXPECT_EQ((*engine)->stats().num_scheduled_tokens, prompt_len - hits);
+}
+
+TEST(EngineTest, AbortReturnsEveryBlock) {
+  auto engine = LLMEngine::Create(StoriesArgs());
+  ASSERT_TRUE(engine.ok());
+  const int64_t free_at_start = (*engine)->stats().num_free_blocks;
+  SamplingParams params = Greedy(200);
+  params.ignore_eos = true;
+  ASSERT_TRUE((*engine)->AddRequest("a", "Once upon a time", params).ok());
+  ASSERT_TRUE((*engine)->AddRequest("b", "The dog", params).ok());
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE((*engine)->Step().ok());
+  EXPECT_LT((*engine)->stats().num_free_blocks, free_at_start);
+  auto aborted = (*engine)->AbortRequests({"a", "b"});
+  ASSERT_EQ(aborted.size(), 2u);
+  EXPECT_EQ(aborted[0].outputs[0].finish_reason, "abort");
+  EXPECT_EQ((*engine)->stats().num_free_blocks, free_at_start);
+  EXPECT_FALSE((*engine)->HasUnfinishedRequests());
+}
+
+TEST(EngineTest, SeededSamplingIgnoresBatchComposition) {
+  LLM llm(StoriesArgs());
+  SamplingParams seeded;
+  seeded.temperature = 1.0f;
+  seeded.seed = 1234;
+  seeded.max_tokens = 30;
+  auto alone = llm.Generate({"The dog"}, seeded, false);
+  std::vector<SamplingParams> mixed(8, seeded);
+  for (int i = 1; i < 8; ++i) mixed[i].seed = i;
+  auto prompts = ThirtyTwoPrompts();
+  prompts.resize(8);
+  prompts[0] = "The dog";
+  auto batched = llm.Generate(prompts, mixed, false);
+  EXPECT_EQ(alone[0].outputs[0].text, batched[0].outputs[0].text);
+  auto again = llm.Generate({"The dog"}, seeded, false);
+  EXPECT_EQ(alone[0].outputs[0].text, again[0].outputs[0].text);
+}
+
+TEST(EngineTest, NGivesNSequences) {
+  LLM llm(StoriesArgs());
+  SamplingParams params;
+  params.n = 4;
+  params.temperature = 1.0f;
+  params.seed = 7;
+  params.max_tokens = 20;
+  auto outputs = llm.Generate({"Once upon a time"}, params, false);
+  ASSERT_EQ(outputs[0].outputs.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(outputs[0].outputs[i].index, i);
+    EXPECT_FALSE(outputs[0].outputs[i].token_ids.empty());
+  }
+  EXPECT_NE(outputs[0].outputs[0].text, outputs[0].outputs[1].text);
+}
+
+TEST(EngineTest, StopStringsEndTheTextAndAreExcludedUnlessAsked) {
+  LLM llm(StoriesArgs());
+  SamplingParams params = Greedy(40);
+  params.stop = {"Lily"};
+  auto excluded = llm.Generate({"Once upon a time"}, params, false);
+  EXPECT_EQ(excluded[0].outputs[0].text, ", there was a little girl named ");
+  EXPECT_EQ(excluded[0].outputs[0].finish_reason, "stop");
+  EXPECT_EQ(std::get<std::string>(excluded[0].outputs[0].stop_reason), "Lily");
+  params.include_stop_str_in_output = true;
+  auto included = llm.Generate({"Once upon a time"}, params, false);
+  EXPECT_EQ(included[0].outputs[0].text, ", there was a little girl named Lily");
+}
+
+TEST(EngineTest, StopTokenIdsAndMinTokens) {
+  LLM llm(StoriesArgs());
+  const Tokenizer& tokenizer = llm.engine().tokenizer();
+  auto reference = llm.Generate({"Once upon a time"}, Greedy(40), false)[0].outputs[0].token_ids;
+  // Stop at the first occurrence of the 5th generated token...
+  SamplingParams params = Greedy(40);
+  params.stop_token_ids = {reference[4]};
+  auto stopped = llm.Generate({"Once upon a time"}, params, false)[0].outputs[0];
+  const size_t first =
+      std::find(reference.begin(), reference.end(), reference[4]) - reference.begin();
+  EXPECT_EQ(stopped.token_ids.size(), first + 1);
+  EXPECT_EQ(std::get<int32_t>(stopped.stop_reason), reference[4]);
+  EXPECT_EQ(stopped.finish_reason, "stop");
+  // ...unless min_tokens is not reached yet.
+  params.min_tokens = static_cast<int>(first) + 1;
+  auto later = llm.Generate({"Once upon a time"}, params, false)[0].outputs[0];
+  EXPECT_GT(later.token_ids.size(), first + 1);
+  (void)tokenizer;
+}
+
+TEST(EngineTest, RefusesBadRequestsWithVllmMessages) {
+  LLM llm(StoriesArgs());
+  SamplingParams params;
+  params.temperature = -1.0f;
+  try {
+    llm.Generate({"x"}, params, false);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_THAT(error.what(), HasSubstr("temperature must be non-negative"));
+  }
+  EngineArgs args = StoriesArgs();
+  args.max_model_len = 8;
+  args.kv_cache_memory_bytes = 1 << 20;
+  LLM short_context(args);
+  try {
+    short_context.Generate({"Once upon a time there was a very long prompt"}, SamplingParams(),
+                           false);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_THAT(error.what(), HasSubstr("maximum context length is 8 tokens"));
+  }
+  EXPECT_FALSE(short_context.engine().HasUnfinishedRequests());
+}
+
+}  // namespace
+}  // namespace vllm

@@ -1,0 +1,92 @@
+#include "engine/llm_engine.h"
+
+namespace vllm {
+
+Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
+  std::unique_ptr<LLMEngine> engine(new LLMEngine());
+  auto file = GgufFile::Open(args.model);
+  if (!file) return Error{file.error()};
+  engine->file_ = std::move(*file);
+  engine->pool_ =
+      std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
+  auto model = LoadModelFromGguf(*engine->file_, {.pool = engine->pool_.get()});
+  if (!model) return Error{args.model + ": " + model.error()};
+  engine->model_ = std::move(*model);
+  auto tokenizer = LoadTokenizerFromGguf(*engine->file_);
+  if (!tokenizer) return Error{args.model + ": " + tokenizer.error()};
+  engine->tokenizer_ = std::move(*tokenizer);
+  auto core = EngineCore::Create(*engine->model_, args);
+  if (!core) return Error{core.error()};
+  engine->core_ = std::move(*core);
+  engine->output_processor_ = std::make_unique<OutputProcessor>(*engine->tokenizer_);
+  return engine;
+}
+
+Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& prompt,
+                             const SamplingParams& params, int priority,
+                             const std::string& cache_salt) {
+  if (std::string error = params.Validate(); !error.empty()) return Error{error};
+  if (output_processor_->Has(request_id)) {
+    return Error{"request id '" + request_id + "' is already in use"};
+  }
+  std::vector<int32_t> token_ids;
+  std::string text;
+  if (const auto* prompt_text = std::get_if<std::string>(&prompt)) {
+    text = *prompt_text;
+    token_ids = tokenizer_->Encode(text, /*add_special_tokens=*/true);
+  } else {
+    token_ids = std::get<std::vector<int32_t>>(prompt);
+  }
+  if (params.truncate_prompt_tokens &&
+      static_cast<int64_t>(token_ids.size()) > *params.truncate_prompt_tokens) {
+    token_ids.erase(token_ids.begin(), token_ids.end() - *params.truncate_prompt_tokens);
+  }
+  // n > 1: n sequences with ids "i_<id>"; a seeded request gives sequence i the seed seed + i.
+  std::vector<std::string> child_ids;
+  for (int i = 0; i < params.n; ++i) {
+    child_ids.push_back(params.n == 1 ? request_id : std::to_string(i) + "_" + request_id);
+  }
+  std::vector<std::string> added;
+  for (int i = 0; i < params.n; ++i) {
+    SamplingParams child_params = params;
+    child_params.n = 1;
+    if (params.seed) child_params.seed = *params.seed + i;
+    std::optional<int32_t> eos_id;
+    if (tokenizer_->eos_id() >= 0) eos_id = tokenizer_->eos_id();
+    Status status =
+        core_->AddRequest({child_ids[i], token_ids, child_params, eos_id, priority, cache_salt});
+    if (!status.ok()) {
+      core_->FinishRequests(added, RequestStatus::kFinishedAborted);
+      return status;
+    }
+    added.push_back(child_ids[i]);
+  }
+  output_processor_->AddRequest(request_id, text, token_ids, params, child_ids);
+  return Status::Ok();
+}
+
+Expected<std::vector<RequestOutput>> LLMEngine::Step() {
+  auto core_outputs = core_->Step();
+  if (!core_outputs) return Error{core_outputs.error()};
+  std::vector<std::string> stopped;
+  std::vector<RequestOutput> outputs = output_processor_->Process(*core_outputs, &stopped);
+  if (!stopped.empty()) {
+    // Stop strings end sequences the core still runs: free their blocks now.
+    auto finished = core_->FinishRequests(stopped, RequestStatus::kFinishedStopped);
+    auto more = output_processor_->Process(finished, &stopped);
+    outputs.insert(outputs.end(), more.begin(), more.end());
+  }
+  return outputs;
+}
+
+std::vector<RequestOutput> LLMEngine::AbortRequests(const std::vector<std::string>& request_ids) {
+  std::vector<std::string> child_ids;
+  for (const auto& id : request_ids) {
+    for (const auto& child : output_processor_->ChildIds(id)) child_ids.push_back(child);
+  }
+  std::vector<std::string> stopped;
+  return output_processor_->Process(
+      core_->FinishRequests(child_ids, RequestStatus::kFinishedAborted), &stopped);
+}
+
+}  // namespace vllm

@@ -1,0 +1,53 @@
+// vLLM's LLMEngine: text in, RequestOutputs out. Loads the model and tokenizer, tokenizes
+// prompts, fans n > 1 out into n sequences (which share the prompt's KV blocks through the
+// prefix cache), runs the engine core one step at a time and detokenizes its outputs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/expected.h"
+#include "common/thread_pool.h"
+#include "engine/engine_core.h"
+#include "engine/output_processor.h"
+#include "formats/gguf_file.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+#include "vllm/engine_args.h"
+#include "vllm/outputs.h"
+
+namespace vllm {
+
+// A prompt as text (tokenized with BOS as the vocabulary asks) or as token ids.
+using PromptInput = std::variant<std::string, std::vector<int32_t>>;
+
+class LLMEngine {
+ public:
+  static Expected<std::unique_ptr<LLMEngine>> Create(const EngineArgs& args);
+
+  Status AddRequest(const std::string& request_id, const PromptInput& prompt,
+                    const SamplingParams& params, int priority = 0,
+                    const std::string& cache_salt = "");
+  Expected<std::vector<RequestOutput>> Step();
+  // Finishes the requests with finish_reason "abort"; returns their final outputs.
+  std::vector<RequestOutput> AbortRequests(const std::vector<std::string>& request_ids);
+  bool HasUnfinishedRequests() const { return core_->HasUnfinishedRequests(); }
+
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const ModelConfig& model_config() const { return model_->config(); }
+  EngineStats stats() const { return core_->stats(); }
+
+ private:
+  LLMEngine() = default;
+
+  std::unique_ptr<GgufFile> file_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<EngineCore> core_;
+  std::unique_ptr<OutputProcessor> output_processor_;
+};
+
+}  // namespace vllm

@@ -1,0 +1,137 @@
+#include "engine/output_processor.h"
+
+#include <algorithm>
+
+namespace vllm {
+
+void OutputProcessor::AddRequest(const std::string& request_id, const std::string& prompt,
+                                 const std::vector<int32_t>& prompt_token_ids,
+                                 const SamplingParams& params,
+                                 const std::vector<std::string>& child_ids) {
+  RequestState state;
+  state.prompt = prompt;
+  state.prompt_token_ids = prompt_token_ids;
+  state.params = params;
+  for (size_t i = 0; i < child_ids.size(); ++i) {
+    Sequence sequence;
+    sequence.detokenizer = std::make_unique<IncrementalDetokenizer>(tokenizer_, prompt_token_ids,
+                                                                    params.skip_special_tokens);
+    sequence.output.index = static_cast<int>(i);
+    state.sequences.push_back(std::move(sequence));
+    child_to_parent_[child_ids[i]] = {request_id, static_cast<int>(i)};
+  }
+  requests_[request_id] = std::move(state);
+}
+
+std::vector<std::string> OutputProcessor::ChildIds(const std::string& request_id) const {
+  std::vector<std::string> ids;
+  for (const auto& [child, parent] : child_to_parent_) {
+    if (parent.first == request_id) ids.push_back(child);
+  }
+  return ids;
+}
+
+bool OutputProcessor::AppendText(const SamplingParams& params, const std::string& delta,
+                                 Sequence* sequence) {
+  std::string& text = sequence->output.text;
+  const size_t old_size = text.size();
+  text += delta;
+  for (const std::string& stop : params.stop) {
+    // A match may start inside the old text and end in the new.
+    size_t search_from = old_size >= stop.size() - 1 ? old_size - (stop.size() - 1) : 0;
+    size_t found = text.find(stop, search_from);
+    if (found == std::string::npos) continue;
+    text.resize(params.include_stop_str_in_output ? found + stop.size() : found);
+    sequence->output.stop_reason = stop;
+    sequence->output.finish_reason = "stop";
+    return true;
+  }
+  return false;
+}
+
+std::vector<RequestOutput> OutputProcessor::Process(const std::vector<EngineCoreOutput>& outputs,
+                                                    std::vector<std::string>* stopped_child_ids) {
+  std::vector<std::string> touched;
+  for (const EngineCoreOutput& core_output : outputs) {
+    auto link = child_to_parent_.find(core_output.request_id);
+    if (link == child_to_parent_.end()) continue;
+    const auto [parent_id, index] = link->second;
+    RequestState& state = requests_.at(parent_id);
+    Sequence& sequence = state.sequences[index];
+    state.num_cached_tokens = std::max(state.num_cached_tokens, core_output.num_cached_tokens);
+    if (sequence.output.finished()) continue;
+    bool stopped = false;
+    const auto& new_ids = core_output.new_token_ids;
+    for (size_t i = 0; i < new_ids.size() && !stopped; ++i) {
+      sequence.output.token_ids.push_back(new_ids[i]);
+      // The EOS / stop token id that ends a sequence adds no text unless asked to.
+      const bool is_stop_token = i + 1 == new_ids.size() &&
+                                 core_output.status == RequestStatus::kFinishedStopped &&
+                                 !state.params.include_stop_str_in_output;
+      if (!is_stop_token) {
+        stopped = AppendText(state.params, sequence.detokenizer->Step(new_ids[i]), &sequence);
+      }
+    }
+    if (stopped) {
+      stopped_child_ids->push_back(core_output.request_id);
+    } else if (IsFinished(core_output.status)) {
+      // The held-back tail may itself complete a stop string; that sets the reason.
+      if (!AppendText(state.params, sequence.detokenizer->Flush(), &sequence)) {
+        sequence.output.finish_reason = FinishReason(core_output.status);
+        if (core_output.stop_token_id) sequence.output.stop_reason = *core_output.stop_token_id;
+      }
+    }
+    if (std::find(touched.begin(), touched.end(), parent_id) == touched.end()) {
+      touched.push_back(parent_id);
+    }
+  }
+  std::vector<RequestOutput> results;
+  for (const std::string& id : touched) {
+    RequestState& state = requests_.at(id);
+    const bool finished = std::all_of(state.sequences.begin(), state.sequences.end(),
+                                      [](const Sequence& s) { return s.output.finished(); });
+    if (state.params.output_kind == RequestOutputKind::kFinalOnly && !finished) continue;
+    results.push_back(MakeOutput(id, state, finished));
+    if (finished) {
+      for (auto it = child_to_parent_.begin(); it != child_to_parent_.end();) {
+        it = it->second.first == id ? child_to_parent_.erase(it) : std::next(it);
+      }
+      requests_.erase(id);
+    }
+  }
+  return results;
+}
+
+RequestOutput OutputProcessor::MakeOutput(const std::string& request_id, RequestState& state,
+                                          bool finished) {
+  RequestOutput output;
+  output.request_id = request_id;
+  output.prompt = state.prompt;
+  output.prompt_token_ids = state.prompt_token_ids;
+  output.finished = finished;
+  output.num_cached_tokens = state.num_cached_tokens;
+  // While a stop string could still complete, its first characters are held back.
+  size_t hold_back = 0;
+  for (const auto& stop : state.params.stop) hold_back = std::max(hold_back, stop.size() - 1);
+  for (Sequence& sequence : state.sequences) {
+    CompletionOutput completion = sequence.output;
+    const bool done = sequence.output.finished();
+    const size_t visible =
+        done ? completion.text.size()
+             : completion.text.size() - std::min(hold_back, completion.text.size());
+    if (state.params.output_kind == RequestOutputKind::kDelta) {
+      const size_t from = std::min(sequence.num_text_sent, visible);
+      completion.text = completion.text.substr(from, visible - from);
+      completion.token_ids.assign(sequence.output.token_ids.begin() + sequence.num_tokens_sent,
+                                  sequence.output.token_ids.end());
+      sequence.num_text_sent = std::max(sequence.num_text_sent, visible);
+      sequence.num_tokens_sent = sequence.output.token_ids.size();
+    } else {
+      completion.text.resize(visible);
+    }
+    output.outputs.push_back(std::move(completion));
+  }
+  return output;
+}
+
+}  // namespace vllm

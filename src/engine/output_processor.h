@@ -1,0 +1,60 @@
+// Turns engine-core outputs (token ids) into vLLM RequestOutputs: incremental detokenization,
+// stop strings (held back while a partial match is pending, excluded unless asked), and the
+// cumulative / delta / final-only output kinds. Requests with n > 1 gather their n sequences.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine_core.h"
+#include "tokenizer/incremental_detokenizer.h"
+#include "tokenizer/tokenizer.h"
+#include "vllm/outputs.h"
+
+namespace vllm {
+
+class OutputProcessor {
+ public:
+  explicit OutputProcessor(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+
+  // Registers a request and its n child ids (the ids the engine core sees).
+  void AddRequest(const std::string& request_id, const std::string& prompt,
+                  const std::vector<int32_t>& prompt_token_ids, const SamplingParams& params,
+                  const std::vector<std::string>& child_ids);
+
+  // Applies one step's outputs. Returns the RequestOutputs due now, and fills
+  // `stopped_child_ids` with sequences a stop string finished (the caller ends them in the core).
+  std::vector<RequestOutput> Process(const std::vector<EngineCoreOutput>& outputs,
+                                     std::vector<std::string>* stopped_child_ids);
+
+  bool Has(const std::string& request_id) const { return requests_.count(request_id) != 0; }
+  // Child ids of a request (to abort it in the core).
+  std::vector<std::string> ChildIds(const std::string& request_id) const;
+
+ private:
+  struct Sequence {
+    std::unique_ptr<IncrementalDetokenizer> detokenizer;
+    CompletionOutput output;
+    size_t num_text_sent = 0;    // bytes of output.text already returned (delta mode)
+    size_t num_tokens_sent = 0;  // token ids already returned (delta mode)
+  };
+  struct RequestState {
+    std::string prompt;
+    std::vector<int32_t> prompt_token_ids;
+    SamplingParams params;
+    std::vector<Sequence> sequences;
+    int64_t num_cached_tokens = 0;
+  };
+
+  // Appends new text to a sequence and applies stop strings; returns true when one matched.
+  bool AppendText(const SamplingParams& params, const std::string& delta, Sequence* sequence);
+  RequestOutput MakeOutput(const std::string& request_id, RequestState& state, bool finished);
+
+  const Tokenizer& tokenizer_;
+  std::map<std::string, RequestState> requests_;
+  std::map<std::string, std::pair<std::string, int>> child_to_parent_;  // child → (parent, index)
+};
+
+}  // namespace vllm
