@@ -79,7 +79,7 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
     for (int r = 0; r < R; ++r) {
       const __m512i dots = _mm512_dpbusd_epi32(start, _mm512_loadu_si512(xq[r] + b * 32), wq);
       const __m128 pair_scales = _mm_mul_ps(
-          w_scales, _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(xs[r] + b))));
+          w_scales, _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xs[r] + b))));
       const __m512 scales = _mm512_permutexvar_ps(pair_index, _mm512_castps128_ps512(pair_scales));
       acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots), scales, acc[r]);
     }
