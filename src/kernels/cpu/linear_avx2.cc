@@ -42,6 +42,7 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
   const __m256i ones = _mm256_set1_epi16(1);
   const BlockQ8_0* xb[R];
   __m256 acc[R];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     xb[r] = x.q8.data() + (first_x_row + r) * num_blocks;
     acc[r] = _mm256_setzero_ps();
@@ -50,6 +51,7 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
     const __m256i wq = LoadWeightBlock(w[b]);
     const __m256i w_abs = _mm256_sign_epi8(wq, wq);
     const float w_scale = _cvtsh_ss(w[b].d);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[r][b].qs));
       const __m256i pairs = _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(xq, wq));
@@ -57,6 +59,7 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
       acc[r] = _mm256_fmadd_ps(dots, _mm256_set1_ps(w_scale * _cvtsh_ss(xb[r][b].d)), acc[r]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) out[r] = Sum256(acc[r]);
 }
 
@@ -76,14 +79,17 @@ template <int R, typename Weight, typename LoadFn, typename ScalarFn>
 void DotFloat(const Weight* w, const float* x_rows, int64_t cols, LoadFn load, ScalarFn to_float,
               float* out) {
   __m256 acc[R];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   const int64_t vector_cols = cols / 8 * 8;
   for (int64_t c = 0; c < vector_cols; c += 8) {
     const __m256 wv = load(w + c);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       acc[r] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x_rows + r * cols + c), acc[r]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     float sum = Sum256(acc[r]);
     for (int64_t c = vector_cols; c < cols; ++c) sum += to_float(w[c]) * x_rows[r * cols + c];

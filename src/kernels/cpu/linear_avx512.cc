@@ -65,6 +65,7 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
   const uint8_t* xq[R];
   const float* xs[R];
   __m512 acc[R];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     xq[r] = x.q8_biased.data() + (first_x_row + r) * cols;
     xs[r] = x.q8_scales.data() + (first_x_row + r) * num_blocks;
@@ -76,6 +77,7 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
     const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(),
                                            _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, wq));
     const __m128 w_scales = _mm_set_ps(0.0f, 0.0f, _cvtsh_ss(w[b + 1].d), _cvtsh_ss(w[b].d));
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512i dots = _mm512_dpbusd_epi32(start, _mm512_loadu_si512(xq[r] + b * 32), wq);
       const __m128 pair_scales = _mm_mul_ps(
@@ -91,12 +93,14 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
         _mm256_setzero_si256(),
         _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(static_cast<char>(0x80)), wq));
     const float w_scale = _cvtsh_ss(w[b].d);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m256i dots = _mm256_dpbusd_epi32(
           start, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + b * 32)), wq);
       tail[r] = Sum256(_mm256_mul_ps(_mm256_cvtepi32_ps(dots), _mm256_set1_ps(w_scale * xs[r][b])));
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) + tail[r];
 }
 
@@ -118,6 +122,7 @@ void DotFloatWeights(const PreparedActivations& x, int64_t first_x_row, LoadWeig
   const int64_t cols = x.cols;
   const float* xr[R];
   __m512 acc[R][kChains];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     xr[r] = x.f32 + (first_x_row + r) * cols;
     for (auto& chain : acc[r]) chain = _mm512_setzero_ps();
@@ -125,21 +130,25 @@ void DotFloatWeights(const PreparedActivations& x, int64_t first_x_row, LoadWeig
   int64_t c = 0;
   auto step = [&](int chain, int64_t col) {
     const __m512 wv = load(col, 0xffff);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       acc[r][chain] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(xr[r] + col), acc[r][chain]);
     }
   };
   for (; c + 16 * kChains <= cols; c += 16 * kChains) {
+#pragma GCC unroll 4
     for (int chain = 0; chain < kChains; ++chain) step(chain, c + 16 * chain);
   }
   for (int chain = 0; c + 16 <= cols; c += 16, ++chain) step(chain, c);
   if (c < cols) {
     const __mmask16 mask = TailMask16(cols - c);
     const __m512 wv = load(c, mask);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       acc[r][0] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, xr[r] + c), acc[r][0]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(SumChains(acc[r]));
 }
 
@@ -166,6 +175,7 @@ void DotBf16(const uint16_t* w, const PreparedActivations& x, int64_t first_x_ro
   const int64_t cols = x.cols;
   const uint16_t* xr[R];
   __m512 acc[R][kChains];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     xr[r] = x.bf16.data() + (first_x_row + r) * cols;
     for (auto& chain : acc[r]) chain = _mm512_setzero_ps();
@@ -173,23 +183,27 @@ void DotBf16(const uint16_t* w, const PreparedActivations& x, int64_t first_x_ro
   int64_t c = 0;
   auto step = [&](int chain, int64_t col) {
     const __m512i wv = _mm512_loadu_si512(w + col);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       acc[r][chain] =
           _mm512_dpbf16_ps(acc[r][chain], (__m512bh)_mm512_loadu_si512(xr[r] + col), (__m512bh)wv);
     }
   };
   for (; c + 32 * kChains <= cols; c += 32 * kChains) {
+#pragma GCC unroll 4
     for (int chain = 0; chain < kChains; ++chain) step(chain, c + 32 * chain);
   }
   for (int chain = 0; c + 32 <= cols; c += 32, ++chain) step(chain, c);
   if (c < cols) {
     const __mmask32 mask = static_cast<__mmask32>((uint64_t{1} << (cols - c)) - 1);
     const __m512i wv = _mm512_maskz_loadu_epi16(mask, w + c);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)_mm512_maskz_loadu_epi16(mask, xr[r] + c),
                                    (__m512bh)wv);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(SumChains(acc[r]));
 }
 
