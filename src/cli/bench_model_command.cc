@@ -126,11 +126,9 @@ int Run(const BenchModelOptions& options) {
 
 }  // namespace
 
-void RegisterBenchModelCommand(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
-  bench->require_subcommand(1);
+void RegisterBenchModelCommand(CLI::App& bench) {
   auto options = std::make_shared<BenchModelOptions>();
-  CLI::App* command = bench->add_subcommand(
+  CLI::App* command = bench.add_subcommand(
       "model", "Prefill (pp) and decode (tg) speed at batch 1, as llama-bench");
   command->add_option("-m,--model", options->model_path, "GGUF model")->required();
   command->add_option("-p,--n-prompt", options->prompt_tokens)->capture_default_str();

@@ -1,0 +1,135 @@
+// Offline engine benchmarks as `vllm bench throughput` / `vllm bench latency` define them:
+// random token-id prompts, ignore_eos so every request produces exactly output_len tokens.
+#include "cli/bench_engine_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+#include <random>
+
+#include "cli/generate_command.h"
+#include "engine/llm_engine.h"
+#include "vllm/llm.h"
+
+namespace vllm {
+namespace {
+
+struct BenchEngineOptions {
+  EngineArgs engine;
+  int input_len = 128;
+  int output_len = 128;
+  int num_prompts = 64;  // throughput
+  int batch_size = 8;    // latency
+  int num_iters_warmup = 1;
+  int num_iters = 3;
+  uint64_t seed = 0;
+};
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::vector<std::vector<int32_t>> RandomPrompts(int count, int length, int64_t vocab_size,
+                                                uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  // Skip the first ids, which hold the special and byte tokens of most vocabularies.
+  const int64_t first = std::min<int64_t>(vocab_size - 1, 1000);
+  std::uniform_int_distribution<int64_t> token(first, vocab_size - 1);
+  std::vector<std::vector<int32_t>> prompts(count, std::vector<int32_t>(length));
+  for (auto& prompt : prompts) {
+    for (auto& id : prompt) id = static_cast<int32_t>(token(rng));
+  }
+  return prompts;
+}
+
+SamplingParams FixedLength(int output_len) {
+  SamplingParams params;
+  params.temperature = 1.0f;
+  params.top_p = 1.0f;
+  params.ignore_eos = true;
+  params.max_tokens = output_len;
+  return params;
+}
+
+int RunThroughput(const BenchEngineOptions& options) {
+  try {
+    LLM llm(options.engine);
+    auto prompts = RandomPrompts(options.num_prompts, options.input_len,
+                                 llm.engine().model_config().vocab_size, options.seed);
+    const auto start = std::chrono::steady_clock::now();
+    auto outputs = llm.Generate(prompts, FixedLength(options.output_len), /*use_tqdm=*/false);
+    const double seconds = SecondsSince(start);
+    int64_t prompt_tokens = 0, output_tokens = 0;
+    for (const auto& output : outputs) {
+      prompt_tokens += static_cast<int64_t>(output.prompt_token_ids.size());
+      output_tokens += static_cast<int64_t>(output.outputs[0].token_ids.size());
+    }
+    std::printf("Throughput: %.2f requests/s, %.2f total tokens/s, %.2f output tokens/s\n",
+                options.num_prompts / seconds, (prompt_tokens + output_tokens) / seconds,
+                output_tokens / seconds);
+    std::printf("Total num prompt tokens:  %lld\nTotal num output tokens:  %lld\n",
+                static_cast<long long>(prompt_tokens), static_cast<long long>(output_tokens));
+    std::printf("Elapsed: %.2f s, preemptions: %lld\n", seconds,
+                static_cast<long long>(llm.engine().stats().num_preemptions));
+  } catch (const std::exception& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int RunLatency(const BenchEngineOptions& options) {
+  try {
+    LLM llm(options.engine);
+    auto prompts = RandomPrompts(options.batch_size, options.input_len,
+                                 llm.engine().model_config().vocab_size, options.seed);
+    const SamplingParams params = FixedLength(options.output_len);
+    for (int i = 0; i < options.num_iters_warmup; ++i) llm.Generate(prompts, params, false);
+    std::vector<double> latencies;
+    for (int i = 0; i < options.num_iters; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      llm.Generate(prompts, params, false);
+      latencies.push_back(SecondsSince(start));
+    }
+    std::sort(latencies.begin(), latencies.end());
+    auto percentile = [&latencies](double p) {
+      return latencies[static_cast<size_t>(p / 100.0 * (latencies.size() - 1) + 0.5)];
+    };
+    std::printf("Avg latency: %.4f seconds\n",
+                std::accumulate(latencies.begin(), latencies.end(), 0.0) / latencies.size());
+    for (int p : {10, 25, 50, 75, 90, 99}) {
+      std::printf("%d%% percentile latency: %.4f seconds\n", p, percentile(p));
+    }
+  } catch (const std::exception& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterBenchEngineCommands(CLI::App& bench) {
+  auto options = std::make_shared<BenchEngineOptions>();
+  CLI::App* throughput = bench.add_subcommand("throughput", "Offline throughput, as vLLM's");
+  AddEngineOptions(*throughput, options->engine);
+  throughput->add_option("--input-len", options->input_len)->capture_default_str();
+  throughput->add_option("--output-len", options->output_len)->capture_default_str();
+  throughput->add_option("--num-prompts", options->num_prompts)->capture_default_str();
+  throughput->add_option("--seed", options->seed)->capture_default_str();
+  throughput->callback([options] { std::exit(RunThroughput(*options)); });
+
+  CLI::App* latency = bench.add_subcommand("latency", "Latency of one batch, as vLLM's");
+  AddEngineOptions(*latency, options->engine);
+  latency->add_option("--input-len", options->input_len)->capture_default_str();
+  latency->add_option("--output-len", options->output_len)->capture_default_str();
+  latency->add_option("--batch-size", options->batch_size)->capture_default_str();
+  latency->add_option("--num-iters-warmup", options->num_iters_warmup)->capture_default_str();
+  latency->add_option("--num-iters", options->num_iters)->capture_default_str();
+  latency->add_option("--seed", options->seed)->capture_default_str();
+  latency->callback([options] { std::exit(RunLatency(*options)); });
+}
+
+}  // namespace vllm
