@@ -1,7 +1,6 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace vllm {
 namespace {
@@ -16,9 +15,11 @@ SamplingOptions ToSamplingOptions(const SamplingParams& params) {
   return options;
 }
 
-EngineCoreOutput OutputOf(const Request& request, std::vector<int32_t> new_token_ids) {
-  return {request.request_id, std::move(new_token_ids), request.status, request.stop_token_id,
-          std::max<int64_t>(0, request.num_cached_tokens)};
+EngineCoreOutput OutputOf(const Request& request, std::vector<int32_t> new_token_ids,
+                          std::vector<TokenLogprobs> new_logprobs = {}) {
+  return {request.request_id,      std::move(new_token_ids),
+          std::move(new_logprobs), request.status,
+          request.stop_token_id,   std::max<int64_t>(0, request.num_cached_tokens)};
 }
 
 }  // namespace
@@ -100,8 +101,9 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
   }
   const std::string id = request->request_id;
   VLLM_RETURN_IF_ERROR(scheduler_->AddRequest(std::move(request)));
-  samplers_.erase(id);
-  samplers_.emplace(id, Sampler(ToSamplingOptions(core_request.params)));
+  sampling_states_.erase(id);
+  sampling_states_.emplace(id, SamplingState{Sampler(ToSamplingOptions(core_request.params)),
+                                             std::move(core_request.bad_words_token_ids)});
   return Status::Ok();
 }
 
@@ -109,7 +111,7 @@ std::vector<EngineCoreOutput> EngineCore::FinishRequests(
     const std::vector<std::string>& request_ids, RequestStatus status) {
   std::vector<EngineCoreOutput> outputs;
   for (auto& request : scheduler_->FinishRequests(request_ids, status)) {
-    samplers_.erase(request->request_id);
+    sampling_states_.erase(request->request_id);
     outputs.push_back(OutputOf(*request, {}));
   }
   return outputs;
@@ -141,29 +143,41 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
 
   const int64_t vocab_size = model_.config().vocab_size;
   std::vector<SampledToken> sampled;
+  std::map<std::string, TokenLogprobs> logprobs;
   for (size_t r = 0; r < sampled_requests.size(); ++r) {
     const Request& request = *sampled_requests[r];
+    SamplingState& state = sampling_states_.at(request.request_id);
     float* row = logits->data() + r * vocab_size;
-    // min_tokens: EOS and the stop token ids cannot be sampled before that many outputs.
-    if (request.num_output_tokens() < request.params.min_tokens) {
-      if (request.eos_token_id && !request.params.ignore_eos)
-        row[*request.eos_token_id] = -INFINITY;
-      for (int32_t id : request.params.stop_token_ids) {
-        if (id >= 0 && id < vocab_size) row[id] = -INFINITY;
-      }
+    // Logprobs come from the raw logits, before any processing (vLLM's default mode).
+    std::vector<float> raw;
+    if (request.params.logprobs) raw.assign(row, row + vocab_size);
+    LogitsContext context{request.prompt_token_ids, request.output_token_ids,
+                          state.bad_words_token_ids, request.params.stop_token_ids};
+    if (request.eos_token_id && !request.params.ignore_eos) {
+      context.min_tokens_stop_ids.push_back(*request.eos_token_id);
     }
-    const std::string& id = request.request_id;
-    int32_t token = samplers_.at(id).Sample(row, vocab_size);
-    sampled.push_back({id, token});
+    ApplyLogitsProcessors(request.params, context, vocab_size, row);
+    const int32_t token = state.sampler.Sample(row, vocab_size);
+    sampled.push_back({request.request_id, token});
+    if (request.params.logprobs) {
+      logprobs[request.request_id] =
+          ComputeLogprobs(raw.data(), vocab_size, token, *request.params.logprobs);
+    }
   }
   Scheduler::StepResult result = scheduler_->Update(schedule, sampled);
   std::vector<EngineCoreOutput> outputs;
+  auto logprobs_of = [&logprobs](const Request& request) {
+    auto it = logprobs.find(request.request_id);
+    return it == logprobs.end() ? std::vector<TokenLogprobs>() : std::vector{it->second};
+  };
   for (Request* request : result.updated) {
-    outputs.push_back(OutputOf(*request, {request->output_token_ids.back()}));
+    outputs.push_back(
+        OutputOf(*request, {request->output_token_ids.back()}, logprobs_of(*request)));
   }
   for (auto& request : result.finished) {
-    samplers_.erase(request->request_id);
-    outputs.push_back(OutputOf(*request, {request->output_token_ids.back()}));
+    sampling_states_.erase(request->request_id);
+    outputs.push_back(
+        OutputOf(*request, {request->output_token_ids.back()}, logprobs_of(*request)));
   }
   return outputs;
 }

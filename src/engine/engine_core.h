@@ -12,6 +12,7 @@
 #include "common/expected.h"
 #include "kv_cache/kv_cache_manager.h"
 #include "runner/model_runner.h"
+#include "sampling/logits_processors.h"
 #include "sampling/sampler.h"
 #include "sched/scheduler.h"
 #include "vllm/engine_args.h"
@@ -26,12 +27,14 @@ struct EngineCoreRequest {
   std::optional<int32_t> eos_token_id;
   int priority = 0;
   std::string cache_salt;
+  std::vector<std::vector<int32_t>> bad_words_token_ids;  // tokenized params.bad_words
 };
 
 // What one step produced for one request.
 struct EngineCoreOutput {
   std::string request_id;
   std::vector<int32_t> new_token_ids;
+  std::vector<TokenLogprobs> new_logprobs;  // [new_token_ids.size()] when logprobs were asked
   RequestStatus status = RequestStatus::kRunning;  // a finished status when it ended this step
   std::optional<int32_t> stop_token_id;
   int64_t num_cached_tokens = 0;
@@ -75,7 +78,12 @@ class EngineCore {
   std::unique_ptr<KvCacheManager> kv_cache_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<ModelRunner> runner_;
-  std::map<std::string, Sampler> samplers_;  // one generator per request
+  // Per request: its generator and what its logits processors need beyond the Request.
+  struct SamplingState {
+    Sampler sampler;
+    std::vector<std::vector<int32_t>> bad_words_token_ids;
+  };
+  std::map<std::string, SamplingState> sampling_states_;
   int64_t last_num_scheduled_tokens_ = 0;
 };
 

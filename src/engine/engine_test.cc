@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/llm_engine.h"
 #include "vllm/llm.h"
 
@@ -173,6 +175,54 @@ TEST(EngineTest, StopTokenIdsAndMinTokens) {
   auto later = llm.Generate({"Once upon a time"}, params, false)[0].outputs[0];
   EXPECT_GT(later.token_ids.size(), first + 1);
   (void)tokenizer;
+}
+
+TEST(EngineTest, LogprobsAreTheLogSoftmaxOfTheModel) {
+  LLM llm(StoriesArgs());
+  SamplingParams params = Greedy(10);
+  params.logprobs = -1;  // the whole vocabulary: the probabilities must sum to one
+  auto output = llm.Generate({"Once upon a time"}, params, false)[0].outputs[0];
+  ASSERT_TRUE(output.logprobs.has_value());
+  ASSERT_EQ(output.logprobs->size(), output.token_ids.size());
+  double cumulative = 0.0;
+  for (size_t i = 0; i < output.token_ids.size(); ++i) {
+    const PositionLogprobs& position = (*output.logprobs)[i];
+    EXPECT_EQ(position.size(), 512u);
+    double total = 0.0;
+    for (const auto& [id, logprob] : position) total += std::exp(logprob.logprob);
+    EXPECT_NEAR(total, 1.0, 1e-4);
+    const Logprob& sampled = position.at(output.token_ids[i]);
+    EXPECT_EQ(sampled.rank, 1);  // greedy picks the most likely token
+    cumulative += sampled.logprob;
+  }
+  EXPECT_NEAR(output.cumulative_logprob, cumulative, 1e-4);
+  params.logprobs = 3;
+  auto top3 = llm.Generate({"Once upon a time"}, params, false)[0].outputs[0];
+  EXPECT_LE((*top3.logprobs)[0].size(), 4u);
+  EXPECT_EQ((*top3.logprobs)[0].begin()->second.decoded_token.empty(), false);
+}
+
+TEST(EngineTest, LogitsProcessorsShapeTheOutput) {
+  LLM llm(StoriesArgs());
+  const Tokenizer& tokenizer = llm.engine().tokenizer();
+  SamplingParams params = Greedy(40);
+  params.bad_words = {"Lily"};
+  auto no_lily = llm.Generate({"Once upon a time"}, params, false)[0].outputs[0].text;
+  EXPECT_EQ(no_lily.find("Lily"), std::string::npos) << no_lily;
+  params = Greedy(10);
+  const int32_t forced = tokenizer.Encode("ball", false).back();
+  params.logit_bias = {{forced, 100.0f}};
+  auto biased = llm.Generate({"Once upon a time"}, params, false)[0].outputs[0].token_ids;
+  EXPECT_EQ(biased, std::vector<int32_t>(10, forced));
+  params = Greedy(10);
+  params.allowed_token_ids = std::vector<int32_t>{300, 301, 302};
+  auto restricted = llm.Generate({"Once upon a time"}, params, false)[0].outputs[0].token_ids;
+  ASSERT_EQ(restricted.size(), 10u);
+  for (int32_t id : restricted) EXPECT_TRUE(id >= 300 && id <= 302) << id;
+  params = Greedy(40);
+  params.repetition_penalty = 1.8f;
+  auto penalized = llm.Generate({"Once upon a time"}, params, false)[0].outputs[0].text;
+  EXPECT_NE(penalized, kReference);
 }
 
 TEST(EngineTest, RefusesBadRequestsWithVllmMessages) {

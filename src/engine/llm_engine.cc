@@ -1,5 +1,7 @@
 #include "engine/llm_engine.h"
 
+#include <algorithm>
+
 namespace vllm {
 
 Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
@@ -41,6 +43,17 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
       static_cast<int64_t>(token_ids.size()) > *params.truncate_prompt_tokens) {
     token_ids.erase(token_ids.begin(), token_ids.end() - *params.truncate_prompt_tokens);
   }
+  // Bad words as token id sequences, written with and without a leading space (as vLLM does).
+  std::vector<std::vector<int32_t>> bad_words_token_ids;
+  for (const std::string& word : params.bad_words) {
+    for (const std::string& variant : {word, " " + word}) {
+      auto ids = tokenizer_->Encode(variant, /*add_special_tokens=*/false);
+      if (!ids.empty() && std::find(bad_words_token_ids.begin(), bad_words_token_ids.end(), ids) ==
+                              bad_words_token_ids.end()) {
+        bad_words_token_ids.push_back(std::move(ids));
+      }
+    }
+  }
   // n > 1: n sequences with ids "i_<id>"; a seeded request gives sequence i the seed seed + i.
   std::vector<std::string> child_ids;
   for (int i = 0; i < params.n; ++i) {
@@ -53,8 +66,8 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
     if (params.seed) child_params.seed = *params.seed + i;
     std::optional<int32_t> eos_id;
     if (tokenizer_->eos_id() >= 0) eos_id = tokenizer_->eos_id();
-    Status status =
-        core_->AddRequest({child_ids[i], token_ids, child_params, eos_id, priority, cache_salt});
+    Status status = core_->AddRequest(
+        {child_ids[i], token_ids, child_params, eos_id, priority, cache_salt, bad_words_token_ids});
     if (!status.ok()) {
       core_->FinishRequests(added, RequestStatus::kFinishedAborted);
       return status;

@@ -31,6 +31,19 @@ std::vector<std::string> OutputProcessor::ChildIds(const std::string& request_id
   return ids;
 }
 
+void OutputProcessor::AddLogprobs(const TokenLogprobs& logprobs, CompletionOutput* output) {
+  output->cumulative_logprob += logprobs.logprob;
+  if (!output->logprobs) output->logprobs.emplace();
+  PositionLogprobs position;
+  for (size_t rank = 0; rank < logprobs.top.size(); ++rank) {
+    const auto [id, logprob] = logprobs.top[rank];
+    position[id] = {logprob, static_cast<int>(rank) + 1, tokenizer_.Decode({&id, 1}, false)};
+  }
+  position[logprobs.token_id] = {logprobs.logprob, logprobs.rank,
+                                 tokenizer_.Decode({&logprobs.token_id, 1}, false)};
+  output->logprobs->push_back(std::move(position));
+}
+
 bool OutputProcessor::AppendText(const SamplingParams& params, const std::string& delta,
                                  Sequence* sequence) {
   std::string& text = sequence->output.text;
@@ -64,6 +77,9 @@ std::vector<RequestOutput> OutputProcessor::Process(const std::vector<EngineCore
     const auto& new_ids = core_output.new_token_ids;
     for (size_t i = 0; i < new_ids.size() && !stopped; ++i) {
       sequence.output.token_ids.push_back(new_ids[i]);
+      if (i < core_output.new_logprobs.size()) {
+        AddLogprobs(core_output.new_logprobs[i], &sequence.output);
+      }
       // The EOS / stop token id that ends a sequence adds no text unless asked to.
       const bool is_stop_token = i + 1 == new_ids.size() &&
                                  core_output.status == RequestStatus::kFinishedStopped &&
@@ -124,6 +140,10 @@ RequestOutput OutputProcessor::MakeOutput(const std::string& request_id, Request
       completion.text = completion.text.substr(from, visible - from);
       completion.token_ids.assign(sequence.output.token_ids.begin() + sequence.num_tokens_sent,
                                   sequence.output.token_ids.end());
+      if (completion.logprobs) {
+        completion.logprobs->erase(completion.logprobs->begin(),
+                                   completion.logprobs->begin() + sequence.num_tokens_sent);
+      }
       sequence.num_text_sent = std::max(sequence.num_text_sent, visible);
       sequence.num_tokens_sent = sequence.output.token_ids.size();
     } else {

@@ -48,6 +48,8 @@ class OutputProcessor {
     int64_t num_cached_tokens = 0;
   };
 
+  // Records one position's logprobs (the sampled token and the top ones, decoded).
+  void AddLogprobs(const TokenLogprobs& logprobs, CompletionOutput* output);
   // Appends new text to a sequence and applies stop strings; returns true when one matched.
   bool AppendText(const SamplingParams& params, const std::string& delta, Sequence* sequence);
   RequestOutput MakeOutput(const std::string& request_id, RequestState& state, bool finished);

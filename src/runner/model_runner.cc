@@ -28,8 +28,7 @@ Expected<std::vector<float>> ModelRunner::Execute(std::span<const SequenceChunk>
       const int32_t position = chunk.num_computed_tokens + i;
       batch_.token_ids.push_back(chunk.new_token_ids[i]);
       batch_.positions.push_back(position);
-      batch_.slot_mapping.push_back(int64_t{chunk.block_table[position / block_size]} *
-                                        block_size +
+      batch_.slot_mapping.push_back(int64_t{chunk.block_table[position / block_size]} * block_size +
                                     position % block_size);
     }
     if (chunk.wants_logits) {
