@@ -38,6 +38,9 @@ struct PreparedActivations {
   std::vector<BlockQ8_0> q8;       // [m, cols / 32]
   std::vector<uint8_t> q8_biased;  // [m, cols]
   std::vector<float> q8_scales;    // [m, cols / 32]
+  // Per pair of blocks, their two scales spread over 16 lanes (8 each), as the AVX-512 kernel
+  // multiplies them: [m, cols / 64, 16].
+  std::vector<float> q8_scale_lanes;
 };
 
 PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const float* x, int64_t m,

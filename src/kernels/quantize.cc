@@ -145,8 +145,17 @@ PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const floa
     if (isa == Isa::kAvx512) {
       prepared.q8_biased.resize(count);
       prepared.q8_scales.resize(num_blocks);
+      const int64_t blocks_per_row = cols / kQuantBlockSize;
+      const int64_t pairs_per_row = blocks_per_row / 2;
+      prepared.q8_scale_lanes.resize(m * pairs_per_row * 16);
       for (int64_t b = 0; b < num_blocks; ++b) {
         prepared.q8_scales[b] = Fp16ToFp32(prepared.q8[b].d);
+        const int64_t row = b / blocks_per_row;
+        const int64_t pair = (b % blocks_per_row) / 2;
+        if (pair < pairs_per_row) {
+          float* lanes = &prepared.q8_scale_lanes[(row * pairs_per_row + pair) * 16];
+          std::fill_n(lanes + 8 * ((b % blocks_per_row) % 2), 8, prepared.q8_scales[b]);
+        }
         for (int k = 0; k < kQuantBlockSize; ++k) {
           prepared.q8_biased[b * kQuantBlockSize + k] =
               static_cast<uint8_t>(prepared.q8[b].qs[k] + 128);

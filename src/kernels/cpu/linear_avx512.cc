@@ -15,7 +15,7 @@
 namespace vllm::kernels {
 namespace {
 
-constexpr int kXRowsPerPass = 4;
+constexpr int kXRowsPerPass = 8;       // then passes of 4, then single rows
 constexpr int64_t kWRowsPerTile = 16;  // W rows kept hot in cache while x rows stream past
 constexpr int64_t kXRowsPerBlock = 64;
 
@@ -64,11 +64,13 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
   const __m512i pair_index = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
   const uint8_t* xq[R];
   const float* xs[R];
+  const float* x_scale_lanes[R];
   __m512 acc[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     xq[r] = x.q8_biased.data() + (first_x_row + r) * cols;
     xs[r] = x.q8_scales.data() + (first_x_row + r) * num_blocks;
+    x_scale_lanes[r] = x.q8_scale_lanes.data() + (first_x_row + r) * (num_blocks / 2) * 16;
     acc[r] = _mm512_setzero_ps();
   }
   int64_t b = 0;
@@ -76,13 +78,13 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
     const __m512i wq = LoadWeightPair(w, b);
     const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(),
                                            _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, wq));
-    const __m128 w_scales = _mm_set_ps(0.0f, 0.0f, _cvtsh_ss(w[b + 1].d), _cvtsh_ss(w[b].d));
+    const __m512 w_scales = _mm512_permutexvar_ps(
+        pair_index,
+        _mm512_castps128_ps512(_mm_set_ps(0.0f, 0.0f, _cvtsh_ss(w[b + 1].d), _cvtsh_ss(w[b].d))));
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512i dots = _mm512_dpbusd_epi32(start, _mm512_loadu_si512(xq[r] + b * 32), wq);
-      const __m128 pair_scales = _mm_mul_ps(
-          w_scales, _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xs[r] + b))));
-      const __m512 scales = _mm512_permutexvar_ps(pair_index, _mm512_castps128_ps512(pair_scales));
+      const __m512 scales = _mm512_mul_ps(w_scales, _mm512_loadu_ps(x_scale_lanes[r] + b * 8));
       acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots), scales, acc[r]);
     }
   }
@@ -242,6 +244,12 @@ void LinearRowsAvx512(const WeightView& w, const PreparedActivations& x, int64_t
         for (int64_t j = tile; j < tile_end; ++j) {
           DotRows<kXRowsPerPass>(w, j, x, i, out);
           for (int r = 0; r < kXRowsPerPass; ++r) y[(i + r) * w.rows + j] = out[r];
+        }
+      }
+      for (; i + kXRowsPerPass / 2 <= x_end; i += kXRowsPerPass / 2) {
+        for (int64_t j = tile; j < tile_end; ++j) {
+          DotRows<kXRowsPerPass / 2>(w, j, x, i, out);
+          for (int r = 0; r < kXRowsPerPass / 2; ++r) y[(i + r) * w.rows + j] = out[r];
         }
       }
       for (; i < x_end; ++i) {
