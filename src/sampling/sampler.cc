@@ -36,6 +36,9 @@ int32_t Sampler::Sample(const float* logits, int64_t vocab_size) {
     float p = std::exp((logits[i] - max_logit) / options_.temperature);
     candidates_[i] = {p, static_cast<int32_t>(i)};
   }
+  const bool filters = (options_.top_k > 0 && options_.top_k < vocab_size) ||
+                       options_.top_p < 1.0f || options_.min_p > 0.0f;
+  if (!filters) return Draw(vocab_size);  // plain sampling needs no order
   // Most probable first; ties broken by token id so the order is deterministic.
   auto by_probability = [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
@@ -67,15 +70,18 @@ int32_t Sampler::Sample(const float* logits, int64_t vocab_size) {
     while (prefix < keep && candidates_[prefix].first >= threshold) ++prefix;
     keep = prefix;
   }
-  double kept_sum = 0.0;
-  for (int64_t i = 0; i < keep; ++i) kept_sum += candidates_[i].first;
-  std::uniform_real_distribution<double> uniform(0.0, kept_sum);
-  double draw = uniform(generator_);
-  for (int64_t i = 0; i < keep; ++i) {
+  return Draw(keep);
+}
+
+int32_t Sampler::Draw(int64_t count) {
+  double total = 0.0;
+  for (int64_t i = 0; i < count; ++i) total += candidates_[i].first;
+  double draw = std::uniform_real_distribution<double>(0.0, total)(generator_);
+  for (int64_t i = 0; i < count; ++i) {
     draw -= candidates_[i].first;
     if (draw < 0.0) return candidates_[i].second;
   }
-  return candidates_[keep - 1].second;
+  return candidates_[count - 1].second;
 }
 
 }  // namespace vllm

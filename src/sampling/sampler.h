@@ -30,6 +30,9 @@ class Sampler {
   int32_t Sample(const float* logits, int64_t vocab_size);
 
  private:
+  // Draws one of the first `count` candidates in proportion to their probability.
+  int32_t Draw(int64_t count);
+
   SamplingOptions options_;
   std::mt19937_64 generator_;
   std::vector<std::pair<float, int32_t>> candidates_;  // (probability, token id) scratch
