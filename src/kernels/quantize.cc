@@ -135,41 +135,50 @@ PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const floa
   prepared.cols = cols;
   prepared.f32 = x;
   const int64_t count = m * cols;
+  const int64_t blocks_per_row = cols / kQuantBlockSize;
+  const int64_t pairs_per_row = blocks_per_row / 2;
+  const bool quantized = weight_type == GgmlType::kQ8_0 || weight_type == GgmlType::kQ4_0;
   if (weight_type == GgmlType::kBF16) {
     prepared.bf16.resize(count);
-    QuantizeRow(GgmlType::kBF16, x, count, prepared.bf16.data());
-    if (isa != Isa::kAvx512) {
-      prepared.bf16_as_f32.resize(count);
-      DequantizeRow(GgmlType::kBF16, prepared.bf16.data(), count, prepared.bf16_as_f32.data());
-    }
-  } else if (weight_type == GgmlType::kQ8_0 || weight_type == GgmlType::kQ4_0) {
-    const int64_t num_blocks = count / kQuantBlockSize;
-    prepared.q8.resize(num_blocks);
-    pool.ParallelFor(m, [&](int64_t begin, int64_t end) {
-      QuantizeRow(GgmlType::kQ8_0, x + begin * cols, (end - begin) * cols,
-                  prepared.q8.data() + begin * (cols / kQuantBlockSize));
-    });
+    if (isa != Isa::kAvx512) prepared.bf16_as_f32.resize(count);
+  } else if (quantized) {
+    prepared.q8.resize(m * blocks_per_row);
     if (isa == Isa::kAvx512) {
       prepared.q8_biased.resize(count);
-      prepared.q8_scales.resize(num_blocks);
-      const int64_t blocks_per_row = cols / kQuantBlockSize;
-      const int64_t pairs_per_row = blocks_per_row / 2;
+      prepared.q8_scales.resize(m * blocks_per_row);
       prepared.q8_scale_lanes.resize(m * pairs_per_row * 16);
-      for (int64_t b = 0; b < num_blocks; ++b) {
-        prepared.q8_scales[b] = Fp16ToFp32(prepared.q8[b].d);
-        const int64_t row = b / blocks_per_row;
-        const int64_t pair = (b % blocks_per_row) / 2;
-        if (pair < pairs_per_row) {
-          float* lanes = &prepared.q8_scale_lanes[(row * pairs_per_row + pair) * 16];
-          std::fill_n(lanes + 8 * ((b % blocks_per_row) % 2), 8, prepared.q8_scales[b]);
-        }
-        for (int k = 0; k < kQuantBlockSize; ++k) {
-          prepared.q8_biased[b * kQuantBlockSize + k] =
-              static_cast<uint8_t>(prepared.q8[b].qs[k] + 128);
-        }
-      }
     }
   }
+  // Rows are independent: each thread converts its own range.
+  pool.ParallelFor(m, [&](int64_t begin, int64_t end) {
+    const int64_t offset = begin * cols;
+    const int64_t length = (end - begin) * cols;
+    if (weight_type == GgmlType::kBF16) {
+      QuantizeRow(GgmlType::kBF16, x + offset, length, prepared.bf16.data() + offset);
+      if (isa != Isa::kAvx512) {
+        DequantizeRow(GgmlType::kBF16, prepared.bf16.data() + offset, length,
+                      prepared.bf16_as_f32.data() + offset);
+      }
+      return;
+    }
+    if (!quantized) return;
+    QuantizeRow(GgmlType::kQ8_0, x + offset, length, prepared.q8.data() + begin * blocks_per_row);
+    if (isa != Isa::kAvx512) return;
+    for (int64_t b = begin * blocks_per_row; b < end * blocks_per_row; ++b) {
+      const float scale = Fp16ToFp32(prepared.q8[b].d);
+      prepared.q8_scales[b] = scale;
+      const int64_t row = b / blocks_per_row;
+      const int64_t block_in_row = b % blocks_per_row;
+      if (block_in_row / 2 < pairs_per_row) {
+        float* lanes = &prepared.q8_scale_lanes[(row * pairs_per_row + block_in_row / 2) * 16];
+        std::fill_n(lanes + 8 * (block_in_row % 2), 8, scale);
+      }
+      for (int k = 0; k < kQuantBlockSize; ++k) {
+        prepared.q8_biased[b * kQuantBlockSize + k] =
+            static_cast<uint8_t>(prepared.q8[b].qs[k] + 128);
+      }
+    }
+  });
   return prepared;
 }
 
