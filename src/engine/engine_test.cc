@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/llm_engine.h"
+#include "model/random_model.h"
 #include "vllm/llm.h"
 
 namespace vllm {
@@ -56,6 +57,31 @@ TEST(EngineTest, BatchedEqualsAlone) {
   auto together = llm.Generate(prompts, Greedy(48), false);
   for (size_t i = 0; i < prompts.size(); ++i) {
     auto alone = llm.Generate({prompts[i]}, Greedy(48), false);
+    EXPECT_EQ(alone[0].outputs[0].token_ids, together[i].outputs[0].token_ids) << prompts[i];
+  }
+}
+
+TEST(EngineTest, BatchedEqualsAloneOnARandomBf16Model) {
+  const std::string path =
+      ::testing::TempDir() + "/engine_bf16_" + std::to_string(::getpid()) + ".gguf";
+  ASSERT_TRUE(WriteRandomModel(
+                  {.shape = "llama-tiny",
+                   .dtype = GgmlType::kBF16,
+                   .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
+                   .output_path = path,
+                   .seed = 5})
+                  .ok());
+  EngineArgs args;
+  args.model = path;
+  args.num_threads = 2;
+  LLM llm(args);
+  std::remove(path.c_str());  // the mapping stays valid
+  const auto prompts = ThirtyTwoPrompts();
+  SamplingParams params = Greedy(24);
+  params.ignore_eos = true;
+  auto together = llm.Generate(prompts, params, false);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto alone = llm.Generate({prompts[i]}, params, false);
     EXPECT_EQ(alone[0].outputs[0].token_ids, together[i].outputs[0].token_ids) << prompts[i];
   }
 }
