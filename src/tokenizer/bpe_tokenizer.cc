@@ -1,32 +1,10 @@
 #include "tokenizer/bpe_tokenizer.h"
 
-#include <queue>
-
 #include "tokenizer/byte_level.h"
+#include "tokenizer/symbol_merge.h"
 #include "tokenizer/utf8.h"
 
 namespace vllm {
-namespace {
-
-struct Symbol {
-  int prev;
-  int next;
-  size_t start;
-  size_t length;
-};
-
-struct Bigram {
-  int32_t rank;
-  int left;
-  int right;
-  size_t length;  // merged length, to detect stale entries
-  bool operator<(const Bigram& other) const {
-    // Lowest rank first; ties go to the leftmost pair.
-    return rank > other.rank || (rank == other.rank && left > other.left);
-  }
-};
-
-}  // namespace
 
 Expected<std::unique_ptr<Tokenizer>> BpeTokenizer::Create(GgufVocab vocab) {
   auto patterns = PreTokenizerPatterns(vocab.pre);
@@ -38,7 +16,7 @@ Expected<std::unique_ptr<Tokenizer>> BpeTokenizer::Create(GgufVocab vocab) {
 }
 
 BpeTokenizer::BpeTokenizer(GgufVocab vocab, RegexSplitter splitter)
-    : vocab_(std::move(vocab)), pre_tokenizer_(std::move(splitter)), special_splitter_(vocab_) {
+    : VocabTokenizer(std::move(vocab)), pre_tokenizer_(std::move(splitter)) {
   merge_ranks_.reserve(vocab_.merges.size());
   for (size_t rank = 0; rank < vocab_.merges.size(); ++rank) {
     merge_ranks_.emplace(vocab_.merges[rank], static_cast<int32_t>(rank));
@@ -51,46 +29,17 @@ bool BpeTokenizer::IsSpecial(int32_t id) const {
 
 void BpeTokenizer::EncodeWord(std::string_view word, std::vector<int32_t>* ids) const {
   const std::string text = BytesToByteLevel(word);
-  std::vector<Symbol> symbols;
-  size_t offset = 0;
-  for (std::string_view character : SplitUtf8Characters(text)) {
-    int index = static_cast<int>(symbols.size());
-    symbols.push_back({index - 1, index + 1, offset, character.size()});
-    offset += character.size();
-  }
-  if (symbols.empty()) return;
-  symbols.back().next = -1;
-
-  std::priority_queue<Bigram> queue;
   std::string key;
-  auto try_add = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    key.assign(text, symbols[left].start, symbols[left].length);
+  // Merge by rank, lowest first: the priority is the negated rank.
+  auto rank_of = [&](std::string_view left, std::string_view right) -> std::optional<double> {
+    key.assign(left);
     key += ' ';
-    key.append(text, symbols[right].start, symbols[right].length);
+    key.append(right);
     auto it = merge_ranks_.find(key);
-    if (it == merge_ranks_.end()) return;
-    queue.push({it->second, left, right, symbols[left].length + symbols[right].length});
+    if (it == merge_ranks_.end()) return std::nullopt;
+    return -static_cast<double>(it->second);
   };
-  for (int i = 1; i < static_cast<int>(symbols.size()); ++i) try_add(i - 1, i);
-  while (!queue.empty()) {
-    Bigram bigram = queue.top();
-    queue.pop();
-    Symbol& left = symbols[bigram.left];
-    Symbol& right = symbols[bigram.right];
-    if (left.length == 0 || right.length == 0 || left.length + right.length != bigram.length ||
-        left.next != bigram.right) {
-      continue;  // stale
-    }
-    left.length += right.length;
-    right.length = 0;
-    left.next = right.next;
-    if (right.next >= 0) symbols[right.next].prev = bigram.left;
-    try_add(left.prev, bigram.left);
-    try_add(bigram.left, left.next);
-  }
-  for (int i = 0; i >= 0; i = symbols[i].next) {
-    std::string_view piece(text.data() + symbols[i].start, symbols[i].length);
+  for (std::string_view piece : MergeSymbols(text, rank_of)) {
     auto it = vocab_.token_to_id.find(std::string(piece));
     if (it != vocab_.token_to_id.end()) {
       ids->push_back(it->second);

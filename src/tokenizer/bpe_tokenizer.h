@@ -6,22 +6,17 @@
 #include <string>
 #include <unordered_map>
 
-#include "tokenizer/gguf_vocab.h"
 #include "tokenizer/regex_splitter.h"
-#include "tokenizer/special_tokens.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab_tokenizer.h"
 
 namespace vllm {
 
-class BpeTokenizer : public Tokenizer {
+class BpeTokenizer : public VocabTokenizer {
  public:
   static Expected<std::unique_ptr<Tokenizer>> Create(GgufVocab vocab);
 
   std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
   std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const override;
-  int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.tokens.size()); }
-  int32_t bos_id() const override { return vocab_.bos_id; }
-  int32_t eos_id() const override { return vocab_.eos_id; }
   bool IsSpecial(int32_t id) const override;
 
  private:
@@ -29,9 +24,7 @@ class BpeTokenizer : public Tokenizer {
   // Appends the ids of one pre-tokenized piece (raw bytes).
   void EncodeWord(std::string_view word, std::vector<int32_t>* ids) const;
 
-  GgufVocab vocab_;
   RegexSplitter pre_tokenizer_;
-  SpecialTokenSplitter special_splitter_;
   std::unordered_map<std::string, int32_t> merge_ranks_;  // "left right" → rank
 };
 

@@ -2,9 +2,8 @@
 
 #include <cstdio>
 #include <optional>
-#include <queue>
 
-#include "tokenizer/utf8.h"
+#include "tokenizer/symbol_merge.h"
 
 namespace vllm {
 namespace {
@@ -35,29 +34,9 @@ std::optional<int> ParseByteToken(std::string_view token) {
   return value;
 }
 
-// A symbol of the working string: a span of text linked to its neighbours.
-struct Symbol {
-  int prev;
-  int next;
-  size_t start;
-  size_t length;
-};
-
-// A candidate merge of symbols left and left's next, ranked by the merged token's score.
-struct Bigram {
-  float score;
-  int left;
-  int right;
-  size_t length;  // merged length, to detect stale entries
-  bool operator<(const Bigram& other) const {
-    // Highest score first; ties go to the leftmost pair.
-    return score < other.score || (score == other.score && left > other.left);
-  }
-};
-
 }  // namespace
 
-SpmTokenizer::SpmTokenizer(GgufVocab vocab) : vocab_(std::move(vocab)), splitter_(vocab_) {
+SpmTokenizer::SpmTokenizer(GgufVocab vocab) : VocabTokenizer(std::move(vocab)) {
   for (int byte = 0; byte < 256; ++byte) {
     char name[8];
     std::snprintf(name, sizeof(name), "<0x%02X>", byte);
@@ -84,53 +63,23 @@ void SpmTokenizer::EmitPiece(std::string_view piece, std::vector<int32_t>* ids) 
 }
 
 void SpmTokenizer::EncodeText(std::string_view text, std::vector<int32_t>* ids) const {
-  std::vector<Symbol> symbols;
-  size_t offset = 0;
-  for (std::string_view character : SplitUtf8Characters(text)) {
-    int index = static_cast<int>(symbols.size());
-    symbols.push_back({index - 1, index + 1, offset, character.size()});
-    offset += character.size();
-  }
-  if (symbols.empty()) return;
-  symbols.back().next = -1;
-
-  std::priority_queue<Bigram> queue;
-  auto try_add = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    size_t length = symbols[left].length + symbols[right].length;
-    auto it = vocab_.token_to_id.find(std::string(text.substr(symbols[left].start, length)));
-    if (it == vocab_.token_to_id.end()) return;
-    queue.push({vocab_.scores[it->second], left, right, length});
+  std::string merged;
+  // Merge by the score of the merged piece in the vocabulary.
+  auto score_of = [&](std::string_view left, std::string_view right) -> std::optional<double> {
+    merged.assign(left);
+    merged.append(right);
+    auto it = vocab_.token_to_id.find(merged);
+    if (it == vocab_.token_to_id.end()) return std::nullopt;
+    return vocab_.scores[it->second];
   };
-  for (int i = 1; i < static_cast<int>(symbols.size()); ++i) try_add(i - 1, i);
-
-  while (!queue.empty()) {
-    Bigram bigram = queue.top();
-    queue.pop();
-    Symbol& left = symbols[bigram.left];
-    Symbol& right = symbols[bigram.right];
-    // Stale: one side was merged away or grew since this pair was queued.
-    if (left.length == 0 || right.length == 0 || left.length + right.length != bigram.length ||
-        left.next != bigram.right) {
-      continue;
-    }
-    left.length += right.length;
-    right.length = 0;
-    left.next = right.next;
-    if (right.next >= 0) symbols[right.next].prev = bigram.left;
-    try_add(left.prev, bigram.left);
-    try_add(bigram.left, left.next);
-  }
-  for (int i = 0; i >= 0; i = symbols[i].next) {
-    EmitPiece(text.substr(symbols[i].start, symbols[i].length), ids);
-  }
+  for (std::string_view piece : MergeSymbols(text, score_of)) EmitPiece(piece, ids);
 }
 
 std::vector<int32_t> SpmTokenizer::Encode(std::string_view text, bool add_special_tokens) const {
   std::vector<int32_t> ids;
   if (add_special_tokens && vocab_.add_bos && vocab_.bos_id >= 0) ids.push_back(vocab_.bos_id);
   bool after_special = true;  // the text's start counts as following a special token
-  for (const TextFragment& fragment : splitter_.Split(text)) {
+  for (const TextFragment& fragment : special_splitter_.Split(text)) {
     if (fragment.token_id >= 0) {
       ids.push_back(fragment.token_id);
       after_special = true;

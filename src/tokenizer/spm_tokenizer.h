@@ -3,21 +3,16 @@
 // written as U+2581 (▁) with one added in front of the text.
 #pragma once
 
-#include "tokenizer/gguf_vocab.h"
-#include "tokenizer/special_tokens.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab_tokenizer.h"
 
 namespace vllm {
 
-class SpmTokenizer : public Tokenizer {
+class SpmTokenizer : public VocabTokenizer {
  public:
   explicit SpmTokenizer(GgufVocab vocab);
 
   std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
   std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const override;
-  int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.tokens.size()); }
-  int32_t bos_id() const override { return vocab_.bos_id; }
-  int32_t eos_id() const override { return vocab_.eos_id; }
   bool IsSpecial(int32_t id) const override;
 
  private:
@@ -26,8 +21,6 @@ class SpmTokenizer : public Tokenizer {
   // Appends `piece`'s id, or its bytes as <0xXX> tokens when the vocabulary lacks it.
   void EmitPiece(std::string_view piece, std::vector<int32_t>* ids) const;
 
-  GgufVocab vocab_;
-  SpecialTokenSplitter splitter_;
   int32_t byte_token_ids_[256];  // <0xXX> → id, -1 when missing
 };
 

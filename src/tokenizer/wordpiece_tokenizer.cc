@@ -69,8 +69,7 @@ std::vector<std::string> BertBasicWords(std::string_view text) {
   return words;
 }
 
-WordPieceTokenizer::WordPieceTokenizer(GgufVocab vocab)
-    : vocab_(std::move(vocab)), splitter_(vocab_) {
+WordPieceTokenizer::WordPieceTokenizer(GgufVocab vocab) : VocabTokenizer(std::move(vocab)) {
   for (const std::string& token : vocab_.tokens)
     max_token_bytes_ = std::max(max_token_bytes_, token.size());
 }
@@ -105,7 +104,7 @@ std::vector<int32_t> WordPieceTokenizer::Encode(std::string_view text,
                                                 bool add_special_tokens) const {
   std::vector<int32_t> ids;
   if (add_special_tokens && vocab_.bos_id >= 0) ids.push_back(vocab_.bos_id);
-  for (const TextFragment& fragment : splitter_.Split(text)) {
+  for (const TextFragment& fragment : special_splitter_.Split(text)) {
     if (fragment.token_id >= 0) {
       ids.push_back(fragment.token_id);
       continue;

@@ -7,28 +7,21 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/gguf_vocab.h"
-#include "tokenizer/special_tokens.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab_tokenizer.h"
 
 namespace vllm {
 
-class WordPieceTokenizer : public Tokenizer {
+class WordPieceTokenizer : public VocabTokenizer {
  public:
   explicit WordPieceTokenizer(GgufVocab vocab);
 
   std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
   std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const override;
-  int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.tokens.size()); }
-  int32_t bos_id() const override { return vocab_.bos_id; }
-  int32_t eos_id() const override { return vocab_.eos_id; }
   bool IsSpecial(int32_t id) const override;
 
  private:
   void EncodeWord(const std::string& word, std::vector<int32_t>* ids) const;
 
-  GgufVocab vocab_;
-  SpecialTokenSplitter splitter_;
   size_t max_token_bytes_ = 0;
 };
 

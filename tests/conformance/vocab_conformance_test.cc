@@ -60,23 +60,33 @@ std::vector<fs::path> VocabFiles(bool with_cases) {
   return files;
 }
 
+// The tokenizer of a vocabulary file; a failure to load is reported and gives nullptr.
+std::unique_ptr<Tokenizer> LoadVocabTokenizer(const fs::path& path) {
+  auto file = GgufFile::Open(path.string());
+  if (!file.ok()) {
+    ADD_FAILURE() << file.error();
+    return nullptr;
+  }
+  auto tokenizer = LoadTokenizerFromGguf(**file);
+  if (!tokenizer.ok()) {
+    ADD_FAILURE() << path.filename() << ": " << tokenizer.error();
+    return nullptr;
+  }
+  return std::move(*tokenizer);
+}
+
 TEST(VocabConformanceTest, EveryCaseOfEveryVocabulary) {
   auto files = VocabFiles(/*with_cases=*/true);
   ASSERT_FALSE(files.empty());
   for (const fs::path& path : files) {
-    auto file = GgufFile::Open(path.string());
-    ASSERT_TRUE(file.ok()) << file.error();
-    auto tokenizer = LoadTokenizerFromGguf(**file);
-    if (!tokenizer.ok()) {
-      ADD_FAILURE() << path.filename() << ": " << tokenizer.error();
-      continue;
-    }
+    auto tokenizer = LoadVocabTokenizer(path);
+    if (!tokenizer) continue;
     auto cases = ReadCases(path.string() + ".inp");
     auto expected = ReadExpected(path.string() + ".out");
     ASSERT_EQ(cases.size(), expected.size()) << path.filename();
     int passed = 0;
     for (size_t i = 0; i < cases.size(); ++i) {
-      auto ids = (*tokenizer)->Encode(cases[i], /*add_special_tokens=*/false);
+      auto ids = tokenizer->Encode(cases[i], /*add_special_tokens=*/false);
       if (ids == expected[i]) {
         ++passed;
       } else {
@@ -100,17 +110,12 @@ TEST(VocabConformanceTest, DecodeInvertsEncode) {
                                           "   leading and trailing   ",
                                           "tab\tand\nnewline"};
   for (const fs::path& path : files) {
-    auto file = GgufFile::Open(path.string());
-    ASSERT_TRUE(file.ok()) << file.error();
-    auto tokenizer = LoadTokenizerFromGguf(**file);
-    if (!tokenizer.ok()) {
-      ADD_FAILURE() << path.filename() << ": " << tokenizer.error();
-      continue;
-    }
+    auto tokenizer = LoadVocabTokenizer(path);
+    if (!tokenizer) continue;
     if (path.filename().string().find("bert") != std::string::npos) continue;
     for (const std::string& text : texts) {
-      auto ids = (*tokenizer)->Encode(text, /*add_special_tokens=*/false);
-      EXPECT_EQ((*tokenizer)->Decode(ids, /*skip_special_tokens=*/false), text) << path.filename();
+      auto ids = tokenizer->Encode(text, /*add_special_tokens=*/false);
+      EXPECT_EQ(tokenizer->Decode(ids, /*skip_special_tokens=*/false), text) << path.filename();
     }
   }
 }

@@ -7,14 +7,13 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/linear_rows.h"
 #include "kernels/linear_internal.h"
 
 namespace vllm::kernels {
 namespace {
 
 constexpr int kXRowsPerPass = 4;
-constexpr int64_t kWRowsPerTile = 16;
-constexpr int64_t kXRowsPerBlock = 64;
 
 inline float Sum256(__m256 v) {
   __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -130,27 +129,9 @@ void DotRows(const WeightView& w, int64_t j, const PreparedActivations& x, int64
 
 void LinearRowsAvx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                     int64_t row_end, float* y) {
-  float out[kXRowsPerPass];
-  // x rows in blocks that stay in L2 while this thread's W rows stream past, tile by tile.
-  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kXRowsPerBlock) {
-    const int64_t x_end = std::min(x_begin + kXRowsPerBlock, x.m);
-    for (int64_t tile = row_begin; tile < row_end; tile += kWRowsPerTile) {
-      const int64_t tile_end = std::min(tile + kWRowsPerTile, row_end);
-      int64_t i = x_begin;
-      for (; i + kXRowsPerPass <= x_end; i += kXRowsPerPass) {
-        for (int64_t j = tile; j < tile_end; ++j) {
-          DotRows<kXRowsPerPass>(w, j, x, i, out);
-          for (int r = 0; r < kXRowsPerPass; ++r) y[(i + r) * w.rows + j] = out[r];
-        }
-      }
-      for (; i < x_end; ++i) {
-        for (int64_t j = tile; j < tile_end; ++j) {
-          DotRows<1>(w, j, x, i, out);
-          y[i * w.rows + j] = out[0];
-        }
-      }
-    }
-  }
+  LinearRowsTiled<kXRowsPerPass, 1>(
+      w, x, row_begin, row_end, y,
+      [&]<int R>(int64_t j, int64_t i, float* out) { DotRows<R>(w, j, x, i, out); });
 }
 
 float DotF32Avx2(const float* a, const float* b, int64_t n) {

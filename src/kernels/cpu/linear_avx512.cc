@@ -10,14 +10,13 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/linear_rows.h"
 #include "kernels/linear_internal.h"
 
 namespace vllm::kernels {
 namespace {
 
-constexpr int kXRowsPerPass = 8;       // then passes of 4, then single rows
-constexpr int64_t kWRowsPerTile = 16;  // W rows kept hot in cache while x rows stream past
-constexpr int64_t kXRowsPerBlock = 64;
+constexpr int kXRowsPerPass = 8;  // then passes of 4, then single rows
 
 // Two consecutive Q8_0 blocks' 64 quants.
 inline __m512i LoadWeightPair(const BlockQ8_0* w, int64_t b) {
@@ -233,33 +232,9 @@ void DotRows(const WeightView& w, int64_t j, const PreparedActivations& x, int64
 
 void LinearRowsAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                       int64_t row_end, float* y) {
-  float out[kXRowsPerPass];
-  // x rows in blocks that stay in L2 while this thread's W rows stream past, tile by tile.
-  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kXRowsPerBlock) {
-    const int64_t x_end = std::min(x_begin + kXRowsPerBlock, x.m);
-    for (int64_t tile = row_begin; tile < row_end; tile += kWRowsPerTile) {
-      const int64_t tile_end = std::min(tile + kWRowsPerTile, row_end);
-      int64_t i = x_begin;
-      for (; i + kXRowsPerPass <= x_end; i += kXRowsPerPass) {
-        for (int64_t j = tile; j < tile_end; ++j) {
-          DotRows<kXRowsPerPass>(w, j, x, i, out);
-          for (int r = 0; r < kXRowsPerPass; ++r) y[(i + r) * w.rows + j] = out[r];
-        }
-      }
-      for (; i + kXRowsPerPass / 2 <= x_end; i += kXRowsPerPass / 2) {
-        for (int64_t j = tile; j < tile_end; ++j) {
-          DotRows<kXRowsPerPass / 2>(w, j, x, i, out);
-          for (int r = 0; r < kXRowsPerPass / 2; ++r) y[(i + r) * w.rows + j] = out[r];
-        }
-      }
-      for (; i < x_end; ++i) {
-        for (int64_t j = tile; j < tile_end; ++j) {
-          DotRows<1>(w, j, x, i, out);
-          y[i * w.rows + j] = out[0];
-        }
-      }
-    }
-  }
+  LinearRowsTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
+      w, x, row_begin, row_end, y,
+      [&]<int R>(int64_t j, int64_t i, float* out) { DotRows<R>(w, j, x, i, out); });
 }
 
 float DotF32Avx512(const float* a, const float* b, int64_t n) {
