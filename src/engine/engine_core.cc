@@ -17,9 +17,14 @@ SamplingOptions ToSamplingOptions(const SamplingParams& params) {
 
 EngineCoreOutput OutputOf(const Request& request, std::vector<int32_t> new_token_ids,
                           std::vector<TokenLogprobs> new_logprobs = {}) {
-  return {request.request_id,      std::move(new_token_ids),
-          std::move(new_logprobs), request.status,
-          request.stop_token_id,   std::max<int64_t>(0, request.num_cached_tokens)};
+  EngineCoreOutput output;
+  output.request_id = request.request_id;
+  output.new_token_ids = std::move(new_token_ids);
+  output.new_logprobs = std::move(new_logprobs);
+  output.status = request.status;
+  output.stop_token_id = request.stop_token_id;
+  output.num_cached_tokens = std::max<int64_t>(0, request.num_cached_tokens);
+  return output;
 }
 
 }  // namespace
@@ -123,20 +128,25 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   if (schedule.scheduled.empty()) return std::vector<EngineCoreOutput>();
 
   // Each scheduled request's new tokens: [num_computed, num_computed + num_new) of prompt+output.
+  // Logits rows: the chunk's last token, or all its tokens while prompt logprobs are wanted.
   std::vector<std::vector<int32_t>> new_tokens(schedule.scheduled.size());
   std::vector<SequenceChunk> chunks;
-  std::vector<const Request*> sampled_requests;  // chunks that reach the end, in chunk order
+  std::vector<int64_t> first_row(schedule.scheduled.size(), -1);
+  int64_t num_rows = 0;
   for (size_t i = 0; i < schedule.scheduled.size(); ++i) {
     const ScheduledRequest& scheduled = schedule.scheduled[i];
     const Request& request = *scheduled.request;
     const int64_t begin = request.num_computed_tokens;
-    for (int64_t t = begin; t < begin + scheduled.num_new_tokens; ++t) {
-      new_tokens[i].push_back(request.token(t));
-    }
-    const bool reaches_end = begin + scheduled.num_new_tokens == request.num_tokens();
+    const int64_t end = begin + scheduled.num_new_tokens;
+    for (int64_t t = begin; t < end; ++t) new_tokens[i].push_back(request.token(t));
+    const bool reaches_end = end == request.num_tokens();
+    const bool all_rows = request.params.prompt_logprobs &&
+                          sampling_states_.at(request.request_id).num_prompt_logprobs < end &&
+                          begin < request.num_prompt_tokens();
     chunks.push_back(
-        {new_tokens[i], static_cast<int32_t>(begin), scheduled.block_ids, reaches_end});
-    if (reaches_end) sampled_requests.push_back(&request);
+        {new_tokens[i], static_cast<int32_t>(begin), scheduled.block_ids, reaches_end, all_rows});
+    if (all_rows || reaches_end) first_row[i] = num_rows;
+    num_rows += all_rows ? scheduled.num_new_tokens : (reaches_end ? 1 : 0);
   }
   auto logits = runner_->Execute(chunks);
   if (!logits) return Error{logits.error()};
@@ -144,10 +154,27 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   const int64_t vocab_size = model_.config().vocab_size;
   std::vector<SampledToken> sampled;
   std::map<std::string, TokenLogprobs> logprobs;
-  for (size_t r = 0; r < sampled_requests.size(); ++r) {
-    const Request& request = *sampled_requests[r];
+  std::map<std::string, std::vector<TokenLogprobs>> prompt_logprobs;
+  for (size_t i = 0; i < schedule.scheduled.size(); ++i) {
+    if (first_row[i] < 0) continue;
+    const Request& request = *schedule.scheduled[i].request;
     SamplingState& state = sampling_states_.at(request.request_id);
-    float* row = logits->data() + r * vocab_size;
+    const int64_t begin = request.num_computed_tokens;
+    if (chunks[i].wants_all_logits) {
+      // Row of position p predicts prompt token p + 1; each is reported once, even after a
+      // preemption recomputes it.
+      for (int64_t p = begin; p < begin + schedule.scheduled[i].num_new_tokens; ++p) {
+        if (p + 1 >= request.num_prompt_tokens() || p + 1 <= state.num_prompt_logprobs) continue;
+        prompt_logprobs[request.request_id].push_back(
+            ComputeLogprobs(logits->data() + (first_row[i] + p - begin) * vocab_size, vocab_size,
+                            request.prompt_token_ids[p + 1], *request.params.prompt_logprobs));
+        state.num_prompt_logprobs = p + 1;
+      }
+    }
+    if (!chunks[i].wants_logits) continue;
+    const int64_t last_row =
+        first_row[i] + (chunks[i].wants_all_logits ? schedule.scheduled[i].num_new_tokens - 1 : 0);
+    float* row = logits->data() + last_row * vocab_size;
     // Logprobs come from the raw logits, before any processing (vLLM's default mode).
     std::vector<float> raw;
     if (request.params.logprobs) raw.assign(row, row + vocab_size);
@@ -170,14 +197,23 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
     auto it = logprobs.find(request.request_id);
     return it == logprobs.end() ? std::vector<TokenLogprobs>() : std::vector{it->second};
   };
-  for (Request* request : result.updated) {
-    outputs.push_back(
-        OutputOf(*request, {request->output_token_ids.back()}, logprobs_of(*request)));
-  }
+  auto add_output = [&](const Request& request, std::vector<int32_t> new_token_ids) {
+    outputs.push_back(OutputOf(request, std::move(new_token_ids), logprobs_of(request)));
+    if (auto it = prompt_logprobs.find(request.request_id); it != prompt_logprobs.end()) {
+      outputs.back().new_prompt_logprobs = std::move(it->second);
+      prompt_logprobs.erase(it);
+    }
+  };
+  for (Request* request : result.updated) add_output(*request, {request->output_token_ids.back()});
   for (auto& request : result.finished) {
     sampling_states_.erase(request->request_id);
-    outputs.push_back(
-        OutputOf(*request, {request->output_token_ids.back()}, logprobs_of(*request)));
+    add_output(*request, {request->output_token_ids.back()});
+  }
+  // Prefill chunks that produced prompt logprobs but no token yet.
+  for (const ScheduledRequest& scheduled : schedule.scheduled) {
+    if (prompt_logprobs.count(scheduled.request->request_id) != 0) {
+      add_output(*scheduled.request, {});
+    }
   }
   return outputs;
 }

@@ -35,6 +35,8 @@ struct EngineCoreOutput {
   std::string request_id;
   std::vector<int32_t> new_token_ids;
   std::vector<TokenLogprobs> new_logprobs;  // [new_token_ids.size()] when logprobs were asked
+  // Logprobs of prompt tokens computed this step, in order (prompt token 1 onwards).
+  std::vector<TokenLogprobs> new_prompt_logprobs;
   RequestStatus status = RequestStatus::kRunning;  // a finished status when it ended this step
   std::optional<int32_t> stop_token_id;
   int64_t num_cached_tokens = 0;
@@ -82,6 +84,7 @@ class EngineCore {
   struct SamplingState {
     Sampler sampler;
     std::vector<std::vector<int32_t>> bad_words_token_ids;
+    int64_t num_prompt_logprobs = 0;  // prompt tokens [1, n] already reported
   };
   std::map<std::string, SamplingState> sampling_states_;
   int64_t last_num_scheduled_tokens_ = 0;

@@ -228,6 +228,38 @@ TEST(EngineTest, LogprobsAreTheLogSoftmaxOfTheModel) {
   EXPECT_EQ((*top3.logprobs)[0].begin()->second.decoded_token.empty(), false);
 }
 
+TEST(EngineTest, PromptLogprobsCoverEveryPromptTokenWhateverTheChunking) {
+  SamplingParams params = Greedy(2);
+  params.prompt_logprobs = 2;
+  const std::string prompt = "Once upon a time there was a little girl named Lily. She loved";
+  std::vector<std::optional<PositionLogprobs>> reference;
+  {
+    LLM llm(StoriesArgs());
+    auto output = llm.Generate({prompt}, params, false)[0];
+    ASSERT_TRUE(output.prompt_logprobs.has_value());
+    reference = *output.prompt_logprobs;
+    ASSERT_EQ(reference.size(), output.prompt_token_ids.size());
+    EXPECT_FALSE(reference[0].has_value());
+    for (size_t i = 1; i < reference.size(); ++i) {
+      ASSERT_TRUE(reference[i].has_value());
+      const Logprob& actual = reference[i]->at(output.prompt_token_ids[i]);
+      EXPECT_LE(actual.logprob, 0.0f);
+      EXPECT_GE(actual.rank, 1);
+      EXPECT_LE(reference[i]->size(), 3u);
+    }
+  }
+  EngineArgs chunked = StoriesArgs();
+  chunked.max_num_batched_tokens = 5;  // the prompt runs in several chunks
+  LLM llm(chunked);
+  auto output = llm.Generate({prompt}, params, false)[0];
+  ASSERT_TRUE(output.prompt_logprobs.has_value());
+  ASSERT_EQ(output.prompt_logprobs->size(), reference.size());
+  for (size_t i = 1; i < reference.size(); ++i) {
+    const int32_t id = output.prompt_token_ids[i];
+    EXPECT_EQ((*output.prompt_logprobs)[i]->at(id).logprob, reference[i]->at(id).logprob) << i;
+  }
+}
+
 TEST(EngineTest, LogitsProcessorsShapeTheOutput) {
   LLM llm(StoriesArgs());
   const Tokenizer& tokenizer = llm.engine().tokenizer();

@@ -12,6 +12,7 @@ void OutputProcessor::AddRequest(const std::string& request_id, const std::strin
   state.prompt = prompt;
   state.prompt_token_ids = prompt_token_ids;
   state.params = params;
+  if (params.prompt_logprobs) state.prompt_logprobs.emplace(1);  // none for the first token
   for (size_t i = 0; i < child_ids.size(); ++i) {
     Sequence sequence;
     sequence.detokenizer = std::make_unique<IncrementalDetokenizer>(tokenizer_, prompt_token_ids,
@@ -31,9 +32,7 @@ std::vector<std::string> OutputProcessor::ChildIds(const std::string& request_id
   return ids;
 }
 
-void OutputProcessor::AddLogprobs(const TokenLogprobs& logprobs, CompletionOutput* output) {
-  output->cumulative_logprob += logprobs.logprob;
-  if (!output->logprobs) output->logprobs.emplace();
+PositionLogprobs OutputProcessor::ToPositionLogprobs(const TokenLogprobs& logprobs) const {
   PositionLogprobs position;
   for (size_t rank = 0; rank < logprobs.top.size(); ++rank) {
     const auto [id, logprob] = logprobs.top[rank];
@@ -41,7 +40,7 @@ void OutputProcessor::AddLogprobs(const TokenLogprobs& logprobs, CompletionOutpu
   }
   position[logprobs.token_id] = {logprobs.logprob, logprobs.rank,
                                  tokenizer_.Decode({&logprobs.token_id, 1}, false)};
-  output->logprobs->push_back(std::move(position));
+  return position;
 }
 
 bool OutputProcessor::AppendText(const SamplingParams& params, const std::string& delta,
@@ -72,13 +71,21 @@ std::vector<RequestOutput> OutputProcessor::Process(const std::vector<EngineCore
     RequestState& state = requests_.at(parent_id);
     Sequence& sequence = state.sequences[index];
     state.num_cached_tokens = std::max(state.num_cached_tokens, core_output.num_cached_tokens);
+    if (index == 0 && state.prompt_logprobs) {
+      for (const TokenLogprobs& logprobs : core_output.new_prompt_logprobs) {
+        state.prompt_logprobs->push_back(ToPositionLogprobs(logprobs));
+      }
+    }
     if (sequence.output.finished()) continue;
     bool stopped = false;
     const auto& new_ids = core_output.new_token_ids;
     for (size_t i = 0; i < new_ids.size() && !stopped; ++i) {
       sequence.output.token_ids.push_back(new_ids[i]);
       if (i < core_output.new_logprobs.size()) {
-        AddLogprobs(core_output.new_logprobs[i], &sequence.output);
+        const TokenLogprobs& logprobs = core_output.new_logprobs[i];
+        sequence.output.cumulative_logprob += logprobs.logprob;
+        if (!sequence.output.logprobs) sequence.output.logprobs.emplace();
+        sequence.output.logprobs->push_back(ToPositionLogprobs(logprobs));
       }
       // The EOS / stop token id that ends a sequence adds no text unless asked to.
       const bool is_stop_token = i + 1 == new_ids.size() &&
@@ -126,6 +133,13 @@ RequestOutput OutputProcessor::MakeOutput(const std::string& request_id, Request
   output.prompt_token_ids = state.prompt_token_ids;
   output.finished = finished;
   output.num_cached_tokens = state.num_cached_tokens;
+  const bool prompt_logprobs_complete =
+      state.prompt_logprobs && state.prompt_logprobs->size() == state.prompt_token_ids.size();
+  if (prompt_logprobs_complete &&
+      (state.params.output_kind != RequestOutputKind::kDelta || !state.prompt_logprobs_sent)) {
+    output.prompt_logprobs = state.prompt_logprobs;
+    state.prompt_logprobs_sent = true;
+  }
   // While a stop string could still complete, its first characters are held back.
   size_t hold_back = 0;
   for (const auto& stop : state.params.stop) hold_back = std::max(hold_back, stop.size() - 1);

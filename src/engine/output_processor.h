@@ -46,10 +46,13 @@ class OutputProcessor {
     SamplingParams params;
     std::vector<Sequence> sequences;
     int64_t num_cached_tokens = 0;
+    // [num_prompt_tokens] once complete; the first position has none (vLLM's None).
+    std::optional<std::vector<std::optional<PositionLogprobs>>> prompt_logprobs;
+    bool prompt_logprobs_sent = false;  // delta mode sends them once
   };
 
-  // Records one position's logprobs (the sampled token and the top ones, decoded).
-  void AddLogprobs(const TokenLogprobs& logprobs, CompletionOutput* output);
+  // One position's logprobs (the token and the top ones), decoded.
+  PositionLogprobs ToPositionLogprobs(const TokenLogprobs& logprobs) const;
   // Appends new text to a sequence and applies stop strings; returns true when one matched.
   bool AppendText(const SamplingParams& params, const std::string& delta, Sequence* sequence);
   RequestOutput MakeOutput(const std::string& request_id, RequestState& state, bool finished);

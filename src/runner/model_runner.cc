@@ -31,8 +31,11 @@ Expected<std::vector<float>> ModelRunner::Execute(std::span<const SequenceChunk>
       batch_.slot_mapping.push_back(int64_t{chunk.block_table[position / block_size]} * block_size +
                                     position % block_size);
     }
-    if (chunk.wants_logits) {
-      batch_.logits_indices.push_back(static_cast<int32_t>(batch_.token_ids.size()) - 1);
+    const int32_t end = static_cast<int32_t>(batch_.token_ids.size());
+    if (chunk.wants_all_logits) {
+      for (int32_t row = end - num_new; row < end; ++row) batch_.logits_indices.push_back(row);
+    } else if (chunk.wants_logits) {
+      batch_.logits_indices.push_back(end - 1);
     }
     batch_.query_start_loc.push_back(static_cast<int32_t>(batch_.token_ids.size()));
     batch_.seq_lens.push_back(seq_len);

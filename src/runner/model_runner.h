@@ -19,6 +19,7 @@ struct SequenceChunk {
   int32_t num_computed_tokens = 0;
   std::span<const int32_t> block_table;  // covers every position up to the chunk's end
   bool wants_logits = true;              // logits of the chunk's last token
+  bool wants_all_logits = false;         // logits of every token of the chunk (prompt logprobs)
 };
 
 class ModelRunner {
@@ -29,7 +30,8 @@ class ModelRunner {
   };
   static Expected<std::unique_ptr<ModelRunner>> Create(Model& model, const Options& options);
 
-  // logits: [number of chunks with wants_logits, vocab_size], in chunk order.
+  // logits: one row per requested token, in chunk order: every token of a chunk with
+  // wants_all_logits, else its last token when wants_logits. [num_rows, vocab_size]
   Expected<std::vector<float>> Execute(std::span<const SequenceChunk> chunks);
 
   // The batch the last Execute ran (for tests and metrics).

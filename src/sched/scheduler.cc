@@ -96,7 +96,8 @@ SchedulerOutput Scheduler::Schedule() {
          static_cast<int>(running_.size()) < config_.max_num_seqs) {
     Request* request = waiting_.front();
     KvCacheManager::ComputedBlocks computed;
-    if (request->num_computed_tokens == 0) {
+    // Prompt logprobs need every prompt position computed, so such requests skip the cache.
+    if (request->num_computed_tokens == 0 && !request->params.prompt_logprobs) {
       computed = kv_cache_.GetComputedBlocks(request->all_token_ids(), request->cache_keys);
     }
     const int64_t num_computed = computed.num_computed_tokens;
