@@ -45,4 +45,14 @@ void AxpyF32(float alpha, const float* x, int64_t n, float* y) {
   AxpyF32Scalar(alpha, x, n, y);
 }
 
+void DotF32Rows(const float* a, int64_t num_rows, const float* b, int64_t n, float* out) {
+  if (BestIsa() == Isa::kAvx512) return DotF32RowsAvx512(a, num_rows, b, n, out);
+  for (int64_t r = 0; r < num_rows; ++r) out[r] = DotF32(a + r * n, b, n);
+}
+
+void AxpyF32Rows(const float* alphas, int64_t num_rows, const float* x, int64_t n, float* y) {
+  if (BestIsa() == Isa::kAvx512) return AxpyF32RowsAvx512(alphas, num_rows, x, n, y);
+  for (int64_t r = 0; r < num_rows; ++r) AxpyF32(alphas[r], x, n, y + r * n);
+}
+
 }  // namespace vllm::kernels

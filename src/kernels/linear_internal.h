@@ -66,5 +66,7 @@ float DotF32Avx512(const float* a, const float* b, int64_t n);
 void AxpyF32Scalar(float alpha, const float* x, int64_t n, float* y);
 void AxpyF32Avx2(float alpha, const float* x, int64_t n, float* y);
 void AxpyF32Avx512(float alpha, const float* x, int64_t n, float* y);
+void DotF32RowsAvx512(const float* a, int64_t num_rows, const float* b, int64_t n, float* out);
+void AxpyF32RowsAvx512(const float* alphas, int64_t num_rows, const float* x, int64_t n, float* y);
 
 }  // namespace vllm::kernels

@@ -110,6 +110,23 @@ TEST(LinearTest, DotAndAxpyMatchScalar) {
   }
 }
 
+TEST(LinearTest, RowsVariantsEqualTheSingleRowKernels) {
+  for (int64_t n : {8, 64, 100}) {
+    const int64_t rows = 5;
+    std::vector<float> a = RandomValues(rows * n, 7), b = RandomValues(n, 8);
+    std::vector<float> dots(rows);
+    DotF32Rows(a.data(), rows, b.data(), n, dots.data());
+    std::vector<float> alphas = RandomValues(rows, 9);
+    std::vector<float> y1 = RandomValues(rows * n, 10), y2 = y1;
+    AxpyF32Rows(alphas.data(), rows, b.data(), n, y1.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      EXPECT_EQ(dots[r], DotF32(a.data() + r * n, b.data(), n));  // bitwise
+      AxpyF32(alphas[r], b.data(), n, y2.data() + r * n);
+    }
+    EXPECT_EQ(y1, y2);
+  }
+}
+
 TEST(LinearTest, CreateRejectsBadShapes) {
   std::vector<uint8_t> bytes(1024);
   EXPECT_FALSE(LinearWeight::Create(GgmlType::kQ8_0, bytes.data(), 2, 33).ok());

@@ -55,4 +55,11 @@ float DotF32(const float* a, const float* b, int64_t n);
 // y[i] += alpha * x[i] for i < n.
 void AxpyF32(float alpha, const float* x, int64_t n, float* y);
 
+// Several rows against one vector (attention: the query heads sharing a KV head against one key
+// or value row). Each row's result equals DotF32 / AxpyF32 on that row alone.
+// out[r] = DotF32(a + r * n, b, n) for r < num_rows; a: [num_rows, n]
+void DotF32Rows(const float* a, int64_t num_rows, const float* b, int64_t n, float* out);
+// y[r * n + i] += alphas[r] * x[i] for r < num_rows, i < n; y: [num_rows, n]
+void AxpyF32Rows(const float* alphas, int64_t num_rows, const float* x, int64_t n, float* y);
+
 }  // namespace vllm::kernels

@@ -257,4 +257,53 @@ void AxpyF32Avx512(float alpha, const float* x, int64_t n, float* y) {
   }
 }
 
+// The rows variants keep b / x in registers across rows when n <= 64 (a head's width); each row
+// follows exactly DotF32Avx512 / AxpyF32Avx512's arithmetic.
+void DotF32RowsAvx512(const float* a, int64_t num_rows, const float* b, int64_t n, float* out) {
+  if (n > 64) {
+    for (int64_t r = 0; r < num_rows; ++r) out[r] = DotF32Avx512(a + r * n, b, n);
+    return;
+  }
+  __m512 bv[4];
+  __mmask16 masks[4];
+  const int chunks = static_cast<int>((n + 15) / 16);
+  for (int c = 0; c < chunks; ++c) {
+    const int64_t i = 16 * c;
+    masks[c] = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+    bv[c] = _mm512_maskz_loadu_ps(masks[c], b + i);
+  }
+  for (int64_t r = 0; r < num_rows; ++r) {
+    const float* row = a + r * n;
+    __m512 acc = _mm512_setzero_ps();
+    for (int c = 0; c < chunks; ++c) {
+      acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(masks[c], row + 16 * c), bv[c], acc);
+    }
+    out[r] = _mm512_reduce_add_ps(acc);
+  }
+}
+
+void AxpyF32RowsAvx512(const float* alphas, int64_t num_rows, const float* x, int64_t n, float* y) {
+  if (n > 64) {
+    for (int64_t r = 0; r < num_rows; ++r) AxpyF32Avx512(alphas[r], x, n, y + r * n);
+    return;
+  }
+  __m512 xv[4];
+  __mmask16 masks[4];
+  const int chunks = static_cast<int>((n + 15) / 16);
+  for (int c = 0; c < chunks; ++c) {
+    const int64_t i = 16 * c;
+    masks[c] = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+    xv[c] = _mm512_maskz_loadu_ps(masks[c], x + i);
+  }
+  for (int64_t r = 0; r < num_rows; ++r) {
+    const __m512 scale = _mm512_set1_ps(alphas[r]);
+    float* row = y + r * n;
+    for (int c = 0; c < chunks; ++c) {
+      _mm512_mask_storeu_ps(
+          row + 16 * c, masks[c],
+          _mm512_fmadd_ps(scale, xv[c], _mm512_maskz_loadu_ps(masks[c], row + 16 * c)));
+    }
+  }
+}
+
 }  // namespace vllm::kernels

@@ -79,38 +79,54 @@ void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, in
       sequence_of_token[t] = static_cast<int32_t>(s);
     }
   }
-  const int64_t num_items = num_tokens * num_heads;
-  // Items are dealt round-robin: causal prefill makes later tokens costlier, and interleaving
-  // keeps the threads balanced. Each item's arithmetic is the same whichever thread runs it.
+  const int64_t num_kv_heads = kv.options().num_kv_heads;
+  const int64_t num_items = num_tokens * num_kv_heads;
+  // An item is one token's group of query heads sharing a KV head: each key and value row is
+  // read once for the group. Items are dealt round-robin: causal prefill makes later tokens
+  // costlier, and interleaving keeps the threads balanced. Each head's arithmetic is the same
+  // whichever thread runs it and whatever else is in the batch.
   pool.Run([&](int thread_index, int num_threads) {
-    std::vector<float> scores;
+    std::vector<float> scores;      // [heads_per_kv_head, context_len]
+    std::vector<float> key_scores;  // [heads_per_kv_head]
+    std::vector<float> weights;     // [heads_per_kv_head]
     for (int64_t item = thread_index; item < num_items; item += num_threads) {
-      const int64_t t = item / num_heads;
-      const int64_t h = item % num_heads;
-      const int64_t kv_head = h / heads_per_kv_head;
+      const int64_t t = item / num_kv_heads;
+      const int64_t kv_head = item % num_kv_heads;
+      const int64_t first_head = kv_head * heads_per_kv_head;
       const auto& table = batch.block_tables[sequence_of_token[t]];
       const int64_t context_len = int64_t{batch.positions[t]} + 1;
-      const float* query = q + (t * num_heads + h) * head_dim;
-      scores.resize(context_len);
-      float max_score = -INFINITY;
+      const float* queries = q + (t * num_heads + first_head) * head_dim;
+      scores.resize(heads_per_kv_head * context_len);
+      key_scores.resize(heads_per_kv_head);
+      weights.resize(heads_per_kv_head);
       for (int64_t j = 0; j < context_len; ++j) {
-        int64_t slot = int64_t{table[j / block_size]} * block_size + j % block_size;
-        scores[j] =
-            kernels::DotF32(query, kv.key(layer, slot) + kv_head * head_dim, head_dim) * scale;
-        max_score = std::max(max_score, scores[j]);
+        const int64_t slot = int64_t{table[j / block_size]} * block_size + j % block_size;
+        kernels::DotF32Rows(queries, heads_per_kv_head, kv.key(layer, slot) + kv_head * head_dim,
+                            head_dim, key_scores.data());
+        for (int64_t g = 0; g < heads_per_kv_head; ++g) {
+          scores[g * context_len + j] = key_scores[g] * scale;
+        }
       }
-      float sum = 0.0f;
-      for (int64_t j = 0; j < context_len; ++j) {
-        scores[j] = std::exp(scores[j] - max_score);
-        sum += scores[j];
+      std::vector<float> inv_sums(heads_per_kv_head);
+      for (int64_t g = 0; g < heads_per_kv_head; ++g) {
+        float* row = scores.data() + g * context_len;
+        const float max_score = *std::max_element(row, row + context_len);
+        float sum = 0.0f;
+        for (int64_t j = 0; j < context_len; ++j) {
+          row[j] = std::exp(row[j] - max_score);
+          sum += row[j];
+        }
+        inv_sums[g] = 1.0f / sum;
       }
-      float* result = out + (t * num_heads + h) * head_dim;
-      std::fill(result, result + head_dim, 0.0f);
-      const float inv_sum = 1.0f / sum;
+      float* result = out + (t * num_heads + first_head) * head_dim;
+      std::fill(result, result + heads_per_kv_head * head_dim, 0.0f);
       for (int64_t j = 0; j < context_len; ++j) {
-        int64_t slot = int64_t{table[j / block_size]} * block_size + j % block_size;
-        kernels::AxpyF32(scores[j] * inv_sum, kv.value(layer, slot) + kv_head * head_dim, head_dim,
-                         result);
+        const int64_t slot = int64_t{table[j / block_size]} * block_size + j % block_size;
+        for (int64_t g = 0; g < heads_per_kv_head; ++g) {
+          weights[g] = scores[g * context_len + j] * inv_sums[g];
+        }
+        kernels::AxpyF32Rows(weights.data(), heads_per_kv_head,
+                             kv.value(layer, slot) + kv_head * head_dim, head_dim, result);
       }
     }
   });
