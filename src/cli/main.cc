@@ -6,10 +6,19 @@
 #include "cli/generate_command.h"
 #include "cli/make_random_model_command.h"
 #include "cli/tokenize_command.h"
+#include "common/logging.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"vllm-cpp: high-throughput LLM inference and serving"};
   app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "debug|info|warning|error (logs go to stderr)")
+      ->capture_default_str()
+      ->each([](const std::string& name) {
+        vllm::LogLevel level;
+        if (!vllm::ParseLogLevel(name, &level)) throw CLI::ValidationError("--log-level", name);
+        vllm::SetLogLevel(level);
+      });
   vllm::RegisterGenerateCommand(app);
   vllm::RegisterTokenizeCommand(app);
   vllm::RegisterMakeRandomModelCommand(app);

@@ -18,7 +18,6 @@ class InPlaceLinearWeight : public LinearWeight {
   GgmlType type() const override { return view_.type; }
   int64_t rows() const override { return view_.rows; }
   int64_t cols() const override { return view_.cols; }
-  int64_t owned_bytes() const override { return 0; }
   const WeightView& view() const { return view_; }
 
  private:

@@ -28,8 +28,6 @@ class LinearWeight {
   virtual GgmlType type() const = 0;
   virtual int64_t rows() const = 0;
   virtual int64_t cols() const = 0;
-  // Bytes this object allocated itself (0 when it reads the source in place).
-  virtual int64_t owned_bytes() const = 0;
 };
 
 // y: [m, w.rows()] = x: [m, w.cols()] · Wᵀ, all f32 row-major. Parallel over `pool`.

@@ -27,7 +27,6 @@ class BlockPool {
   // Fraction of blocks in use by requests (cached-but-free blocks count as free).
   double usage() const { return 1.0 - double(num_free_blocks()) / options_.num_blocks; }
   int32_t ref_count(int32_t block_id) const { return blocks_[block_id].ref_count; }
-  bool is_cached(int32_t block_id) const { return blocks_[block_id].hash.has_value(); }
 
   // Takes `count` blocks (count <= num_free_blocks()) from the head of the free queue, each with
   // reference count 1; a taken block that held cached KV is evicted from the hash map.

@@ -34,11 +34,6 @@ class ModelRunner {
   // wants_all_logits, else its last token when wants_logits. [num_rows, vocab_size]
   Expected<std::vector<float>> Execute(std::span<const SequenceChunk> chunks);
 
-  // The batch the last Execute ran (for tests and metrics).
-  const ForwardBatch& last_batch() const { return batch_; }
-  KvStorage& kv_storage() { return *kv_; }
-  const Model& model() const { return model_; }
-
  private:
   ModelRunner(Model& model, std::unique_ptr<KvStorage> kv) : model_(model), kv_(std::move(kv)) {}
   Model& model_;

@@ -26,7 +26,6 @@ std::string IncrementalDetokenizer::Step(int32_t token_id) {
   std::string delta = new_text.substr(prefix_text.size());
   prefix_offset_ = read_offset_;
   read_offset_ = ids_.size();
-  text_ += delta;
   return delta;
 }
 
@@ -38,7 +37,6 @@ std::string IncrementalDetokenizer::Flush() {
   std::string rest =
       new_text.size() > prefix_text.size() ? new_text.substr(prefix_text.size()) : "";
   prefix_offset_ = read_offset_ = ids_.size();
-  text_ += rest;
   return rest;
 }
 

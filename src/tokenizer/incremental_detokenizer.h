@@ -23,9 +23,6 @@ class IncrementalDetokenizer {
   // Text still held back at the end (a truncated UTF-8 character), emitted as is.
   std::string Flush();
 
-  // All text emitted so far.
-  const std::string& text() const { return text_; }
-
  private:
   // vLLM's INITIAL_INCREMENTAL_DETOKENIZATION_OFFSET: prompt tokens kept as left context.
   static constexpr size_t kInitialContextTokens = 5;
@@ -35,7 +32,6 @@ class IncrementalDetokenizer {
   bool skip_special_tokens_;
   size_t prefix_offset_;  // window start
   size_t read_offset_;    // tokens before this are emitted
-  std::string text_;
 };
 
 }  // namespace vllm
