@@ -29,8 +29,10 @@ class LLM {
   std::vector<RequestOutput> Generate(const std::vector<std::string>& prompts,
                                       const std::vector<SamplingParams>& params,
                                       bool use_tqdm = true);
-  std::vector<RequestOutput> Generate(const std::vector<std::vector<int32_t>>& prompt_token_ids,
-                                      const SamplingParams& params, bool use_tqdm = true);
+  // Prompts given as token ids (vLLM's prompt_token_ids).
+  std::vector<RequestOutput> GenerateFromTokenIds(
+      const std::vector<std::vector<int32_t>>& prompt_token_ids, const SamplingParams& params,
+      bool use_tqdm = true);
 
   LLMEngine& engine() { return *engine_; }
 

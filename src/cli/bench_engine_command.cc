@@ -59,7 +59,8 @@ int RunThroughput(const BenchEngineOptions& options) {
     auto prompts = RandomPrompts(options.num_prompts, options.input_len,
                                  llm.engine().model_config().vocab_size, options.seed);
     const auto start = std::chrono::steady_clock::now();
-    auto outputs = llm.Generate(prompts, FixedLength(options.output_len), /*use_tqdm=*/false);
+    auto outputs =
+        llm.GenerateFromTokenIds(prompts, FixedLength(options.output_len), /*use_tqdm=*/false);
     const double seconds = SecondsSince(start);
     int64_t prompt_tokens = 0, output_tokens = 0;
     for (const auto& output : outputs) {
@@ -86,11 +87,12 @@ int RunLatency(const BenchEngineOptions& options) {
     auto prompts = RandomPrompts(options.batch_size, options.input_len,
                                  llm.engine().model_config().vocab_size, options.seed);
     const SamplingParams params = FixedLength(options.output_len);
-    for (int i = 0; i < options.num_iters_warmup; ++i) llm.Generate(prompts, params, false);
+    for (int i = 0; i < options.num_iters_warmup; ++i)
+      llm.GenerateFromTokenIds(prompts, params, false);
     std::vector<double> latencies;
     for (int i = 0; i < options.num_iters; ++i) {
       const auto start = std::chrono::steady_clock::now();
-      llm.Generate(prompts, params, false);
+      llm.GenerateFromTokenIds(prompts, params, false);
       latencies.push_back(SecondsSince(start));
     }
     std::sort(latencies.begin(), latencies.end());

@@ -88,8 +88,9 @@ std::vector<RequestOutput> LLM::Generate(const std::vector<std::string>& prompts
   return Run(prompts, params, use_tqdm);
 }
 
-std::vector<RequestOutput> LLM::Generate(const std::vector<std::vector<int32_t>>& prompt_token_ids,
-                                         const SamplingParams& params, bool use_tqdm) {
+std::vector<RequestOutput> LLM::GenerateFromTokenIds(
+    const std::vector<std::vector<int32_t>>& prompt_token_ids, const SamplingParams& params,
+    bool use_tqdm) {
   return Run(prompt_token_ids, std::vector<SamplingParams>(prompt_token_ids.size(), params),
              use_tqdm);
 }
