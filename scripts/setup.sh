@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages vllm-cpp builds and tests with (run as root; a no-op when present).
 set -euo pipefail
-packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev libbenchmark-dev
+packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev
   nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev clang libclang-rt-14-dev)
 missing=()
 for package in "${packages[@]}"; do
