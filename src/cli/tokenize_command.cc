@@ -4,7 +4,8 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "formats/gguf_file.h"
 #include "tokenizer/tokenizer.h"
@@ -18,6 +19,16 @@ struct TokenizeOptions {
   std::string text_file;
   bool add_special_tokens = false;
 };
+
+// A JSON array as Python's json.dumps writes it: "[1, 403, 407]".
+std::string FormatIdArray(const std::vector<int32_t>& ids) {
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(ids[i]);
+  }
+  return out + "]";
+}
 
 int Run(const TokenizeOptions& options) {
   std::string text = options.text;
@@ -39,8 +50,7 @@ int Run(const TokenizeOptions& options) {
     std::cerr << "error: " << tokenizer.error() << "\n";
     return 1;
   }
-  nlohmann::json ids = (*tokenizer)->Encode(text, options.add_special_tokens);
-  std::cout << ids.dump() << std::endl;
+  std::cout << FormatIdArray((*tokenizer)->Encode(text, options.add_special_tokens)) << std::endl;
   return 0;
 }
 

@@ -7,16 +7,26 @@
 namespace vllm {
 
 Expected<std::unique_ptr<Tokenizer>> BpeTokenizer::Create(GgufVocab vocab) {
-  auto patterns = PreTokenizerPatterns(vocab.pre);
-  if (!patterns) return Error{"unsupported pre-tokenizer '" + vocab.pre + "'"};
-  auto splitter = RegexSplitter::Create(*patterns);
+  auto config = FindPreTokenizerConfig(vocab.pre);
+  if (!config) {
+    std::string known;
+    for (const std::string& name : KnownPreTokenizerNames())
+      known += (known.empty() ? "" : ", ") + name;
+    return Error{"unsupported pre-tokenizer '" + vocab.pre +
+                 "' (tokenizer.ggml.pre; supported: " + known + ")"};
+  }
+  auto splitter = RegexSplitter::Create(config->patterns);
   if (!splitter) return Error{splitter.error()};
   if (vocab.merges.empty()) return Error{"byte-level BPE vocabulary has no tokenizer.ggml.merges"};
-  return std::unique_ptr<Tokenizer>(new BpeTokenizer(std::move(vocab), std::move(*splitter)));
+  return std::unique_ptr<Tokenizer>(
+      new BpeTokenizer(std::move(vocab), *config, std::move(*splitter)));
 }
 
-BpeTokenizer::BpeTokenizer(GgufVocab vocab, RegexSplitter splitter)
-    : VocabTokenizer(std::move(vocab)), pre_tokenizer_(std::move(splitter)) {
+BpeTokenizer::BpeTokenizer(GgufVocab vocab, const PreTokenizerConfig& config,
+                           RegexSplitter splitter)
+    : VocabTokenizer(std::move(vocab), config.add_bos_by_default, /*add_eos=*/false),
+      pre_tokenizer_(std::move(splitter)),
+      ignore_merges_(config.ignore_merges) {
   merge_ranks_.reserve(vocab_.merges.size());
   for (size_t rank = 0; rank < vocab_.merges.size(); ++rank) {
     merge_ranks_.emplace(vocab_.merges[rank], static_cast<int32_t>(rank));
@@ -29,6 +39,13 @@ bool BpeTokenizer::IsSpecial(int32_t id) const {
 
 void BpeTokenizer::EncodeWord(std::string_view word, std::vector<int32_t>* ids) const {
   const std::string text = BytesToByteLevel(word);
+  if (ignore_merges_) {
+    auto whole = vocab_.token_to_id.find(text);
+    if (whole != vocab_.token_to_id.end()) {
+      ids->push_back(whole->second);
+      return;
+    }
+  }
   std::string key;
   // Merge by rank, lowest first: the priority is the negated rank.
   auto rank_of = [&](std::string_view left, std::string_view right) -> std::optional<double> {
@@ -55,7 +72,7 @@ void BpeTokenizer::EncodeWord(std::string_view word, std::vector<int32_t>* ids) 
 
 std::vector<int32_t> BpeTokenizer::Encode(std::string_view text, bool add_special_tokens) const {
   std::vector<int32_t> ids;
-  if (add_special_tokens && vocab_.add_bos && vocab_.bos_id >= 0) ids.push_back(vocab_.bos_id);
+  if (add_special_tokens && add_bos_) ids.push_back(vocab_.bos_id);
   for (const TextFragment& fragment : special_splitter_.Split(text)) {
     if (fragment.token_id >= 0) {
       ids.push_back(fragment.token_id);
@@ -63,7 +80,7 @@ std::vector<int32_t> BpeTokenizer::Encode(std::string_view text, bool add_specia
     }
     for (std::string_view word : pre_tokenizer_.Split(fragment.text)) EncodeWord(word, &ids);
   }
-  if (add_special_tokens && vocab_.add_eos && vocab_.eos_id >= 0) ids.push_back(vocab_.eos_id);
+  if (add_special_tokens && add_eos_) ids.push_back(vocab_.eos_id);
   return ids;
 }
 

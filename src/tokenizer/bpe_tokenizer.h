@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "tokenizer/pre_tokenizer_config.h"
 #include "tokenizer/regex_splitter.h"
 #include "tokenizer/vocab_tokenizer.h"
 
@@ -20,11 +21,12 @@ class BpeTokenizer : public VocabTokenizer {
   bool IsSpecial(int32_t id) const override;
 
  private:
-  BpeTokenizer(GgufVocab vocab, RegexSplitter splitter);
+  BpeTokenizer(GgufVocab vocab, const PreTokenizerConfig& config, RegexSplitter splitter);
   // Appends the ids of one pre-tokenized piece (raw bytes).
   void EncodeWord(std::string_view word, std::vector<int32_t>* ids) const;
 
   RegexSplitter pre_tokenizer_;
+  bool ignore_merges_;  // a word that is a vocabulary token is emitted whole
   std::unordered_map<std::string, int32_t> merge_ranks_;  // "left right" → rank
 };
 

@@ -23,6 +23,29 @@ Status ReadId(const GgufFile& file, const std::string& key, int64_t vocab_size, 
   return Status::Ok();
 }
 
+Status ReadFlag(const GgufFile& file, const std::string& key, std::optional<bool>* out) {
+  auto value = file.GetBool(key);
+  if (!value) return Error{value.error()};
+  *out = *value;
+  return Status::Ok();
+}
+
+void SetDefaultSpecialIds(const std::string& model, int64_t vocab_size, GgufVocab* vocab) {
+  auto set = [vocab_size](int32_t id, int32_t* out) {
+    if (id < vocab_size) *out = id;
+  };
+  if (model == "llama") {
+    set(0, &vocab->unk_id);
+    set(1, &vocab->bos_id);
+    set(2, &vocab->eos_id);
+  } else if (model == "bert") {
+    set(0, &vocab->pad_id);
+    set(100, &vocab->unk_id);
+    set(101, &vocab->cls_id);
+    set(102, &vocab->sep_id);
+  }
+}
+
 }  // namespace
 
 Expected<GgufVocab> LoadGgufVocab(const GgufFile& file) {
@@ -58,17 +81,26 @@ Expected<GgufVocab> LoadGgufVocab(const GgufFile& file) {
     vocab.types[i] = static_cast<TokenType>(types[i]);
   }
   VLLM_RETURN_IF_ERROR(Read(file.GetStringArray("tokenizer.ggml.merges"), &vocab.merges));
+  for (size_t rank = 0; rank < vocab.merges.size(); ++rank) {
+    const std::string& merge = vocab.merges[rank];
+    const size_t space = merge.find(' ', 1);
+    if (merge.empty() || space == std::string::npos || space + 1 == merge.size()) {
+      return Error{"tokenizer.ggml.merges entry " + std::to_string(rank) + " ('" + merge +
+                   "') is not two tokens separated by a space"};
+    }
+  }
+
+  SetDefaultSpecialIds(vocab.model, size, &vocab);
 
   VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.bos_token_id", size, &vocab.bos_id));
   VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.eos_token_id", size, &vocab.eos_id));
   VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.unknown_token_id", size, &vocab.unk_id));
   VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.padding_token_id", size, &vocab.pad_id));
   VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.seperator_token_id", size, &vocab.sep_id));
-  // Defaults as llama.cpp: SPM adds BOS, BPE / WordPiece do as their metadata says.
-  vocab.add_bos = vocab.model == "llama" || vocab.model == "bert";
-  vocab.add_eos = vocab.model == "bert";
-  VLLM_RETURN_IF_ERROR(Read(file.GetBool("tokenizer.ggml.add_bos_token"), &vocab.add_bos));
-  VLLM_RETURN_IF_ERROR(Read(file.GetBool("tokenizer.ggml.add_eos_token"), &vocab.add_eos));
+  VLLM_RETURN_IF_ERROR(ReadId(file, "tokenizer.ggml.cls_token_id", size, &vocab.cls_id));
+  VLLM_RETURN_IF_ERROR(ReadFlag(file, "tokenizer.ggml.add_bos_token", &vocab.add_bos));
+  VLLM_RETURN_IF_ERROR(ReadFlag(file, "tokenizer.ggml.add_eos_token", &vocab.add_eos));
+  VLLM_RETURN_IF_ERROR(ReadFlag(file, "tokenizer.ggml.add_sep_token", &vocab.add_sep));
   vocab.add_space_prefix = vocab.model == "llama";
   VLLM_RETURN_IF_ERROR(
       Read(file.GetBool("tokenizer.ggml.add_space_prefix"), &vocab.add_space_prefix));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,16 +35,20 @@ struct GgufVocab {
   int32_t unk_id = -1;
   int32_t pad_id = -1;
   int32_t sep_id = -1;
-  bool add_bos = false;
-  bool add_eos = false;
+  int32_t cls_id = -1;
+  // The file's add-BOS / add-EOS / add-SEP flags; nullopt when absent, so that each tokenizer
+  // applies its model's default (llama.cpp's).
+  std::optional<bool> add_bos;
+  std::optional<bool> add_eos;
+  std::optional<bool> add_sep;
   bool add_space_prefix = true;
   std::unordered_map<std::string, int32_t> token_to_id;
-
-  bool IsControlOrUserDefined(int32_t id) const {
-    return types[id] == TokenType::kControl || types[id] == TokenType::kUserDefined;
-  }
 };
 
+// Reads and validates tokenizer.ggml.*: array lengths match the token count, special ids lie in
+// the vocabulary, every merge is two tokens separated by a space. Special ids the file omits take
+// llama.cpp's defaults for its model (llama: <unk> 0, <s> 1, </s> 2; bert: [PAD] 0, [UNK] 100,
+// [CLS] 101, [SEP] 102) when the vocabulary is large enough to hold them.
 Expected<GgufVocab> LoadGgufVocab(const GgufFile& file);
 
 }  // namespace vllm

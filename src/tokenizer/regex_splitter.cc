@@ -3,8 +3,6 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include <optional>
-
 #include "tokenizer/utf8.h"
 
 namespace vllm {
@@ -72,59 +70,6 @@ std::vector<std::string_view> RegexSplitter::Split(std::string_view text) const 
     pieces = std::move(next);
   }
   return pieces;
-}
-
-std::optional<std::vector<std::string>> PreTokenizerPatterns(const std::string& pre) {
-  const std::string gpt2 =
-      "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
-  const std::string llama3 =
-      "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
-      "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-  if (pre == "llama3" || pre == "llama-v3" || pre == "llama-bpe" || pre == "dbrx" ||
-      pre == "smaug-bpe" || pre == "falcon3") {
-    return std::vector<std::string>{llama3};
-  }
-  if (pre == "qwen2" || pre == "deepseek-r1-qwen") {
-    return std::vector<std::string>{
-        "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
-        "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
-  }
-  if (pre == "gpt-2" || pre == "mpt" || pre == "olmo" || pre == "jais") {
-    return std::vector<std::string>{gpt2};
-  }
-  if (pre == "starcoder" || pre == "refact" || pre == "command-r" || pre == "smollm" ||
-      pre == "codeshell" || pre == "exaone") {
-    return std::vector<std::string>{"\\p{N}", gpt2};
-  }
-  if (pre == "falcon") {
-    return std::vector<std::string>{"[\\p{P}\\$\\+<=>\\^~\\|`]+", gpt2, "[0-9][0-9][0-9]"};
-  }
-  if (pre == "deepseek-coder") {
-    return std::vector<std::string>{"[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+",
-                                    "[一-龥ࠀ-一가-퟿]+", "\\p{N}"};
-  }
-  if (pre == "deepseek-llm") {
-    return std::vector<std::string>{
-        "[\\r\\n]",
-        // Code points that Unicode normalization would fold (Greek oxia forms, the Ohm and Kelvin
-        // signs) are written as escapes so the ranges stay exactly llama.cpp's.
-        "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-"
-        "ᏽᲐ-"
-        "ᲺᲽ-"
-        "Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-"
-        "ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝ\\x{1F5F}-\\x{1F7D}ᾀ-ᾴᾶ-ᾼ\\x{1FBE}ῂ-ῄῆ-ῌ\\x{1FD0}-\\x{1FD3}"
-        "\\x{1FD6}-\\x{1FDB}ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\\x{2126}ℨ\\x{212A}-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳ"
-        "Ꙁ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-"
-        "𐲲𐳀-"
-        "𐳲𑢠-"
-        "𑣟𞤀-𞥃]+",
-        "\\s?[!-/:-~！-／：-～‘-‟　-。]+", "\\s+$", "[一-龥ࠀ-一가-퟿]+", "\\p{N}+"};
-  }
-  if (pre.empty() || pre == "default") {
-    return std::vector<std::string>{"[\\p{P}\\$\\+<=>\\^~\\|]+", gpt2, "\\p{N}+",
-                                    "[0-9][0-9][0-9]"};
-  }
-  return std::nullopt;
 }
 
 }  // namespace vllm

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +28,5 @@ class RegexSplitter {
   RegexSplitter();
   std::vector<std::unique_ptr<Compiled>> regexes_;
 };
-
-// llama.cpp's pre-tokenizer regexes for a tokenizer.ggml.pre name; nullopt when unknown.
-std::optional<std::vector<std::string>> PreTokenizerPatterns(const std::string& pre);
 
 }  // namespace vllm

@@ -36,7 +36,8 @@ std::optional<int> ParseByteToken(std::string_view token) {
 
 }  // namespace
 
-SpmTokenizer::SpmTokenizer(GgufVocab vocab) : VocabTokenizer(std::move(vocab)) {
+SpmTokenizer::SpmTokenizer(GgufVocab vocab)
+    : VocabTokenizer(std::move(vocab), /*add_bos=*/true, /*add_eos=*/false) {
   for (int byte = 0; byte < 256; ++byte) {
     char name[8];
     std::snprintf(name, sizeof(name), "<0x%02X>", byte);
@@ -57,8 +58,8 @@ void SpmTokenizer::EmitPiece(std::string_view piece, std::vector<int32_t>* ids) 
     return;
   }
   for (unsigned char byte : piece) {
-    int32_t id = byte_token_ids_[byte];
-    ids->push_back(id >= 0 ? id : vocab_.unk_id);
+    const int32_t id = byte_token_ids_[byte] >= 0 ? byte_token_ids_[byte] : vocab_.unk_id;
+    if (id >= 0) ids->push_back(id);  // a vocabulary with neither drops the byte
   }
 }
 
@@ -77,7 +78,7 @@ void SpmTokenizer::EncodeText(std::string_view text, std::vector<int32_t>* ids) 
 
 std::vector<int32_t> SpmTokenizer::Encode(std::string_view text, bool add_special_tokens) const {
   std::vector<int32_t> ids;
-  if (add_special_tokens && vocab_.add_bos && vocab_.bos_id >= 0) ids.push_back(vocab_.bos_id);
+  if (add_special_tokens && add_bos_) ids.push_back(vocab_.bos_id);
   bool after_special = true;  // the text's start counts as following a special token
   for (const TextFragment& fragment : special_splitter_.Split(text)) {
     if (fragment.token_id >= 0) {
@@ -90,7 +91,7 @@ std::vector<int32_t> SpmTokenizer::Encode(std::string_view text, bool add_specia
     EncodeText(EscapeSpaces(piece), &ids);
     after_special = false;
   }
-  if (add_special_tokens && vocab_.add_eos && vocab_.eos_id >= 0) ids.push_back(vocab_.eos_id);
+  if (add_special_tokens && add_eos_) ids.push_back(vocab_.eos_id);
   return ids;
 }
 

@@ -23,6 +23,9 @@ class Tokenizer {
   // The bytes of the text; a sequence cut inside a UTF-8 character ends with a partial one.
   virtual std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const = 0;
 
+  // The vocabulary's text for `id` as stored ("▁Once", "Ġthe", "<0x0A>", "##ing"); empty when
+  // `id` is outside the vocabulary. Decode({id}) gives the text the token stands for.
+  virtual std::string_view TokenToPiece(int32_t id) const = 0;
   virtual int64_t vocab_size() const = 0;
   virtual int32_t bos_id() const = 0;  // -1 when the vocabulary has none
   virtual int32_t eos_id() const = 0;  // -1 when the vocabulary has none

@@ -16,6 +16,7 @@
 namespace vllm {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 std::unique_ptr<Tokenizer> LoadVocab(const std::string& name) {
@@ -45,6 +46,40 @@ TEST(TokenizerTest, SpmAddsBosAndParsesSpecialTokens) {
   // As llama.cpp (and SentencePiece's legacy mode): text after a special token gets a ▁ prefix.
   EXPECT_EQ(tokenizer->Decode(ids, /*skip_special_tokens=*/true), "Hello world");
   EXPECT_EQ(tokenizer->Decode(ids, /*skip_special_tokens=*/false), "<s> Hello</s> world");
+}
+
+TEST(TokenizerTest, DemoModelPromptIds) {
+  auto file = GgufFile::Open(std::string(VLLM_SHARED_DIR) + "/models/stories260K.gguf");
+  ASSERT_TRUE(file.ok()) << file.error();
+  auto tokenizer = LoadTokenizerFromGguf(**file);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.error();
+  // <s> ▁Once ▁upon ▁a ▁time
+  EXPECT_THAT((*tokenizer)->Encode("Once upon a time", true), ElementsAre(1, 403, 407, 261, 378));
+  EXPECT_EQ((*tokenizer)->TokenToPiece(403), "\xe2\x96\x81Once");
+  EXPECT_EQ((*tokenizer)->Decode({{1, 403, 407, 261, 378}}, true), "Once upon a time");
+}
+
+TEST(TokenizerTest, BertAddsClsAndSep) {
+  auto bert = LoadVocab("bert-bge");
+  // [CLS] hello world [SEP]; bge names [CLS] by tokenizer.ggml.cls_token_id only.
+  EXPECT_THAT(bert->Encode("Hello World", true), ElementsAre(101, 7592, 2088, 102));
+  EXPECT_THAT(bert->Encode("Hello World", false), ElementsAre(7592, 2088));
+  EXPECT_EQ(bert->bos_id(), 101);
+  EXPECT_EQ(bert->Decode({{101, 7592, 2088, 102}}, true), "hello world");
+  EXPECT_EQ(bert->Decode({{101, 7592, 2088, 102}}, false), "[CLS] hello world [SEP]");
+}
+
+TEST(TokenizerTest, BpeParsesSpecialTokensAndKeepsThemInDecode) {
+  auto bpe = LoadVocab("gpt-2");
+  std::vector<int32_t> ids = bpe->Encode("Hi<|endoftext|>there", false);
+  EXPECT_THAT(ids, ElementsAre(17250, 50256, 8117));
+  EXPECT_TRUE(bpe->IsSpecial(50256));
+  EXPECT_FALSE(bpe->IsSpecial(17250));
+  EXPECT_EQ(bpe->Decode(ids, false), "Hi<|endoftext|>there");
+  EXPECT_EQ(bpe->Decode(ids, true), "Hithere");
+  EXPECT_EQ(bpe->TokenToPiece(bpe->Encode(" the", false).at(0)), "\xc4\xa0the");  // Ġthe
+  EXPECT_EQ(bpe->TokenToPiece(-1), "");
+  EXPECT_EQ(bpe->TokenToPiece(static_cast<int32_t>(bpe->vocab_size())), "");
 }
 
 // The deltas never end inside a character and concatenate to the full decode.
@@ -87,6 +122,23 @@ TEST(IncrementalDetokenizerTest, HoldsBackAPartialCharacterUntilComplete) {
   EXPECT_EQ(detokenizer.Step(bytes[1]), "");
   EXPECT_EQ(detokenizer.Step(bytes[2]), "");
   EXPECT_EQ(detokenizer.Step(bytes[3]), "\xf0\x9f\xa6\x99");
+}
+
+TEST(IncrementalDetokenizerTest, FromAnEmptyPromptTotalEqualsDecode) {
+  auto spm = LoadVocab("llama-spm");
+  for (bool skip_special_tokens : {true, false}) {
+    // 🦙 and 😶‍🌫️ are spelled as <0xXX> byte tokens; </s> is a control token.
+    std::vector<int32_t> ids = spm->Encode("Hi 🦙 there 😶‍🌫️ and 東京</s> end", true);
+    IncrementalDetokenizer detokenizer(*spm, {}, skip_special_tokens);
+    std::string streamed;
+    for (int32_t id : ids) {
+      std::string delta = detokenizer.Step(id);
+      EXPECT_EQ(IncompleteUtf8Suffix(delta), 0u) << "half a character emitted";
+      streamed += delta;
+    }
+    streamed += detokenizer.Flush();
+    EXPECT_EQ(streamed, spm->Decode(ids, skip_special_tokens));
+  }
 }
 
 // A vocabulary file written with one field broken.
@@ -143,6 +195,19 @@ TEST(TokenizerTest, MalformedVocabulariesAreErrors) {
          w.AddMetadata("tokenizer.ggml.tokens", Strings({"a"}));
        },
        "no tokenizer.ggml.merges"},
+      {[](GgufWriter& w) {
+         w.AddMetadata("tokenizer.ggml.model", GgufValue::String("gpt2"));
+         w.AddMetadata("tokenizer.ggml.tokens", Strings({"a", "b", "ab"}));
+         w.AddMetadata("tokenizer.ggml.merges", Strings({"a b", "ab"}));
+       },
+       "merges entry 1 ('ab') is not two tokens"},
+      {[](GgufWriter& w) {
+         w.AddMetadata("tokenizer.ggml.model", GgufValue::String("llama"));
+         w.AddMetadata("tokenizer.ggml.tokens", Strings({"a", "b"}));
+         GgufArray types{GgufValueType::kInt32, {GgufValue::Int32(1), GgufValue::Int32(9)}};
+         w.AddMetadata("tokenizer.ggml.token_type", GgufValue::Array(types));
+       },
+       "invalid type 9"},
   };
   for (const Case& c : cases) {
     std::string path = WriteVocab(c.fill);
@@ -167,6 +232,31 @@ TEST(TokenizerTest, LongInputsEncodeInLinearishTime) {
   EXPECT_GT(ids.size(), 40000u);
   EXPECT_LT(seconds, 5.0);  // a quadratic merge loop would take minutes
   EXPECT_EQ(bpe->Decode(ids, false), text);
+}
+
+// The merges turn "abc" into a + bc (there is no merge "a bc"), though "abc" is a token: Llama 3's
+// pre-tokenizer emits a word that is a token whole.
+TEST(TokenizerTest, LlamaThreeIgnoresMergesForWholeWords) {
+  for (const std::string pre : {"gpt-2", "llama-bpe"}) {
+    std::string path = WriteVocab([&](GgufWriter& w) {
+      w.AddMetadata("tokenizer.ggml.model", GgufValue::String("gpt2"));
+      w.AddMetadata("tokenizer.ggml.pre", GgufValue::String(pre));
+      w.AddMetadata("tokenizer.ggml.tokens", Strings({"a", "b", "c", "bc", "abc", "<s>"}));
+      w.AddMetadata("tokenizer.ggml.merges", Strings({"b c"}));
+      w.AddMetadata("tokenizer.ggml.bos_token_id", GgufValue::Uint32(5));
+    });
+    auto file = GgufFile::Open(path);
+    ASSERT_TRUE(file.ok()) << file.error();
+    auto tokenizer = LoadTokenizerFromGguf(**file);
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.error();
+    std::vector<int32_t> ids = (*tokenizer)->Encode("abc", /*add_special_tokens=*/true);
+    if (pre == "gpt-2") {
+      EXPECT_THAT(ids, ElementsAre(0, 3));
+    } else {
+      EXPECT_THAT(ids, ElementsAre(5, 4));  // Llama 3 adds BOS by default
+    }
+    std::remove(path.c_str());
+  }
 }
 
 }  // namespace

@@ -13,12 +13,22 @@ class VocabTokenizer : public Tokenizer {
   int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.tokens.size()); }
   int32_t bos_id() const override { return vocab_.bos_id; }
   int32_t eos_id() const override { return vocab_.eos_id; }
+  std::string_view TokenToPiece(int32_t id) const override {
+    return id >= 0 && id < vocab_size() ? std::string_view(vocab_.tokens[id]) : std::string_view();
+  }
 
  protected:
-  explicit VocabTokenizer(GgufVocab vocab) : vocab_(std::move(vocab)), special_splitter_(vocab_) {}
+  // add_bos / add_eos: the model's defaults, used where the file has no flag.
+  VocabTokenizer(GgufVocab vocab, bool add_bos, bool add_eos)
+      : vocab_(std::move(vocab)),
+        special_splitter_(vocab_),
+        add_bos_(vocab_.add_bos.value_or(add_bos) && vocab_.bos_id >= 0),
+        add_eos_(vocab_.add_eos.value_or(add_eos) && vocab_.eos_id >= 0) {}
 
   GgufVocab vocab_;
   SpecialTokenSplitter special_splitter_;
+  bool add_bos_;  // Encode with add_special_tokens starts with BOS
+  bool add_eos_;  // Encode with add_special_tokens ends with EOS
 };
 
 }  // namespace vllm

@@ -38,6 +38,12 @@ bool IsPunctuation(UChar32 c) {
 
 void AppendUtf8(UChar32 c, std::string* out) { icu::UnicodeString(c).toUTF8String(*out); }
 
+// BERT vocabularies name their first token [CLS] (tokenizer.ggml.cls_token_id); it is the BOS.
+GgufVocab UseClsAsBos(GgufVocab vocab) {
+  if (vocab.bos_id < 0) vocab.bos_id = vocab.cls_id;
+  return vocab;
+}
+
 }  // namespace
 
 std::vector<std::string> BertBasicWords(std::string_view text) {
@@ -69,7 +75,9 @@ std::vector<std::string> BertBasicWords(std::string_view text) {
   return words;
 }
 
-WordPieceTokenizer::WordPieceTokenizer(GgufVocab vocab) : VocabTokenizer(std::move(vocab)) {
+WordPieceTokenizer::WordPieceTokenizer(GgufVocab vocab)
+    : VocabTokenizer(UseClsAsBos(std::move(vocab)), /*add_bos=*/true, /*add_eos=*/false) {
+  add_sep_ = vocab_.add_sep.value_or(true) && vocab_.sep_id >= 0;
   for (const std::string& token : vocab_.tokens)
     max_token_bytes_ = std::max(max_token_bytes_, token.size());
 }
@@ -93,7 +101,7 @@ void WordPieceTokenizer::EncodeWord(const std::string& word, std::vector<int32_t
     }
     if (end == start) {  // no piece fits: the whole word is unknown
       ids->resize(first_id);
-      ids->push_back(vocab_.unk_id);
+      if (vocab_.unk_id >= 0) ids->push_back(vocab_.unk_id);
       return;
     }
     start = end;
@@ -103,7 +111,7 @@ void WordPieceTokenizer::EncodeWord(const std::string& word, std::vector<int32_t
 std::vector<int32_t> WordPieceTokenizer::Encode(std::string_view text,
                                                 bool add_special_tokens) const {
   std::vector<int32_t> ids;
-  if (add_special_tokens && vocab_.bos_id >= 0) ids.push_back(vocab_.bos_id);
+  if (add_special_tokens && add_bos_) ids.push_back(vocab_.bos_id);
   for (const TextFragment& fragment : special_splitter_.Split(text)) {
     if (fragment.token_id >= 0) {
       ids.push_back(fragment.token_id);
@@ -111,10 +119,8 @@ std::vector<int32_t> WordPieceTokenizer::Encode(std::string_view text,
     }
     for (const std::string& word : BertBasicWords(fragment.text)) EncodeWord(word, &ids);
   }
-  if (add_special_tokens) {
-    int32_t end_id = vocab_.sep_id >= 0 ? vocab_.sep_id : vocab_.eos_id;
-    if (end_id >= 0) ids.push_back(end_id);
-  }
+  if (add_special_tokens && add_sep_) ids.push_back(vocab_.sep_id);
+  if (add_special_tokens && add_eos_) ids.push_back(vocab_.eos_id);
   return ids;
 }
 

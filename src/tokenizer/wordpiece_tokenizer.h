@@ -23,6 +23,7 @@ class WordPieceTokenizer : public VocabTokenizer {
   void EncodeWord(const std::string& word, std::vector<int32_t>* ids) const;
 
   size_t max_token_bytes_ = 0;
+  bool add_sep_;  // Encode with add_special_tokens ends with [SEP]
 };
 
 // BERT's basic tokenization of `text` into lowercase, accent-free words.
