@@ -2,25 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
 
 namespace vllm {
-
-Status SamplingOptions::Validate() const {
-  if (!(temperature >= 0.0f)) {
-    return Error{"temperature must be non-negative, got " + std::to_string(temperature) + "."};
-  }
-  if (!(top_p > 0.0f && top_p <= 1.0f)) {
-    return Error{"top_p must be in (0, 1], got " + std::to_string(top_p) + "."};
-  }
-  if (top_k < -1) {
-    return Error{"top_k must be 0 (disable), or at least 1, got " + std::to_string(top_k) + "."};
-  }
-  if (!(min_p >= 0.0f && min_p <= 1.0f)) {
-    return Error{"min_p must be in [0, 1], got " + std::to_string(min_p) + "."};
-  }
-  return Status::Ok();
-}
 
 Sampler::Sampler(const SamplingOptions& options)
     : options_(options), generator_(options.seed.value_or(std::random_device{}())) {}

@@ -7,19 +7,16 @@
 #include <random>
 #include <vector>
 
-#include "common/expected.h"
 
 namespace vllm {
 
+// The sampling subset of SamplingParams (already validated by SamplingParams::Validate).
 struct SamplingOptions {
   float temperature = 1.0f;  // 0: greedy (argmax)
   int32_t top_k = 0;         // 0 or -1: all tokens
   float top_p = 1.0f;        // (0, 1]
   float min_p = 0.0f;        // [0, 1]
   std::optional<uint64_t> seed;
-
-  // vLLM's validation messages.
-  Status Validate() const;
 };
 
 class Sampler {

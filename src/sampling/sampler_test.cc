@@ -6,6 +6,8 @@
 #include <map>
 #include <vector>
 
+#include "vllm/sampling_params.h"
+
 namespace vllm {
 namespace {
 
@@ -59,12 +61,21 @@ TEST(SamplerTest, FollowsTheDistribution) {
   EXPECT_NEAR(counts[2] / double(kDraws), 0.1, 0.02);
 }
 
-TEST(SamplerTest, ValidatesLikeVllm) {
-  EXPECT_FALSE(SamplingOptions{.temperature = -1.0f}.Validate().ok());
-  EXPECT_FALSE(SamplingOptions{.top_p = 0.0f}.Validate().ok());
-  EXPECT_FALSE(SamplingOptions{.top_k = -2}.Validate().ok());
-  EXPECT_FALSE(SamplingOptions{.min_p = 1.5f}.Validate().ok());
-  EXPECT_TRUE(SamplingOptions{}.Validate().ok());
+TEST(SamplerTest, ParamsValidateLikeVllm) {
+  auto invalid = [](auto set) {
+    SamplingParams params;
+    set(params);
+    return params.Validate();
+  };
+  EXPECT_EQ(invalid([](SamplingParams& p) { p.temperature = -1.0f; }),
+            "temperature must be non-negative, got -1.0.");
+  EXPECT_EQ(invalid([](SamplingParams& p) { p.top_p = 0.0f; }),
+            "top_p must be in (0, 1], got 0.0.");
+  EXPECT_EQ(invalid([](SamplingParams& p) { p.top_k = -2; }),
+            "top_k must be 0 (disable), or at least 1, got -2.");
+  EXPECT_EQ(invalid([](SamplingParams& p) { p.min_p = 1.5f; }),
+            "min_p must be in [0, 1], got 1.5.");
+  EXPECT_EQ(SamplingParams().Validate(), "");
 }
 
 }  // namespace
