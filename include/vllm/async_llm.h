@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,24 +20,54 @@
 
 namespace vllm {
 
+class Tokenizer;
+
+// Engine counters as of the last step (vLLM's scheduler stats).
+struct EngineStatsSnapshot {
+  int num_running = 0;
+  int num_waiting = 0;
+  double kv_cache_usage = 0.0;  // fraction of KV blocks in use
+  int64_t num_free_blocks = 0;
+  int64_t num_preemptions = 0;
+  int64_t prefix_cache_queries = 0;  // tokens looked up in the prefix cache
+  int64_t prefix_cache_hits = 0;     // tokens found there
+};
+
 // The outputs of one request, produced by the engine thread and consumed by one reader.
 class RequestOutputStream {
  public:
   // Blocks for the next output; nullopt once the final output has been read.
   std::optional<RequestOutput> Next();
+  // The next output if one is ready (never blocks).
+  std::optional<RequestOutput> TryNext();
+  // True once the stream has ended and every output has been read.
+  bool done() const;
   // The error that ended the stream early (empty when none).
   std::string error() const;
+  // True when the error is the engine refusing the request (an invalid request, not a failure).
+  bool rejected() const;
+  // Called on the engine thread (with no lock held) after each new output or error; set it
+  // before the request is submitted.
+  void SetListener(std::function<void()> listener) { listener_ = std::move(listener); }
 
  private:
   friend class AsyncLLM;
   void Push(RequestOutput output);
-  void Fail(std::string message);
+  void Fail(std::string message, bool rejected);
 
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<RequestOutput> outputs_;
   bool closed_ = false;
   std::string error_;
+  bool rejected_ = false;
+  std::function<void()> listener_;
+};
+
+// What a request asks of the engine beyond its prompt and sampling parameters.
+struct RequestOptions {
+  int priority = 0;
+  std::string cache_salt;
 };
 
 class AsyncLLM {
@@ -52,12 +83,25 @@ class AsyncLLM {
   std::shared_ptr<RequestOutputStream> Generate(
       const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
       const SamplingParams& params, int priority = 0);
-  // Aborts a request; its stream gets a final output with finish_reason "abort".
+  // Adds a request without waiting for the engine thread: a refusal ends the stream with an
+  // error for which rejected() is true. Set the stream's listener through `listener`.
+  std::shared_ptr<RequestOutputStream> Submit(
+      const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
+      const SamplingParams& params, const RequestOptions& options, std::function<void()> listener);
+  // Aborts a request (without waiting); its stream gets a final output with finish_reason "abort".
   void Abort(const std::string& request_id);
 
   // Engine counters, read through the engine thread.
   int num_running_requests();
   int64_t num_free_kv_blocks();
+  // Counters as of the last step, without waiting for the engine thread.
+  EngineStatsSnapshot stats() const;
+
+  // The model's tokenizer (immutable; safe to use from any thread).
+  const Tokenizer& tokenizer() const;
+  int64_t max_model_len() const;
+  // The GGUF's tokenizer.chat_template (empty when it has none).
+  std::string chat_template() const;
 
  private:
   struct Impl;

@@ -21,9 +21,27 @@ std::optional<RequestOutput> RequestOutputStream::Next() {
   return output;
 }
 
+std::optional<RequestOutput> RequestOutputStream::TryNext() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (outputs_.empty()) return std::nullopt;
+  RequestOutput output = std::move(outputs_.front());
+  outputs_.pop_front();
+  return output;
+}
+
+bool RequestOutputStream::done() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return closed_ && outputs_.empty();
+}
+
 std::string RequestOutputStream::error() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return error_;
+}
+
+bool RequestOutputStream::rejected() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rejected_;
 }
 
 void RequestOutputStream::Push(RequestOutput output) {
@@ -33,15 +51,18 @@ void RequestOutputStream::Push(RequestOutput output) {
     outputs_.push_back(std::move(output));
   }
   ready_.notify_all();
+  if (listener_) listener_();
 }
 
-void RequestOutputStream::Fail(std::string message) {
+void RequestOutputStream::Fail(std::string message, bool rejected) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     error_ = std::move(message);
+    rejected_ = rejected;
     closed_ = true;
   }
   ready_.notify_all();
+  if (listener_) listener_();
 }
 
 struct AsyncLLM::Impl {
@@ -52,17 +73,32 @@ struct AsyncLLM::Impl {
   bool stop = false;
   std::map<std::string, std::shared_ptr<RequestOutputStream>> streams;  // engine thread only
   std::thread thread;
+  mutable std::mutex stats_mutex;
+  EngineStatsSnapshot stats;  // guarded by stats_mutex
+
+  // Queues `fn` to run on the engine thread between steps.
+  void Post(std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      commands.push_back(std::move(fn));
+    }
+    wake.notify_one();
+  }
+
+  void PublishStats() {
+    const EngineStats current = engine->stats();
+    std::lock_guard<std::mutex> lock(stats_mutex);
+    stats = {current.num_running,      current.num_waiting,     current.kv_cache_usage,
+             current.num_free_blocks,  current.num_preemptions, current.prefix_cache_queries,
+             current.prefix_cache_hits};
+  }
 
   // Runs `fn` on the engine thread and waits for its result.
   template <typename Fn>
   auto Call(Fn fn) -> decltype(fn()) {
     std::packaged_task<decltype(fn())()> task(std::move(fn));
     auto result = task.get_future();
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      commands.emplace_back([&task] { task(); });
-    }
-    wake.notify_one();
+    Post([&task] { task(); });
     return result.get();
   }
 
@@ -87,10 +123,14 @@ struct AsyncLLM::Impl {
         pending.swap(commands);
       }
       for (auto& command : pending) command();  // between steps, never inside one
-      if (!engine->HasUnfinishedRequests()) continue;
+      if (!engine->HasUnfinishedRequests()) {
+        PublishStats();
+        continue;
+      }
       auto outputs = engine->Step();
+      PublishStats();
       if (!outputs) {
-        for (auto& [id, stream] : streams) stream->Fail(outputs.error());
+        for (auto& [id, stream] : streams) stream->Fail(outputs.error(), false);
         std::vector<std::string> ids;
         for (auto& [id, stream] : streams) ids.push_back(id);
         engine->AbortRequests(ids);
@@ -99,7 +139,7 @@ struct AsyncLLM::Impl {
       }
       Deliver(std::move(*outputs));
     }
-    for (auto& [id, stream] : streams) stream->Fail("the engine was shut down");
+    for (auto& [id, stream] : streams) stream->Fail("the engine was shut down", false);
   }
 };
 
@@ -107,6 +147,7 @@ AsyncLLM::AsyncLLM(const EngineArgs& args) : impl_(std::make_unique<Impl>()) {
   auto engine = LLMEngine::Create(args);
   if (!engine) throw std::runtime_error(engine.error());
   impl_->engine = std::move(*engine);
+  impl_->PublishStats();
   impl_->thread = std::thread([this] { impl_->Loop(); });
 }
 
@@ -132,8 +173,39 @@ std::shared_ptr<RequestOutputStream> AsyncLLM::Generate(
   return stream;
 }
 
+std::shared_ptr<RequestOutputStream> AsyncLLM::Submit(
+    const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
+    const SamplingParams& params, const RequestOptions& options, std::function<void()> listener) {
+  auto stream = std::make_shared<RequestOutputStream>();
+  stream->SetListener(std::move(listener));
+  impl_->Post([this, stream, request_id, prompt, params, options] {
+    Status added =
+        impl_->engine->AddRequest(request_id, prompt, params, options.priority, options.cache_salt);
+    if (added.ok()) {
+      impl_->streams[request_id] = stream;
+    } else {
+      stream->Fail(added.message(), true);
+    }
+  });
+  return stream;
+}
+
 void AsyncLLM::Abort(const std::string& request_id) {
-  impl_->Call([&] { impl_->Deliver(impl_->engine->AbortRequests({request_id})); });
+  impl_->Post([this, request_id] { impl_->Deliver(impl_->engine->AbortRequests({request_id})); });
+}
+
+EngineStatsSnapshot AsyncLLM::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->stats_mutex);
+  return impl_->stats;
+}
+
+const Tokenizer& AsyncLLM::tokenizer() const { return impl_->engine->tokenizer(); }
+
+int64_t AsyncLLM::max_model_len() const { return impl_->engine->max_model_len(); }
+
+std::string AsyncLLM::chat_template() const {
+  auto chat_template = impl_->engine->gguf_file().GetString("tokenizer.chat_template");
+  return chat_template.ok() && chat_template->has_value() ? **chat_template : "";
 }
 
 int AsyncLLM::num_running_requests() {

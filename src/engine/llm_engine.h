@@ -36,6 +36,8 @@ class LLMEngine {
   bool HasUnfinishedRequests() const { return core_->HasUnfinishedRequests(); }
 
   const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const GgufFile& gguf_file() const { return *file_; }
+  int64_t max_model_len() const { return core_->max_model_len(); }
   const ModelConfig& model_config() const { return model_->config(); }
   EngineStats stats() const { return core_->stats(); }
 
