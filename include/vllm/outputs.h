@@ -40,6 +40,9 @@ struct RequestOutput {
   std::vector<CompletionOutput> outputs;
   bool finished = false;
   int64_t num_cached_tokens = 0;
+  // Seconds the request waited before it was first scheduled (its first sequence's); nullopt
+  // until then.
+  std::optional<double> queue_seconds;
 };
 
 }  // namespace vllm

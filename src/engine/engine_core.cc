@@ -148,6 +148,16 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
     if (all_rows || reaches_end) first_row[i] = num_rows;
     num_rows += all_rows ? scheduled.num_new_tokens : (reaches_end ? 1 : 0);
   }
+  // Time in the waiting queue, reported with the request's first output after it.
+  std::map<std::string, double> queue_seconds;
+  const auto now = std::chrono::steady_clock::now();
+  for (const ScheduledRequest& scheduled : schedule.scheduled) {
+    SamplingState& state = sampling_states_.at(scheduled.request->request_id);
+    if (state.scheduled) continue;
+    state.scheduled = true;
+    queue_seconds[scheduled.request->request_id] =
+        std::chrono::duration<double>(now - state.added_at).count();
+  }
   auto logits = runner_->Execute(chunks);
   if (!logits) return Error{logits.error()};
 
@@ -199,6 +209,10 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   };
   auto add_output = [&](const Request& request, std::vector<int32_t> new_token_ids) {
     outputs.push_back(OutputOf(request, std::move(new_token_ids), logprobs_of(request)));
+    if (auto it = queue_seconds.find(request.request_id); it != queue_seconds.end()) {
+      outputs.back().queue_seconds = it->second;
+      queue_seconds.erase(it);
+    }
     if (auto it = prompt_logprobs.find(request.request_id); it != prompt_logprobs.end()) {
       outputs.back().new_prompt_logprobs = std::move(it->second);
       prompt_logprobs.erase(it);

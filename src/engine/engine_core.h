@@ -2,6 +2,7 @@
 // the scheduler, the KV cache manager and the model runner; it knows token ids, never text.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -40,6 +41,8 @@ struct EngineCoreOutput {
   RequestStatus status = RequestStatus::kRunning;  // a finished status when it ended this step
   std::optional<int32_t> stop_token_id;
   int64_t num_cached_tokens = 0;
+  // Seconds from AddRequest to the first step that scheduled it; set in that step's output.
+  std::optional<double> queue_seconds;
 };
 
 struct EngineStats {
@@ -85,6 +88,8 @@ class EngineCore {
     Sampler sampler;
     std::vector<std::vector<int32_t>> bad_words_token_ids;
     int64_t num_prompt_logprobs = 0;  // prompt tokens [1, n] already reported
+    std::chrono::steady_clock::time_point added_at = std::chrono::steady_clock::now();
+    bool scheduled = false;  // scheduled at least once
   };
   std::map<std::string, SamplingState> sampling_states_;
   int64_t last_num_scheduled_tokens_ = 0;

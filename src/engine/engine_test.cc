@@ -49,6 +49,8 @@ TEST(EngineTest, GreedyMatchesTheReference) {
   EXPECT_EQ(outputs[0].outputs[0].text, kReference);
   EXPECT_EQ(outputs[0].outputs[0].token_ids.size(), 40u);
   EXPECT_EQ(outputs[0].outputs[0].finish_reason, "length");
+  ASSERT_TRUE(outputs[0].queue_seconds.has_value());
+  EXPECT_GE(*outputs[0].queue_seconds, 0.0);
 }
 
 TEST(EngineTest, BatchedEqualsAlone) {

@@ -71,6 +71,9 @@ std::vector<RequestOutput> OutputProcessor::Process(const std::vector<EngineCore
     RequestState& state = requests_.at(parent_id);
     Sequence& sequence = state.sequences[index];
     state.num_cached_tokens = std::max(state.num_cached_tokens, core_output.num_cached_tokens);
+    if (core_output.queue_seconds && !state.queue_seconds) {
+      state.queue_seconds = core_output.queue_seconds;
+    }
     if (index == 0 && state.prompt_logprobs) {
       for (const TokenLogprobs& logprobs : core_output.new_prompt_logprobs) {
         state.prompt_logprobs->push_back(ToPositionLogprobs(logprobs));
@@ -133,6 +136,7 @@ RequestOutput OutputProcessor::MakeOutput(const std::string& request_id, Request
   output.prompt_token_ids = state.prompt_token_ids;
   output.finished = finished;
   output.num_cached_tokens = state.num_cached_tokens;
+  output.queue_seconds = state.queue_seconds;
   const bool prompt_logprobs_complete =
       state.prompt_logprobs && state.prompt_logprobs->size() == state.prompt_token_ids.size();
   if (prompt_logprobs_complete &&

@@ -46,6 +46,7 @@ class OutputProcessor {
     SamplingParams params;
     std::vector<Sequence> sequences;
     int64_t num_cached_tokens = 0;
+    std::optional<double> queue_seconds;
     // [num_prompt_tokens] once complete; the first position has none (vLLM's None).
     std::optional<std::vector<std::optional<PositionLogprobs>>> prompt_logprobs;
     bool prompt_logprobs_sent = false;  // delta mode sends them once
