@@ -1,6 +1,7 @@
 // LinearWeight and the Linear entry point: activations are prepared once per call, then W's rows
 // are split into tiles dealt to the pool's threads; each ISA path computes whole tiles.
 #include <algorithm>
+#include <vector>
 
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
@@ -22,6 +23,25 @@ class InPlaceLinearWeight : public LinearWeight {
 
  private:
   WeightView view_;
+};
+
+// Q8_0 packed for the AVX-512 VNNI kernel; the source bytes are read once, at Create.
+class PackedQ8LinearWeight : public LinearWeight {
+ public:
+  explicit PackedQ8LinearWeight(const WeightView& source)
+      : quants_(source.rows * source.cols), scales_(source.rows * source.cols / kQuantBlockSize) {
+    PackQ8_0(source, quants_.data(), scales_.data());
+    view_ = {source.rows, source.cols, quants_.data(), scales_.data()};
+  }
+  GgmlType type() const override { return GgmlType::kQ8_0; }
+  int64_t rows() const override { return view_.rows; }
+  int64_t cols() const override { return view_.cols; }
+  const PackedQ8View& view() const { return view_; }
+
+ private:
+  std::vector<uint8_t> quants_;
+  std::vector<uint16_t> scales_;
+  PackedQ8View view_;
 };
 
 using RowsFn = void (*)(const WeightView&, const PreparedActivations&, int64_t, int64_t, float*);
@@ -49,6 +69,9 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::Create(GgmlType type, cons
                  "] does not fit " + traits->name + " rows"};
   }
   WeightView view{type, static_cast<const uint8_t*>(data), rows, cols, RowBytes(*traits, cols)};
+  if (type == GgmlType::kQ8_0 && rows % kPackedRowsPerGroup == 0 && BestIsa() == Isa::kAvx512) {
+    return std::unique_ptr<LinearWeight>(new PackedQ8LinearWeight(view));
+  }
   return std::unique_ptr<LinearWeight>(new InPlaceLinearWeight(view));
 }
 
@@ -64,6 +87,18 @@ void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, floa
 }
 
 void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
+  if (const auto* packed = dynamic_cast<const PackedQ8LinearWeight*>(&w)) {
+    if (m <= 0) return;
+    const PackedQ8View& view = packed->view();
+    const PreparedActivations prepared =
+        PrepareActivations(Isa::kAvx512, GgmlType::kQ8_0, x, m, view.cols, pool);
+    const int64_t num_groups = view.rows / kPackedRowsPerGroup;
+    pool.ParallelFor(num_groups, [&](int64_t group_begin, int64_t group_end) {
+      LinearRowsPackedQ8Avx512(view, prepared, group_begin * kPackedRowsPerGroup,
+                               group_end * kPackedRowsPerGroup, y);
+    });
+    return;
+  }
   LinearWithIsa(BestIsa(), static_cast<const InPlaceLinearWeight&>(w).view(), x, m, y, pool);
 }
 

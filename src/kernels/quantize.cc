@@ -147,6 +147,7 @@ PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const floa
       prepared.q8_biased.resize(count);
       prepared.q8_scales.resize(m * blocks_per_row);
       prepared.q8_scale_lanes.resize(m * pairs_per_row * 16);
+      prepared.q8_bias_sums.resize(m * blocks_per_row);
     }
   }
   // Rows are independent: each thread converts its own range.
@@ -173,10 +174,13 @@ PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const floa
         float* lanes = &prepared.q8_scale_lanes[(row * pairs_per_row + block_in_row / 2) * 16];
         std::fill_n(lanes + 8 * (block_in_row % 2), 8, scale);
       }
+      int32_t sum = 0;
       for (int k = 0; k < kQuantBlockSize; ++k) {
         prepared.q8_biased[b * kQuantBlockSize + k] =
             static_cast<uint8_t>(prepared.q8[b].qs[k] + 128);
+        sum += prepared.q8[b].qs[k];
       }
+      prepared.q8_bias_sums[b] = -128 * sum;
     }
   });
   return prepared;
