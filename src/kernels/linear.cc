@@ -1,5 +1,8 @@
 // LinearWeight and the Linear entry point: activations are prepared once per call, then W's rows
 // are split into tiles dealt to the pool's threads; each ISA path computes whole tiles.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -25,6 +28,20 @@ class InPlaceLinearWeight : public LinearWeight {
   WeightView view_;
 };
 
+// Tells the kernel the source bytes will not be read again soon: pages of a file mapping leave
+// memory (they read back from the file if touched). Contents never change.
+void ReleaseSourcePages(const uint8_t* data, int64_t size) {
+#ifdef MADV_PAGEOUT
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
+#else
+  (void)data;
+  (void)size;
+#endif
+}
+
 // Q8_0 packed for the AVX-512 VNNI kernel; the source bytes are read once, at Create.
 class PackedQ8LinearWeight : public LinearWeight {
  public:
@@ -32,6 +49,7 @@ class PackedQ8LinearWeight : public LinearWeight {
       : quants_(source.rows * source.cols), scales_(source.rows * source.cols / kQuantBlockSize) {
     PackQ8_0(source, quants_.data(), scales_.data());
     view_ = {source.rows, source.cols, quants_.data(), scales_.data()};
+    ReleaseSourcePages(source.data, source.rows * source.row_bytes);
   }
   GgmlType type() const override { return GgmlType::kQ8_0; }
   int64_t rows() const override { return view_.rows; }
