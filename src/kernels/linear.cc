@@ -42,24 +42,26 @@ void ReleaseSourcePages(const uint8_t* data, int64_t size) {
 #endif
 }
 
-// Q8_0 packed for the AVX-512 VNNI kernel; the source bytes are read once, at Create.
-class PackedQ8LinearWeight : public LinearWeight {
+// Q8_0 / Q4_0 packed for the AVX-512 VNNI kernel; the source bytes are read once, at Create.
+class PackedLinearWeight : public LinearWeight {
  public:
-  explicit PackedQ8LinearWeight(const WeightView& source)
-      : quants_(source.rows * source.cols), scales_(source.rows * source.cols / kQuantBlockSize) {
-    PackQ8_0(source, quants_.data(), scales_.data());
-    view_ = {source.rows, source.cols, quants_.data(), scales_.data()};
+  explicit PackedLinearWeight(const WeightView& source)
+      : quants_(source.rows / kPackedRowsPerGroup * source.cols / kQuantBlockSize *
+                PackedBytesPerGroupBlock(source.type)),
+        scales_(source.rows * source.cols / kQuantBlockSize) {
+    PackQuantized(source, quants_.data(), scales_.data());
+    view_ = {source.type, source.rows, source.cols, quants_.data(), scales_.data()};
     ReleaseSourcePages(source.data, source.rows * source.row_bytes);
   }
-  GgmlType type() const override { return GgmlType::kQ8_0; }
+  GgmlType type() const override { return view_.type; }
   int64_t rows() const override { return view_.rows; }
   int64_t cols() const override { return view_.cols; }
-  const PackedQ8View& view() const { return view_; }
+  const PackedWeightView& view() const { return view_; }
 
  private:
   std::vector<uint8_t> quants_;
   std::vector<uint16_t> scales_;
-  PackedQ8View view_;
+  PackedWeightView view_;
 };
 
 using RowsFn = void (*)(const WeightView&, const PreparedActivations&, int64_t, int64_t, float*);
@@ -87,8 +89,9 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::Create(GgmlType type, cons
                  "] does not fit " + traits->name + " rows"};
   }
   WeightView view{type, static_cast<const uint8_t*>(data), rows, cols, RowBytes(*traits, cols)};
-  if (type == GgmlType::kQ8_0 && rows % kPackedRowsPerGroup == 0 && BestIsa() == Isa::kAvx512) {
-    return std::unique_ptr<LinearWeight>(new PackedQ8LinearWeight(view));
+  const bool packable = type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0;
+  if (packable && rows % kPackedRowsPerGroup == 0 && BestIsa() == Isa::kAvx512) {
+    return std::unique_ptr<LinearWeight>(new PackedLinearWeight(view));
   }
   return std::unique_ptr<LinearWeight>(new InPlaceLinearWeight(view));
 }
@@ -105,15 +108,15 @@ void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, floa
 }
 
 void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
-  if (const auto* packed = dynamic_cast<const PackedQ8LinearWeight*>(&w)) {
+  if (const auto* packed = dynamic_cast<const PackedLinearWeight*>(&w)) {
     if (m <= 0) return;
-    const PackedQ8View& view = packed->view();
+    const PackedWeightView& view = packed->view();
     const PreparedActivations prepared =
-        PrepareActivations(Isa::kAvx512, GgmlType::kQ8_0, x, m, view.cols, pool);
+        PrepareActivations(Isa::kAvx512, view.type, x, m, view.cols, pool);
     const int64_t num_groups = view.rows / kPackedRowsPerGroup;
     pool.ParallelFor(num_groups, [&](int64_t group_begin, int64_t group_end) {
-      LinearRowsPackedQ8Avx512(view, prepared, group_begin * kPackedRowsPerGroup,
-                               group_end * kPackedRowsPerGroup, y);
+      LinearRowsPackedAvx512(view, prepared, group_begin * kPackedRowsPerGroup,
+                             group_end * kPackedRowsPerGroup, y);
     });
     return;
   }

@@ -41,27 +41,37 @@ struct PreparedActivations {
   // Per pair of blocks, their two scales spread over 16 lanes (8 each), as the AVX-512 kernel
   // multiplies them: [m, cols / 64, 16].
   std::vector<float> q8_scale_lanes;
-  // Per block, -128 × the sum of its quants: the packed kernel's bias correction [m, cols / 32].
-  std::vector<int32_t> q8_bias_sums;
+  // Per block, the sum of its quants (the packed kernels' bias correction): [m, cols / 32].
+  std::vector<int32_t> q8_sums;
 };
 
-// Q8_0 weights packed for AVX-512 VNNI, 16 rows at a time (rows a multiple of 16). For row group
-// g and block b, 8 steps k of 64 bytes: lane l holds row 16g + l's quants [32b + 4k, +4), plus 128
-// (unsigned, vpdpbusd's first operand); then the group's 16 block scales (fp16).
-struct PackedQ8View {
+// Q8_0 / Q4_0 weights packed for AVX-512 VNNI, 16 rows at a time (rows a multiple of 16); the
+// quants are unsigned (vpdpbusd's first operand) and 4 consecutive ones of a row share a lane.
+// For row group g and block b:
+//   Q8_0: 8 steps k of 64 bytes; lane l holds row 16g + l's quants [4k, 4k + 4) plus 128.
+//   Q4_0: 4 steps s of 64 bytes; lane l holds row 16g + l's 4 bytes qs[4s, 4s + 4): low nibbles
+//         are elements [4s, +4), high nibbles elements [16 + 4s, +4), each plus 8 (as stored).
+// then the group's 16 block scales (fp16).
+struct PackedWeightView {
+  GgmlType type = GgmlType::kQ8_0;
   int64_t rows = 0;
   int64_t cols = 0;
-  const uint8_t* quants = nullptr;   // [rows / 16][cols / 32][8][16][4]
+  const uint8_t* quants = nullptr;   // [rows / 16][cols / 32][bytes per group block]
   const uint16_t* scales = nullptr;  // [rows / 16][cols / 32][16]
 };
 constexpr int64_t kPackedRowsPerGroup = 16;
+// Bytes of packed quants per group of 16 rows and block of 32 columns.
+constexpr int64_t PackedBytesPerGroupBlock(GgmlType type) {
+  return type == GgmlType::kQ4_0 ? 256 : 512;
+}
 
-// Packs W's rows (any CPU); quants: rows * cols bytes, scales: rows * cols / 32 halves.
-void PackQ8_0(const WeightView& w, uint8_t* quants, uint16_t* scales);
+// Packs W's rows (any CPU): quants of rows / 16 * cols / 32 * PackedBytesPerGroupBlock bytes,
+// rows * cols / 32 scales.
+void PackQuantized(const WeightView& w, uint8_t* quants, uint16_t* scales);
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: Σ over blocks, in
 // order, of d_w · d_x · (integer dot): independent of m and of the row range.
-void LinearRowsPackedQ8Avx512(const PackedQ8View& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                            int64_t row_begin, int64_t row_end, float* y);
 
 PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const float* x, int64_t m,
                                        int64_t cols, ThreadPool& pool);

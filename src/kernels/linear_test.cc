@@ -98,9 +98,9 @@ TEST(LinearTest, ResultsDoNotDependOnBatchOrThreads) {
   }
 }
 
-// Q8_0 weights with rows in groups of 16 are packed for the AVX-512 VNNI kernel by Create; the
-// public Linear must then agree with the reference and stay batch and thread invariant.
-TEST(LinearTest, PackedQ8MatchesTheReferenceAndIsBatchInvariant) {
+// Q8_0 / Q4_0 weights with rows in groups of 16 are packed for the AVX-512 VNNI kernel by Create;
+// the public Linear must then agree with the reference and stay batch and thread invariant.
+TEST(LinearTest, PackedQuantizedMatchesTheReferenceAndIsBatchInvariant) {
   if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   ThreadPool one_thread(ThreadPool::Options{.num_threads = 1});
   ThreadPool two_threads(ThreadPool::Options{.num_threads = 2});

@@ -147,7 +147,7 @@ PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const floa
       prepared.q8_biased.resize(count);
       prepared.q8_scales.resize(m * blocks_per_row);
       prepared.q8_scale_lanes.resize(m * pairs_per_row * 16);
-      prepared.q8_bias_sums.resize(m * blocks_per_row);
+      prepared.q8_sums.resize(m * blocks_per_row);
     }
   }
   // Rows are independent: each thread converts its own range.
@@ -180,7 +180,7 @@ PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const floa
             static_cast<uint8_t>(prepared.q8[b].qs[k] + 128);
         sum += prepared.q8[b].qs[k];
       }
-      prepared.q8_bias_sums[b] = -128 * sum;
+      prepared.q8_sums[b] = sum;
     }
   });
   return prepared;
