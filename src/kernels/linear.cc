@@ -42,13 +42,13 @@ void ReleaseSourcePages(const uint8_t* data, int64_t size) {
 #endif
 }
 
-// Q8_0 / Q4_0 packed for the AVX-512 VNNI kernel; the source bytes are read once, at Create.
+// Q8_0 / Q4_0 / BF16 packed for the AVX-512 kernel; the source bytes are read once, at Create.
 class PackedLinearWeight : public LinearWeight {
  public:
   explicit PackedLinearWeight(const WeightView& source)
       : quants_(source.rows / kPackedRowsPerGroup * source.cols / kQuantBlockSize *
                 PackedBytesPerGroupBlock(source.type)),
-        scales_(source.rows * source.cols / kQuantBlockSize) {
+        scales_(source.type == GgmlType::kBF16 ? 0 : source.rows * source.cols / kQuantBlockSize) {
     PackQuantized(source, quants_.data(), scales_.data());
     view_ = {source.type, source.rows, source.cols, quants_.data(), scales_.data()};
     ReleaseSourcePages(source.data, source.rows * source.row_bytes);
@@ -89,8 +89,10 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::Create(GgmlType type, cons
                  "] does not fit " + traits->name + " rows"};
   }
   WeightView view{type, static_cast<const uint8_t*>(data), rows, cols, RowBytes(*traits, cols)};
-  const bool packable = type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0;
-  if (packable && rows % kPackedRowsPerGroup == 0 && BestIsa() == Isa::kAvx512) {
+  const bool packable =
+      type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kBF16;
+  if (packable && rows % kPackedRowsPerGroup == 0 && cols % kQuantBlockSize == 0 &&
+      BestIsa() == Isa::kAvx512) {
     return std::unique_ptr<LinearWeight>(new PackedLinearWeight(view));
   }
   return std::unique_ptr<LinearWeight>(new InPlaceLinearWeight(view));

@@ -45,28 +45,30 @@ struct PreparedActivations {
   std::vector<int32_t> q8_sums;
 };
 
-// Q8_0 / Q4_0 weights packed for AVX-512 VNNI, 16 rows at a time (rows a multiple of 16); the
-// quants are unsigned (vpdpbusd's first operand) and 4 consecutive ones of a row share a lane.
-// For row group g and block b:
+// Q8_0 / Q4_0 / BF16 weights packed for AVX-512, 16 rows at a time (rows a multiple of 16, cols
+// of 32), so one instruction serves 16 rows: 4 consecutive quants of a row share a lane (unsigned,
+// vpdpbusd's first operand), or 2 consecutive bf16 values (vdpbf16ps). For row group g and
+// 32-column block b:
 //   Q8_0: 8 steps k of 64 bytes; lane l holds row 16g + l's quants [4k, 4k + 4) plus 128.
 //   Q4_0: 4 steps s of 64 bytes; lane l holds row 16g + l's 4 bytes qs[4s, 4s + 4): low nibbles
 //         are elements [4s, +4), high nibbles elements [16 + 4s, +4), each plus 8 (as stored).
-// then the group's 16 block scales (fp16).
+//   BF16: 16 steps k of 64 bytes; lane l holds row 16g + l's values [2k, 2k + 2).
+// then, for Q8_0 / Q4_0, the group's 16 block scales (fp16).
 struct PackedWeightView {
   GgmlType type = GgmlType::kQ8_0;
   int64_t rows = 0;
   int64_t cols = 0;
   const uint8_t* quants = nullptr;   // [rows / 16][cols / 32][bytes per group block]
-  const uint16_t* scales = nullptr;  // [rows / 16][cols / 32][16]
+  const uint16_t* scales = nullptr;  // [rows / 16][cols / 32][16]; none for BF16
 };
 constexpr int64_t kPackedRowsPerGroup = 16;
 // Bytes of packed quants per group of 16 rows and block of 32 columns.
 constexpr int64_t PackedBytesPerGroupBlock(GgmlType type) {
-  return type == GgmlType::kQ4_0 ? 256 : 512;
+  return type == GgmlType::kQ4_0 ? 256 : type == GgmlType::kBF16 ? 1024 : 512;
 }
 
 // Packs W's rows (any CPU): quants of rows / 16 * cols / 32 * PackedBytesPerGroupBlock bytes,
-// rows * cols / 32 scales.
+// rows * cols / 32 scales (Q8_0 / Q4_0).
 void PackQuantized(const WeightView& w, uint8_t* quants, uint16_t* scales);
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: Σ over blocks, in
 // order, of d_w · d_x · (integer dot): independent of m and of the row range.

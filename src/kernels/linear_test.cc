@@ -98,33 +98,36 @@ TEST(LinearTest, ResultsDoNotDependOnBatchOrThreads) {
   }
 }
 
-// Q8_0 / Q4_0 weights with rows in groups of 16 are packed for the AVX-512 VNNI kernel by Create;
+// Q8_0 / Q4_0 / BF16 weights with rows in groups of 16 are packed for AVX-512 by Create;
 // the public Linear must then agree with the reference and stay batch and thread invariant.
-TEST(LinearTest, PackedQuantizedMatchesTheReferenceAndIsBatchInvariant) {
-  if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
+  if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 VNNI / BF16 on this CPU";
   ThreadPool one_thread(ThreadPool::Options{.num_threads = 1});
   ThreadPool two_threads(ThreadPool::Options{.num_threads = 2});
   const Shape shapes[] = {{16, 32, 1}, {48, 96, 13}, {64, 2080, 21}};
-  for (const Shape& shape : shapes) {
-    TestWeight weight = MakeWeight(GgmlType::kQ8_0, shape.rows, shape.cols, 5);
-    auto packed =
-        LinearWeight::Create(GgmlType::kQ8_0, weight.bytes.data(), shape.rows, shape.cols);
-    ASSERT_TRUE(packed.ok()) << packed.error();
-    std::vector<float> x = RandomValues(shape.m * shape.cols, 6);
-    std::vector<float> expected(shape.m * shape.rows);
-    LinearWithIsa(Isa::kScalar, weight.view, x.data(), shape.m, expected.data(), two_threads);
-    std::vector<float> batched(shape.m * shape.rows);
-    Linear(**packed, x.data(), shape.m, batched.data(), two_threads);
-    for (size_t i = 0; i < batched.size(); ++i) {
-      const float tolerance = 2e-5f * std::sqrt(static_cast<float>(shape.cols)) *
-                              std::max(1.0f, std::fabs(expected[i]));
-      ASSERT_NEAR(batched[i], expected[i], tolerance) << "cols " << shape.cols << " at " << i;
-    }
-    for (int64_t i = 0; i < shape.m; ++i) {
-      std::vector<float> alone(shape.rows);
-      Linear(**packed, x.data() + i * shape.cols, 1, alone.data(), one_thread);
-      for (int64_t j = 0; j < shape.rows; ++j) {
-        ASSERT_EQ(alone[j], batched[i * shape.rows + j]) << "x row " << i;  // bitwise
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kBF16}) {
+    for (const Shape& shape : shapes) {
+      const char* name = GetSupportedTypeTraits(type)->name;
+      TestWeight weight = MakeWeight(type, shape.rows, shape.cols, 5);
+      auto packed = LinearWeight::Create(type, weight.bytes.data(), shape.rows, shape.cols);
+      ASSERT_TRUE(packed.ok()) << packed.error();
+      std::vector<float> x = RandomValues(shape.m * shape.cols, 6);
+      std::vector<float> expected(shape.m * shape.rows);
+      LinearWithIsa(Isa::kScalar, weight.view, x.data(), shape.m, expected.data(), two_threads);
+      std::vector<float> batched(shape.m * shape.rows);
+      Linear(**packed, x.data(), shape.m, batched.data(), two_threads);
+      for (size_t i = 0; i < batched.size(); ++i) {
+        const float tolerance = 2e-5f * std::sqrt(static_cast<float>(shape.cols)) *
+                                std::max(1.0f, std::fabs(expected[i]));
+        ASSERT_NEAR(batched[i], expected[i], tolerance)
+            << name << " cols " << shape.cols << " at " << i;
+      }
+      for (int64_t i = 0; i < shape.m; ++i) {
+        std::vector<float> alone(shape.rows);
+        Linear(**packed, x.data() + i * shape.cols, 1, alone.data(), one_thread);
+        for (int64_t j = 0; j < shape.rows; ++j) {
+          ASSERT_EQ(alone[j], batched[i * shape.rows + j]) << name << " x row " << i;  // bitwise
+        }
       }
     }
   }

@@ -81,6 +81,46 @@ void GroupTimesRows(const PackedWeightView& w, const PreparedActivations& x, int
   }
 }
 
+// The BF16 form: per block 16 vdpbf16ps per x row, alternating between two accumulators (the same
+// pattern for every R) so consecutive steps do not wait on each other.
+template <int R>
+void Bf16GroupTimesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
+                        int64_t first_x_row, float* y) {
+  constexpr int64_t kGroupBlockBytes = PackedBytesPerGroupBlock(GgmlType::kBF16);
+  const int64_t num_blocks = w.cols / 32;
+  const uint8_t* values = w.quants + group * num_blocks * kGroupBlockBytes;
+  const uint16_t* x_rows[R];
+  __m512 even[R];
+  __m512 odd[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    x_rows[r] = x.bf16.data() + (first_x_row + r) * w.cols;
+    even[r] = _mm512_setzero_ps();
+    odd[r] = _mm512_setzero_ps();
+  }
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    const uint8_t* block_values = values + b * kGroupBlockBytes;
+    _mm_prefetch(reinterpret_cast<const char*>(block_values) + kPrefetchBytes, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(block_values) + kPrefetchBytes + 512, _MM_HINT_T0);
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k += 2) {
+      const __m512bh w_even = (__m512bh)_mm512_loadu_si512(block_values + k * 64);
+      const __m512bh w_odd = (__m512bh)_mm512_loadu_si512(block_values + (k + 1) * 64);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const auto* pair = reinterpret_cast<const int8_t*>(x_rows[r] + b * 32 + 2 * k);
+        even[r] = _mm512_dpbf16_ps(even[r], w_even, (__m512bh)BroadcastFour(pair));
+        odd[r] = _mm512_dpbf16_ps(odd[r], w_odd, (__m512bh)BroadcastFour(pair + 4));
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_storeu_ps(y + (first_x_row + r) * w.rows + group * kPackedRowsPerGroup,
+                     _mm512_add_ps(even[r], odd[r]));
+  }
+}
+
 template <GgmlType kType>
 void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
                       int64_t row_end, float* y) {
@@ -89,9 +129,15 @@ void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, i
     for (int64_t group = row_begin / kPackedRowsPerGroup; group < row_end / kPackedRowsPerGroup;
          ++group) {
       int64_t i = x_begin;
-      for (; i + 8 <= x_end; i += 8) GroupTimesRows<kType, 8>(w, x, group, i, y);
-      for (; i + 4 <= x_end; i += 4) GroupTimesRows<kType, 4>(w, x, group, i, y);
-      for (; i < x_end; ++i) GroupTimesRows<kType, 1>(w, x, group, i, y);
+      if constexpr (kType == GgmlType::kBF16) {
+        for (; i + 8 <= x_end; i += 8) Bf16GroupTimesRows<8>(w, x, group, i, y);
+        for (; i + 4 <= x_end; i += 4) Bf16GroupTimesRows<4>(w, x, group, i, y);
+        for (; i < x_end; ++i) Bf16GroupTimesRows<1>(w, x, group, i, y);
+      } else {
+        for (; i + 8 <= x_end; i += 8) GroupTimesRows<kType, 8>(w, x, group, i, y);
+        for (; i + 4 <= x_end; i += 4) GroupTimesRows<kType, 4>(w, x, group, i, y);
+        for (; i < x_end; ++i) GroupTimesRows<kType, 1>(w, x, group, i, y);
+      }
     }
   }
 }
@@ -102,6 +148,8 @@ void LinearRowsPackedAvx512(const PackedWeightView& w, const PreparedActivations
                             int64_t row_begin, int64_t row_end, float* y) {
   if (w.type == GgmlType::kQ4_0) {
     LinearRowsPacked<GgmlType::kQ4_0>(w, x, row_begin, row_end, y);
+  } else if (w.type == GgmlType::kBF16) {
+    LinearRowsPacked<GgmlType::kBF16>(w, x, row_begin, row_end, y);
   } else {
     LinearRowsPacked<GgmlType::kQ8_0>(w, x, row_begin, row_end, y);
   }
