@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Builds vllm-cpp and runs its main job on a model (default: the demo model in ../shared).
+# Builds vllm-cpp and runs its main job: the OpenAI-compatible server on a model (default: the
+# demo model in ../shared). Extra arguments go to `vllm-cpp serve` (e.g. --port 8001).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >&2
-cmake --build build -j2 --target vllm-cpp >&2  # progress to stderr: stdout is the text
-model="${1:-../shared/models/stories260K.gguf}"
-prompt="${2:-Once upon a time}"
-exec ./build/vllm-cpp generate --model "$model" --prompt "$prompt" --temperature 0 --max-tokens 40
+cmake --build build -j2 --target vllm-cpp >&2
+model=../shared/models/stories260K.gguf
+if [ $# -gt 0 ] && [[ "$1" != -* ]]; then
+  model=$1
+  shift
+fi
+# The demo model has no chat template of its own: give it a minimal one.
+if [ "$model" = ../shared/models/stories260K.gguf ] && [[ " $* " != *" --chat-template "* ]]; then
+  set -- --chat-template tests/e2e/chat_template.jinja "$@"
+fi
+exec ./build/vllm-cpp serve "$model" "$@"

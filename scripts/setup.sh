@@ -2,8 +2,10 @@
 # Installs the Debian packages vllm-cpp builds and tests with (run as root; a no-op when present).
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev
-  nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev clang libclang-rt-14-dev)
+  nlohmann-json3-dev libboost-dev libpcre2-dev libicu-dev libcli11-dev clang libclang-rt-14-dev)
 missing=()
+# The e2e tests' client needs node and npm (any recent nodejs package provides both).
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
 done

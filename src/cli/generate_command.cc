@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common/logging.h"
 #include "engine/llm_engine.h"
@@ -97,8 +99,29 @@ int RunFile(const GenerateOptions& options) {
 
 }  // namespace
 
+std::unique_ptr<AsyncLLM> StartAsyncEngine(const EngineArgs& args) {
+  try {
+    return std::make_unique<AsyncLLM>(args);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
+std::string ReadChatTemplate(const std::string& flag, const std::string& model_template) {
+  if (flag.empty()) return model_template;
+  std::error_code error;
+  if (std::filesystem::is_regular_file(flag, error)) {
+    std::ifstream file(flag, std::ios::binary);
+    std::stringstream contents;
+    contents << file.rdbuf();
+    return contents.str();
+  }
+  return flag;
+}
+
 void AddEngineOptions(CLI::App& command, EngineArgs& args) {
-  command.add_option("-m,--model", args.model, "GGUF model file")->required();
+  command.add_option("model,-m,--model", args.model, "GGUF model file")->required();
   command.add_option("-t,--threads", args.num_threads, "Worker threads (0: one per core)");
   command.add_option("--block-size", args.block_size, "KV cache block size in tokens")
       ->capture_default_str();

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
 
+#include "vllm/async_llm.h"
 #include "vllm/engine_args.h"
 
 namespace vllm {
@@ -12,4 +15,11 @@ void RegisterGenerateCommand(CLI::App& app);
 
 // The engine flags with vLLM's names, shared by the commands that run an engine.
 void AddEngineOptions(CLI::App& command, EngineArgs& args);
+
+// Starts an AsyncLLM; on failure prints the error and returns null.
+std::unique_ptr<AsyncLLM> StartAsyncEngine(const EngineArgs& args);
+
+// The chat template a --chat-template flag names: a file when one exists at that path, else the
+// template itself; `model_template` when the flag is empty.
+std::string ReadChatTemplate(const std::string& flag, const std::string& model_template);
 }  // namespace vllm

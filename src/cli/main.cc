@@ -3,8 +3,11 @@
 
 #include "cli/bench_engine_command.h"
 #include "cli/bench_model_command.h"
+#include "cli/bench_serve_command.h"
+#include "cli/chat_command.h"
 #include "cli/generate_command.h"
 #include "cli/make_random_model_command.h"
+#include "cli/serve_command.h"
 #include "cli/tokenize_command.h"
 #include "common/logging.h"
 
@@ -20,12 +23,15 @@ int main(int argc, char** argv) {
         vllm::SetLogLevel(level);
       });
   vllm::RegisterGenerateCommand(app);
+  vllm::RegisterServeCommand(app);
+  vllm::RegisterChatCommand(app);
   vllm::RegisterTokenizeCommand(app);
   vllm::RegisterMakeRandomModelCommand(app);
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
   bench->require_subcommand(1);
   vllm::RegisterBenchModelCommand(*bench);
   vllm::RegisterBenchEngineCommands(*bench);
+  vllm::RegisterBenchServeCommand(*bench);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -1,0 +1,288 @@
+#include "cli/bench_serve_command.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "server/asio.h"
+
+namespace vllm {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using Clock = std::chrono::steady_clock;
+
+struct BenchServeOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;
+  std::string model;
+  std::string api_key;
+  int num_prompts = 64;
+  int max_concurrency = 16;
+  int random_input_len = 192;
+  int random_output_len = 96;
+  double random_range_ratio = 0.33;  // lengths uniform in len × [1 - r, 1 + r]
+  int64_t vocab_size = 32000;
+  uint64_t seed = 0;
+};
+
+struct RequestResult {
+  bool ok = false;
+  std::string error;
+  double ttft = 0.0;     // seconds to the first chunk with text
+  double latency = 0.0;  // seconds to the end of the stream
+  int64_t prompt_tokens = 0;
+  int64_t output_tokens = 0;
+  std::vector<double> itls;  // gaps between chunks with text
+};
+
+struct BenchRequest {
+  std::vector<int32_t> prompt;
+  int max_tokens = 0;
+};
+
+double Seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
+
+// One streamed completion over `stream` (kept alive between requests).
+RequestResult RunRequest(const BenchServeOptions& options, beast::tcp_stream& stream,
+                         const BenchRequest& request) {
+  RequestResult result;
+  nlohmann::json body = {{"prompt", request.prompt}, {"max_tokens", request.max_tokens},
+                         {"temperature", 0.0},       {"ignore_eos", true},
+                         {"stream", true},           {"stream_options", {{"include_usage", true}}}};
+  if (!options.model.empty()) body["model"] = options.model;
+  http::request<http::string_body> http_request{http::verb::post, "/v1/completions", 11};
+  http_request.set(http::field::host, options.host);
+  http_request.set(http::field::content_type, "application/json");
+  if (!options.api_key.empty()) {
+    http_request.set(http::field::authorization, "Bearer " + options.api_key);
+  }
+  http_request.body() = body.dump();
+  http_request.prepare_payload();
+  const auto start = Clock::now();
+  beast::error_code error;
+  http::write(stream, http_request, error);
+  if (error) {
+    result.error = error.message();
+    return result;
+  }
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(std::numeric_limits<uint64_t>::max());
+  std::string pending;  // SSE bytes not yet split into events
+  Clock::time_point last_text_at;
+  bool seen_text = false;
+  auto on_event = [&](std::string_view data) {
+    if (data == "[DONE]") return;
+    auto event = nlohmann::json::parse(data, nullptr, false);
+    if (event.is_discarded()) return;
+    if (event.contains("error")) {
+      result.error = event["error"].dump();
+      return;
+    }
+    if (event.contains("usage") && event["usage"].is_object()) {
+      result.prompt_tokens = event["usage"].value("prompt_tokens", 0);
+      result.output_tokens = event["usage"].value("completion_tokens", 0);
+    }
+    if (!event.contains("choices") || event["choices"].empty()) return;
+    const auto& text = event["choices"][0]["text"];
+    if (!text.is_string() || text.get<std::string>().empty()) return;
+    const auto now = Clock::now();
+    if (!seen_text) {
+      result.ttft = Seconds(now - start);
+      seen_text = true;
+    } else {
+      result.itls.push_back(Seconds(now - last_text_at));
+    }
+    last_text_at = now;
+  };
+  auto on_chunk = [&](uint64_t, beast::string_view bytes, beast::error_code&) -> size_t {
+    pending.append(bytes.data(), bytes.size());
+    size_t end;
+    while ((end = pending.find("\n\n")) != std::string::npos) {
+      std::string_view event(pending.data(), end);
+      if (event.substr(0, 6) == "data: ") on_event(event.substr(6));
+      pending.erase(0, end + 2);
+    }
+    return bytes.size();
+  };
+  parser.on_chunk_body(on_chunk);
+  http::read(stream, buffer, parser, error);
+  if (error) {
+    result.error = error.message();
+    return result;
+  }
+  result.latency = Seconds(Clock::now() - start);
+  if (parser.get().result() != http::status::ok) {
+    result.error = "HTTP " + std::to_string(parser.get().result_int()) + ": " + parser.get().body();
+    return result;
+  }
+  result.ok = result.error.empty() && seen_text;
+  return result;
+}
+
+double Percentile(std::vector<double> values, double percent) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const double rank = percent / 100.0 * static_cast<double>(values.size() - 1);
+  const size_t lower = static_cast<size_t>(rank);
+  const size_t upper = std::min(lower + 1, values.size() - 1);
+  return values[lower] + (values[upper] - values[lower]) * (rank - static_cast<double>(lower));
+}
+
+double Mean(const std::vector<double>& values) {
+  double sum = 0.0;
+  for (double value : values) sum += value;
+  return values.empty() ? 0.0 : sum / static_cast<double>(values.size());
+}
+
+std::vector<BenchRequest> RandomRequests(const BenchServeOptions& options) {
+  std::mt19937_64 rng(options.seed);
+  auto length = [&](int base) {
+    const int low = std::max(1, static_cast<int>(base * (1.0 - options.random_range_ratio)));
+    const int high = std::max(low, static_cast<int>(base * (1.0 + options.random_range_ratio)));
+    return std::uniform_int_distribution<int>(low, high)(rng);
+  };
+  const int64_t first = std::min<int64_t>(options.vocab_size - 1, 1000);
+  std::uniform_int_distribution<int64_t> token(first, options.vocab_size - 1);
+  std::vector<BenchRequest> requests(options.num_prompts);
+  for (BenchRequest& request : requests) {
+    request.prompt.resize(length(options.random_input_len));
+    for (int32_t& id : request.prompt) id = static_cast<int32_t>(token(rng));
+    request.max_tokens = length(options.random_output_len);
+  }
+  return requests;
+}
+
+int RunBenchServe(const BenchServeOptions& options) {
+  asio::io_context io_context;
+  asio::ip::tcp::resolver resolver(io_context);
+  beast::error_code error;
+  const auto endpoints = resolver.resolve(options.host, std::to_string(options.port), error);
+  if (error) {
+    std::cerr << "error: cannot resolve " << options.host << ": " << error.message() << "\n";
+    return 1;
+  }
+  auto connect = [&](beast::tcp_stream& stream) {
+    stream.connect(endpoints, error);
+    return !error;
+  };
+  const std::vector<BenchRequest> requests = RandomRequests(options);
+  {  // Warm-up, not counted.
+    beast::tcp_stream stream(io_context);
+    if (!connect(stream)) {
+      std::cerr << "error: cannot connect to " << options.host << ":" << options.port << "\n";
+      return 1;
+    }
+    RequestResult warmup = RunRequest(options, stream, {requests.front().prompt, 4});
+    if (!warmup.ok) {
+      std::cerr << "error: the warm-up request failed: " << warmup.error << "\n";
+      return 1;
+    }
+  }
+  std::vector<RequestResult> results(requests.size());
+  std::atomic<size_t> next{0};
+  const auto start = Clock::now();
+  std::vector<std::thread> clients;
+  for (int c = 0; c < options.max_concurrency; ++c) {
+    clients.emplace_back([&] {
+      asio::io_context client_context;
+      std::unique_ptr<beast::tcp_stream> stream;
+      for (size_t i = next++; i < requests.size(); i = next++) {
+        if (!stream) {
+          stream = std::make_unique<beast::tcp_stream>(client_context);
+          beast::error_code connect_error;
+          stream->connect(endpoints, connect_error);
+          if (connect_error) {
+            results[i].error = connect_error.message();
+            stream.reset();
+            continue;
+          }
+        }
+        results[i] = RunRequest(options, *stream, requests[i]);
+        if (!results[i].ok) stream.reset();
+      }
+    });
+  }
+  for (auto& client : clients) client.join();
+  const double duration = Seconds(Clock::now() - start);
+
+  std::vector<double> ttfts, tpots, itls, latencies;
+  int64_t input_tokens = 0, output_tokens = 0;
+  int completed = 0;
+  std::string first_error;
+  for (const RequestResult& result : results) {
+    if (!result.ok) {
+      if (first_error.empty()) first_error = result.error;
+      continue;
+    }
+    ++completed;
+    input_tokens += result.prompt_tokens;
+    output_tokens += result.output_tokens;
+    ttfts.push_back(result.ttft);
+    latencies.push_back(result.latency);
+    if (result.output_tokens > 1) {
+      tpots.push_back((result.latency - result.ttft) /
+                      static_cast<double>(result.output_tokens - 1));
+    }
+    itls.insert(itls.end(), result.itls.begin(), result.itls.end());
+  }
+  auto ms = [](double seconds) { return seconds * 1000.0; };
+  std::printf("============ Serving Benchmark Result ============\n");
+  std::printf("%-40s %d\n", "Maximum request concurrency:", options.max_concurrency);
+  std::printf("%-40s %d\n", "Successful requests:", completed);
+  std::printf("%-40s %zu\n", "Failed requests:", results.size() - completed);
+  std::printf("%-40s %.2f\n", "Benchmark duration (s):", duration);
+  std::printf("%-40s %lld\n", "Total input tokens:", static_cast<long long>(input_tokens));
+  std::printf("%-40s %lld\n", "Total generated tokens:", static_cast<long long>(output_tokens));
+  std::printf("%-40s %.2f\n", "Request throughput (req/s):", completed / duration);
+  std::printf("%-40s %.2f\n", "Output token throughput (tok/s):", output_tokens / duration);
+  std::printf("%-40s %.2f\n",
+              "Total Token throughput (tok/s):", (input_tokens + output_tokens) / duration);
+  std::printf("---------------Time to First Token----------------\n");
+  std::printf("%-40s %.2f\n%-40s %.2f\n%-40s %.2f\n", "Mean TTFT (ms):", ms(Mean(ttfts)),
+              "Median TTFT (ms):", ms(Percentile(ttfts, 50)),
+              "P99 TTFT (ms):", ms(Percentile(ttfts, 99)));
+  std::printf("-----Time per Output Token (excl. 1st token)------\n");
+  std::printf("%-40s %.2f\n%-40s %.2f\n%-40s %.2f\n", "Mean TPOT (ms):", ms(Mean(tpots)),
+              "Median TPOT (ms):", ms(Percentile(tpots, 50)),
+              "P99 TPOT (ms):", ms(Percentile(tpots, 99)));
+  std::printf("---------------Inter-token Latency----------------\n");
+  std::printf("%-40s %.2f\n%-40s %.2f\n%-40s %.2f\n", "Mean ITL (ms):", ms(Mean(itls)),
+              "Median ITL (ms):", ms(Percentile(itls, 50)),
+              "P99 ITL (ms):", ms(Percentile(itls, 99)));
+  std::printf("==================================================\n");
+  if (!first_error.empty()) std::fprintf(stderr, "first error: %s\n", first_error.c_str());
+  return completed == static_cast<int>(results.size()) ? 0 : 1;
+}
+
+}  // namespace
+
+void RegisterBenchServeCommand(CLI::App& bench) {
+  auto options = std::make_shared<BenchServeOptions>();
+  CLI::App* command = bench.add_subcommand("serve", "Serving benchmark against a running server");
+  command->add_option("--host", options->host)->capture_default_str();
+  command->add_option("--port", options->port)->capture_default_str();
+  command->add_option("--model", options->model, "Model name to send (default: none)");
+  command->add_option("--api-key", options->api_key);
+  command->add_option("--num-prompts", options->num_prompts)->capture_default_str();
+  command->add_option("--max-concurrency", options->max_concurrency, "Clients in the closed loop")
+      ->capture_default_str();
+  command->add_option("--random-input-len", options->random_input_len)->capture_default_str();
+  command->add_option("--random-output-len", options->random_output_len)->capture_default_str();
+  command->add_option("--random-range-ratio", options->random_range_ratio)->capture_default_str();
+  command->add_option("--vocab-size", options->vocab_size, "Random prompt ids are below this")
+      ->capture_default_str();
+  command->add_option("--seed", options->seed)->capture_default_str();
+  command->callback([options] { std::exit(RunBenchServe(*options)); });
+}
+
+}  // namespace vllm

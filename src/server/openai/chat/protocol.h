@@ -1,0 +1,26 @@
+// POST /v1/chat/completions: messages → the chat template's variables → the prompt text.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "server/openai/api_error.h"
+#include "server/openai/json.h"
+#include "server/serving_context.h"
+
+namespace vllm::server {
+
+struct ChatPrompt {
+  std::string text;               // the rendered prompt
+  std::string last_message_role;  // for echo
+  std::string last_message_content;
+};
+
+// Checks the messages, renders the template (the request's chat_template, else the server's)
+// with add_generation_prompt / continue_final_message / tools / documents /
+// chat_template_kwargs, and returns the prompt. Template errors (raise_exception) are 400s.
+std::optional<ApiError> RenderChatPrompt(const ServingContext& context, const Json& body,
+                                         ChatPrompt* prompt);
+
+}  // namespace vllm::server

@@ -1,0 +1,134 @@
+#include "server/openai/completions/handler.h"
+
+#include "server/openai/completions/protocol.h"
+#include "server/openai/generation_job.h"
+#include "server/openai/logprobs_format.h"
+#include "server/openai/prompt_inputs.h"
+
+namespace vllm::server {
+namespace {
+
+class CompletionJob : public GenerationJob {
+ public:
+  using GenerationJob::GenerationJob;
+
+ private:
+  // Choice index of sequence `sequence` of prompt `prompt_index`.
+  size_t ChoiceIndex(size_t prompt_index, int sequence) const {
+    return prompt_index * request_.params.n + sequence;
+  }
+
+  Json Chunk(Json choices) const {
+    return {{"id", response_id_},
+            {"object", "text_completion"},
+            {"created", created_},
+            {"model", context_.served_model_names.front()},
+            {"choices", std::move(choices)}};
+  }
+
+  void OnDelta(size_t prompt_index, const RequestOutput& delta) override {
+    writer_->StartEventStream();
+    const int num_logprobs = request_.params.logprobs.value_or(0);
+    for (const CompletionOutput& part : delta.outputs) {
+      const size_t index = ChoiceIndex(prompt_index, part.index);
+      if (text_offsets_.size() <= index) text_offsets_.resize(index + 1, -1);
+      const bool first = text_offsets_[index] < 0;
+      if (part.text.empty() && part.token_ids.empty() && part.finish_reason.empty()) continue;
+      std::string text = part.text;
+      if (first) {
+        text_offsets_[index] = 0;
+        if (request_.echo) text = prompts_[prompt_index].text + text;
+      }
+      Json logprobs = nullptr;
+      if (request_.params.logprobs && part.logprobs) {
+        std::vector<std::optional<PositionLogprobs>> positions(part.logprobs->begin(),
+                                                               part.logprobs->end());
+        logprobs = CompletionLogprobs(context_.engine.tokenizer(), part.token_ids, positions,
+                                      num_logprobs, text_offsets_[index]);
+      }
+      text_offsets_[index] += CountCharacters(text);
+      Json choice = {
+          {"index", index},
+          {"text", std::move(text)},
+          {"logprobs", std::move(logprobs)},
+          {"finish_reason", part.finish_reason.empty() ? Json(nullptr) : Json(part.finish_reason)},
+          {"stop_reason", StopReasonJson(part)}};
+      Json chunk = Chunk(Json::array({std::move(choice)}));
+      if (request_.include_usage && request_.continuous_usage_stats) chunk["usage"] = Usage();
+      SendEvent(chunk);
+    }
+  }
+
+  void OnComplete(const std::vector<RequestOutput>& outputs) override {
+    if (request_.stream) {
+      writer_->StartEventStream();
+      EndStream(Chunk(Json::array()));
+      return;
+    }
+    Json choices = Json::array();
+    const int num_logprobs = request_.params.logprobs.value_or(0);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const RequestOutput& output = outputs[i];
+      for (const CompletionOutput& completion : output.outputs) {
+        std::string text = completion.text;
+        std::vector<int32_t> token_ids = completion.token_ids;
+        std::vector<std::optional<PositionLogprobs>> positions;
+        if (request_.echo) {
+          text = prompts_[i].text + text;
+          token_ids.insert(token_ids.begin(), output.prompt_token_ids.begin(),
+                           output.prompt_token_ids.end());
+          if (output.prompt_logprobs) positions = *output.prompt_logprobs;
+        }
+        if (completion.logprobs) {
+          positions.insert(positions.end(), completion.logprobs->begin(),
+                           completion.logprobs->end());
+        }
+        Json logprobs = nullptr;
+        if (request_.params.logprobs) {
+          logprobs = CompletionLogprobs(context_.engine.tokenizer(), token_ids, positions,
+                                        num_logprobs, 0);
+        }
+        choices.push_back(
+            {{"index", ChoiceIndex(i, completion.index)},
+             {"text", std::move(text)},
+             {"logprobs", std::move(logprobs)},
+             {"finish_reason", completion.finish_reason},
+             {"stop_reason", StopReasonJson(completion)},
+             {"prompt_logprobs", output.prompt_logprobs && request_.params.prompt_logprobs
+                                     ? PromptLogprobs(*output.prompt_logprobs)
+                                     : Json(nullptr)}});
+      }
+    }
+    Json response = Chunk(std::move(choices));
+    response["usage"] = Usage();
+    writer_->Send(http::status::ok, "application/json", DumpJson(response));
+  }
+
+  std::vector<int64_t> text_offsets_;  // per choice: characters streamed so far (-1: none yet)
+};
+
+}  // namespace
+
+void HandleCompletions(ServingContext& context, const HttpRequest& http_request,
+                       std::shared_ptr<ResponseWriter> writer, const Json& body) {
+  auto fail = [&](const ApiError& error) {
+    writer->Send(error.status, "application/json", error.ToJson());
+  };
+  GenerationRequest request;
+  if (auto error = ParseGenerationRequest(body, Endpoint::kCompletions, &request)) {
+    return fail(*error);
+  }
+  if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
+  std::vector<CompletionPrompt> prompts;
+  if (auto error = ParseCompletionPrompts(body, &prompts)) return fail(*error);
+  std::vector<PromptInputs> inputs(prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    if (auto error = PreparePrompt(context, request, prompts[i], &inputs[i])) return fail(*error);
+  }
+  auto job = std::make_shared<CompletionJob>(context, std::move(writer),
+                                             MakeResponseId(http_request, "cmpl"),
+                                             std::move(request), std::move(inputs));
+  job->Start();
+}
+
+}  // namespace vllm::server

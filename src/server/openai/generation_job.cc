@@ -1,0 +1,185 @@
+#include "server/openai/generation_job.h"
+
+#include <algorithm>
+
+#include "common/logging.h"
+
+namespace vllm::server {
+namespace {
+
+double SecondsBetween(std::chrono::steady_clock::time_point from,
+                      std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+int64_t UnixSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void MergeDelta(const RequestOutput& delta, RequestOutput* merged) {
+  merged->request_id = delta.request_id;
+  merged->prompt_token_ids = delta.prompt_token_ids;
+  merged->finished = delta.finished;
+  merged->num_cached_tokens = delta.num_cached_tokens;
+  if (delta.queue_seconds) merged->queue_seconds = delta.queue_seconds;
+  if (delta.prompt_logprobs) merged->prompt_logprobs = delta.prompt_logprobs;
+  if (merged->outputs.size() < delta.outputs.size()) merged->outputs.resize(delta.outputs.size());
+  for (const CompletionOutput& part : delta.outputs) {
+    CompletionOutput& whole = merged->outputs[part.index];
+    whole.index = part.index;
+    whole.text += part.text;
+    whole.token_ids.insert(whole.token_ids.end(), part.token_ids.begin(), part.token_ids.end());
+    if (part.logprobs) {
+      if (!whole.logprobs) whole.logprobs.emplace();
+      whole.logprobs->insert(whole.logprobs->end(), part.logprobs->begin(), part.logprobs->end());
+    }
+    whole.cumulative_logprob = part.cumulative_logprob;
+    whole.finish_reason = part.finish_reason;
+    whole.stop_reason = part.stop_reason;
+  }
+}
+
+GenerationJob::GenerationJob(ServingContext& context, std::shared_ptr<ResponseWriter> writer,
+                             std::string response_id, GenerationRequest request,
+                             std::vector<PromptInputs> prompts)
+    : context_(context),
+      writer_(std::move(writer)),
+      response_id_(std::move(response_id)),
+      created_(UnixSeconds()),
+      request_(std::move(request)),
+      prompts_(std::move(prompts)),
+      arrived_at_(std::chrono::steady_clock::now()),
+      progress_(prompts_.size()) {}
+
+std::string GenerationJob::EngineRequestId(size_t prompt_index) const {
+  return prompts_.size() == 1 ? response_id_ : response_id_ + "-" + std::to_string(prompt_index);
+}
+
+void GenerationJob::Start() {
+  self_ = shared_from_this();
+  std::weak_ptr<GenerationJob> weak = self_;
+  for (size_t i = 0; i < prompts_.size(); ++i) {
+    std::shared_ptr<ResponseWriter> writer = writer_;
+    progress_[i].stream =
+        context_.engine.Submit(EngineRequestId(i), prompts_[i].token_ids, prompts_[i].params,
+                               request_.options, [weak, writer] {
+                                 writer->Post([weak] {
+                                   if (auto job = weak.lock()) job->Drain();
+                                 });
+                               });
+  }
+  writer_->OnDisconnect([weak] {  // runs at once if the client has already gone
+    if (auto job = weak.lock()) job->AbortAll();
+  });
+}
+
+void GenerationJob::Account(PromptProgress& progress, const RequestOutput& delta) {
+  int64_t num_new_tokens = 0;
+  for (const CompletionOutput& part : delta.outputs) {
+    num_new_tokens += static_cast<int64_t>(part.token_ids.size());
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (num_new_tokens > 0) {
+    if (progress.num_generated == 0) {
+      context_.metrics.ObserveTimeToFirstToken(SecondsBetween(arrived_at_, now));
+    } else {
+      context_.metrics.ObserveInterTokenLatency(SecondsBetween(progress.last_token_at, now));
+    }
+    progress.last_token_at = now;
+    progress.num_generated += num_new_tokens;
+  }
+  if (!progress.has_output) {
+    context_.metrics.AddTokens(static_cast<int64_t>(delta.prompt_token_ids.size()), 0);
+  }
+  context_.metrics.AddTokens(0, num_new_tokens);
+  if (delta.finished) {
+    RequestRecord record;
+    record.queue_seconds = progress.merged.queue_seconds.value_or(0.0);
+    record.e2e_seconds = SecondsBetween(arrived_at_, now);
+    record.num_prompt_tokens = static_cast<int64_t>(delta.prompt_token_ids.size());
+    record.num_generation_tokens = progress.num_generated;
+    for (const CompletionOutput& whole : progress.merged.outputs) {
+      record.finish_reasons.push_back(whole.finish_reason);
+    }
+    context_.metrics.FinishRequest(record);
+  }
+}
+
+void GenerationJob::Drain() {
+  if (!self_) return;  // already complete
+  bool all_ended = true;
+  for (size_t i = 0; i < progress_.size(); ++i) {
+    PromptProgress& progress = progress_[i];
+    if (progress.ended || !progress.stream) continue;
+    while (auto delta = progress.stream->TryNext()) {
+      MergeDelta(*delta, &progress.merged);
+      Account(progress, *delta);
+      progress.has_output = true;
+      if (request_.stream && !failed_) OnDelta(i, *delta);
+      if (delta->finished) progress.ended = true;
+    }
+    if (!progress.ended && progress.stream->done()) {
+      // The stream ended without a final output: the engine refused or failed the request.
+      progress.ended = true;
+      if (!failed_) {
+        failed_ = true;
+        const std::string message = progress.stream->error();
+        AbortAll();
+        SendError(progress.stream->rejected() ? ApiError::BadRequest(message)
+                                              : ApiError::Internal(message));
+      }
+    }
+    all_ended = all_ended && progress.ended;
+  }
+  if (!all_ended) return;
+  if (!failed_) {
+    std::vector<RequestOutput> outputs;
+    for (PromptProgress& progress : progress_) outputs.push_back(std::move(progress.merged));
+    OnComplete(outputs);
+  }
+  self_.reset();
+}
+
+void GenerationJob::AbortAll() {
+  for (size_t i = 0; i < progress_.size(); ++i) {
+    if (!progress_[i].ended) context_.engine.Abort(EngineRequestId(i));
+  }
+}
+
+void GenerationJob::SendError(const ApiError& error) {
+  if (!writer_->started()) {
+    writer_->Send(error.status, "application/json", error.ToJson());
+    return;
+  }
+  writer_->SendEvent(error.ToJson());
+  writer_->SendEvent("[DONE]");
+  writer_->EndEventStream();
+}
+
+void GenerationJob::EndStream(Json final_chunk) {
+  if (request_.include_usage) {
+    final_chunk["usage"] = Usage();
+    SendEvent(final_chunk);
+  }
+  writer_->SendEvent("[DONE]");
+  writer_->EndEventStream();
+}
+
+Json GenerationJob::Usage() const {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  for (size_t i = 0; i < progress_.size(); ++i) {
+    prompt_tokens += static_cast<int64_t>(prompts_[i].token_ids.size());
+    completion_tokens += progress_[i].num_generated;
+  }
+  return {{"prompt_tokens", prompt_tokens},
+          {"total_tokens", prompt_tokens + completion_tokens},
+          {"completion_tokens", completion_tokens},
+          {"prompt_tokens_details", nullptr}};
+}
+
+}  // namespace vllm::server

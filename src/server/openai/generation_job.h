@@ -1,0 +1,83 @@
+// One OpenAI generation request running in the engine: one engine request per prompt, whose
+// delta outputs arrive on the connection's strand. Subclasses turn them into server-sent events
+// as they come (stream) or into one response at the end. A client that goes away has its
+// requests aborted, which frees their KV blocks.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/http_session.h"
+#include "server/openai/api_error.h"
+#include "server/openai/generation_request.h"
+#include "server/openai/json.h"
+#include "server/serving_context.h"
+
+namespace vllm::server {
+
+struct PromptInputs {
+  std::vector<int32_t> token_ids;
+  std::string text;       // for echo; empty for token-id prompts
+  SamplingParams params;  // the request's, with max_tokens fitted to this prompt
+};
+
+class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
+ public:
+  GenerationJob(ServingContext& context, std::shared_ptr<ResponseWriter> writer,
+                std::string response_id, GenerationRequest request,
+                std::vector<PromptInputs> prompts);
+  virtual ~GenerationJob() = default;
+
+  // Submits the engine requests; the job keeps itself alive until they end.
+  void Start();
+
+ protected:
+  // Streaming only: what prompt `prompt_index` produced since its last output.
+  virtual void OnDelta(size_t prompt_index, const RequestOutput& delta) = 0;
+  // Every prompt has ended; `outputs[i]` is prompt i's whole output.
+  virtual void OnComplete(const std::vector<RequestOutput>& outputs) = 0;
+
+  // Answers with an error: an HTTP error before streaming began, an error event after.
+  void SendError(const ApiError& error);
+  // Ends an event stream: `final_chunk` (a chunk with no choices) with the usage when the request
+  // asked for it, then data: [DONE].
+  void EndStream(Json final_chunk);
+  // Writes an event; `data` is a JSON object.
+  void SendEvent(const Json& data) { writer_->SendEvent(DumpJson(data)); }
+  // {"prompt_tokens", "completion_tokens", "total_tokens"} over every prompt so far.
+  Json Usage() const;
+
+  ServingContext& context_;
+  std::shared_ptr<ResponseWriter> writer_;
+  const std::string response_id_;
+  const int64_t created_;  // unix seconds
+  const GenerationRequest request_;
+  const std::vector<PromptInputs> prompts_;
+
+ private:
+  struct PromptProgress {
+    std::shared_ptr<RequestOutputStream> stream;
+    RequestOutput merged;  // every delta so far, concatenated
+    bool has_output = false;
+    bool ended = false;
+    std::chrono::steady_clock::time_point last_token_at;
+    int64_t num_generated = 0;
+  };
+
+  std::string EngineRequestId(size_t prompt_index) const;
+  void Drain();
+  void Account(PromptProgress& progress, const RequestOutput& delta);
+  void AbortAll();
+
+  std::chrono::steady_clock::time_point arrived_at_;
+  std::vector<PromptProgress> progress_;
+  bool failed_ = false;
+  std::shared_ptr<GenerationJob> self_;  // held while engine requests run
+};
+
+// Appends a delta output to the whole output so far.
+void MergeDelta(const RequestOutput& delta, RequestOutput* merged);
+
+}  // namespace vllm::server

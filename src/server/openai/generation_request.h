@@ -1,0 +1,47 @@
+// The fields /v1/completions and /v1/chat/completions share — the OpenAI sampling parameters and
+// vLLM's extra ones — parsed and checked into SamplingParams as vLLM's protocol does.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "server/openai/api_error.h"
+#include "server/openai/json.h"
+#include "vllm/async_llm.h"
+#include "vllm/sampling_params.h"
+
+namespace vllm::server {
+
+enum class Endpoint { kCompletions, kChat };
+
+// The most logprobs a request may ask for per position (vLLM's default max_logprobs).
+inline constexpr int kMaxLogprobs = 20;
+// The most completions one request may ask for.
+inline constexpr int kMaxN = 128;
+
+struct GenerationRequest {
+  std::string model;
+  SamplingParams params;  // max_tokens is set by ResolveMaxTokens once the prompt is known
+  std::optional<int64_t> requested_max_tokens;
+  bool stream = false;
+  bool include_usage = false;           // stream_options.include_usage
+  bool continuous_usage_stats = false;  // stream_options.continuous_usage_stats
+  bool echo = false;
+  bool add_special_tokens = true;
+  RequestOptions options;  // priority, cache_salt
+};
+
+// Parses the shared fields of a request body (a JSON object). Unknown fields are ignored.
+std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoint,
+                                               GenerationRequest* request);
+
+// Checks token ids the request names (logit_bias, allowed_token_ids) against the vocabulary.
+std::optional<ApiError> CheckTokenIds(const SamplingParams& params, int64_t vocab_size);
+
+// Refuses a prompt that leaves no room to generate, with vLLM's message; otherwise sets
+// params.max_tokens to the request's value capped by what the context has left.
+std::optional<ApiError> ResolveMaxTokens(const GenerationRequest& request,
+                                         int64_t num_prompt_tokens, int64_t max_model_len,
+                                         SamplingParams* params);
+
+}  // namespace vllm::server

@@ -1,0 +1,107 @@
+#include "server/openai/generation_request.h"
+
+#include <gtest/gtest.h>
+
+namespace vllm::server {
+namespace {
+
+GenerationRequest Parse(const char* body, Endpoint endpoint, std::optional<ApiError>* error) {
+  GenerationRequest request;
+  *error = ParseGenerationRequest(Json::parse(body), endpoint, &request);
+  return request;
+}
+
+TEST(GenerationRequestTest, ReadsOpenAiAndVllmFields) {
+  std::optional<ApiError> error;
+  GenerationRequest request = Parse(
+      R"({"model": "m", "temperature": 0.5, "top_p": 0.9, "top_k": 40, "min_p": 0.1, "n": 3,
+          "seed": 7, "stop": "x", "stop_token_ids": [5], "ignore_eos": true, "min_tokens": 2,
+          "max_tokens": 12, "logprobs": 2, "logit_bias": {"17": 150}, "priority": -3,
+          "cache_salt": "s", "repetition_penalty": 1.2, "unknown_field": {"ignored": true}})",
+      Endpoint::kCompletions, &error);
+  ASSERT_FALSE(error.has_value()) << error->message;
+  EXPECT_EQ(request.model, "m");
+  EXPECT_FLOAT_EQ(request.params.temperature, 0.5f);
+  EXPECT_EQ(request.params.top_k, 40);
+  EXPECT_EQ(request.params.n, 3);
+  EXPECT_EQ(request.params.seed, 7);
+  EXPECT_EQ(request.params.stop, std::vector<std::string>{"x"});
+  EXPECT_EQ(request.params.stop_token_ids, std::vector<int32_t>{5});
+  EXPECT_TRUE(request.params.ignore_eos);
+  EXPECT_EQ(request.requested_max_tokens, 12);
+  EXPECT_EQ(request.params.logprobs, 2);
+  EXPECT_FLOAT_EQ(request.params.logit_bias.at(17), 100.0f);  // clamped as vLLM does
+  EXPECT_EQ(request.options.priority, -3);
+  EXPECT_EQ(request.options.cache_salt, "s");
+  EXPECT_EQ(request.params.output_kind, RequestOutputKind::kDelta);
+}
+
+TEST(GenerationRequestTest, DefaultsDifferByEndpoint) {
+  std::optional<ApiError> error;
+  GenerationRequest completion = Parse(R"({"prompt": "x"})", Endpoint::kCompletions, &error);
+  EXPECT_EQ(completion.requested_max_tokens, 16);
+  EXPECT_TRUE(completion.add_special_tokens);
+  GenerationRequest chat = Parse(R"({"max_completion_tokens": 5, "max_tokens": 9,
+                                     "logprobs": true, "top_logprobs": 3})",
+                                 Endpoint::kChat, &error);
+  ASSERT_FALSE(error.has_value());
+  EXPECT_EQ(chat.requested_max_tokens, 5);
+  EXPECT_FALSE(chat.add_special_tokens);
+  EXPECT_EQ(chat.params.logprobs, 3);
+}
+
+TEST(GenerationRequestTest, RefusesBadValuesWithTheirField) {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {R"({"temperature": "hot"})", "temperature"},
+      {R"({"n": 1.5})", "n"},
+      {R"({"n": 1000})", "n"},
+      {R"({"top_p": 0})", "top_p"},
+      {R"({"stop": [1]})", "stop"},
+      {R"({"logit_bias": {"a": 1}})", "logit_bias"},
+      {R"({"logprobs": 21})", "logprobs"},
+      {R"({"max_tokens": 0})", "max_tokens"},
+      {R"({"stream_options": {"include_usage": true}})", "stream_options"},
+      {R"({"stream": true, "prompt_logprobs": 1})", "prompt_logprobs"},
+      {R"({"truncate_prompt_tokens": 0})", "truncate_prompt_tokens"},
+      {R"({"seed": "x"})", "seed"},
+  };
+  for (const auto& [body, field] : cases) {
+    std::optional<ApiError> error;
+    Parse(body, Endpoint::kCompletions, &error);
+    ASSERT_TRUE(error.has_value()) << body;
+    EXPECT_EQ(error->param, field) << body;
+    EXPECT_EQ(static_cast<int>(error->status), 400);
+  }
+  std::optional<ApiError> error;
+  Parse(R"({"top_logprobs": 2})", Endpoint::kChat, &error);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->message, "when using `top_logprobs`, `logprobs` must be set to true.");
+}
+
+TEST(GenerationRequestTest, MaxTokensFitTheContext) {
+  GenerationRequest request;
+  request.requested_max_tokens = 100;
+  SamplingParams params;
+  EXPECT_FALSE(ResolveMaxTokens(request, 10, 64, &params).has_value());
+  EXPECT_EQ(params.max_tokens, 54);
+  request.requested_max_tokens.reset();
+  EXPECT_FALSE(ResolveMaxTokens(request, 10, 64, &params).has_value());
+  EXPECT_EQ(params.max_tokens, 54);
+  auto error = ResolveMaxTokens(request, 64, 64, &params);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->message,
+            "This model's maximum context length is 64 tokens. However, your request has 64 "
+            "input tokens. Please reduce the length of the input messages.");
+}
+
+TEST(GenerationRequestTest, TokenIdsMustBeInTheVocabulary) {
+  SamplingParams params;
+  params.logit_bias[99] = 1.0f;
+  EXPECT_TRUE(CheckTokenIds(params, 99).has_value());
+  EXPECT_FALSE(CheckTokenIds(params, 100).has_value());
+  params.allowed_token_ids = std::vector<int32_t>{};
+  EXPECT_TRUE(CheckTokenIds(params, 100).has_value());
+}
+
+}  // namespace
+}  // namespace vllm::server

@@ -1,0 +1,65 @@
+#include "server/openai/prompt_inputs.h"
+
+#include <algorithm>
+#include <random>
+
+#include "tokenizer/tokenizer.h"
+
+namespace vllm::server {
+
+std::optional<ApiError> PreparePrompt(const ServingContext& context,
+                                      const GenerationRequest& request,
+                                      const std::variant<std::string, std::vector<int32_t>>& prompt,
+                                      PromptInputs* inputs) {
+  const Tokenizer& tokenizer = context.engine.tokenizer();
+  if (const auto* text = std::get_if<std::string>(&prompt)) {
+    inputs->text = *text;
+    inputs->token_ids = tokenizer.Encode(*text, request.add_special_tokens);
+  } else {
+    inputs->token_ids = std::get<std::vector<int32_t>>(prompt);
+    for (int32_t id : inputs->token_ids) {
+      if (id < 0 || id >= tokenizer.vocab_size()) {
+        return ApiError::BadRequest("Token id " + std::to_string(id) + " is out of vocabulary",
+                                    "prompt");
+      }
+    }
+    inputs->text = tokenizer.Decode(inputs->token_ids, false);
+  }
+  inputs->params = request.params;
+  if (const auto keep = request.params.truncate_prompt_tokens;
+      keep && static_cast<int64_t>(inputs->token_ids.size()) > *keep) {
+    inputs->token_ids.erase(inputs->token_ids.begin(), inputs->token_ids.end() - *keep);
+  }
+  if (inputs->token_ids.empty()) {
+    return ApiError::BadRequest("The decoder prompt cannot be empty", "prompt");
+  }
+  return ResolveMaxTokens(request, static_cast<int64_t>(inputs->token_ids.size()),
+                          context.engine.max_model_len(), &inputs->params);
+}
+
+std::optional<ApiError> CheckModelAndTokenIds(const ServingContext& context,
+                                              const GenerationRequest& request) {
+  if (!context.Serves(request.model)) {
+    return ApiError::NotFound("The model `" + request.model + "` does not exist.");
+  }
+  return CheckTokenIds(request.params, context.engine.tokenizer().vocab_size());
+}
+
+std::string MakeResponseId(const HttpRequest& http_request, const char* prefix) {
+  if (auto header = http_request.find("X-Request-Id"); header != http_request.end()) {
+    return std::string(prefix) + "-" + std::string(header->value().data(), header->value().size());
+  }
+  static thread_local std::mt19937_64 generator{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = std::string(prefix) + "-";
+  for (int i = 0; i < 32; ++i) id += kHex[generator() & 15];
+  return id;
+}
+
+Json StopReasonJson(const CompletionOutput& output) {
+  if (const auto* text = std::get_if<std::string>(&output.stop_reason)) return *text;
+  if (const auto* id = std::get_if<int32_t>(&output.stop_reason)) return *id;
+  return nullptr;
+}
+
+}  // namespace vllm::server

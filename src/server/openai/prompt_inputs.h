@@ -1,0 +1,34 @@
+// Turns a request's prompts into engine inputs: tokenized, truncated, checked against the
+// vocabulary and the context length, each with its own max_tokens.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "server/http_session.h"
+#include "server/openai/api_error.h"
+#include "server/openai/generation_job.h"
+#include "server/openai/generation_request.h"
+#include "server/serving_context.h"
+
+namespace vllm::server {
+
+// A prompt as text (tokenized with add_special_tokens as the request says) or as token ids.
+std::optional<ApiError> PreparePrompt(const ServingContext& context,
+                                      const GenerationRequest& request,
+                                      const std::variant<std::string, std::vector<int32_t>>& prompt,
+                                      PromptInputs* inputs);
+
+// The checks every generation route makes first: the model name and the token ids named in
+// the sampling parameters.
+std::optional<ApiError> CheckModelAndTokenIds(const ServingContext& context,
+                                              const GenerationRequest& request);
+
+// "<prefix>-<id>": the X-Request-Id header when given, else 32 random hex digits.
+std::string MakeResponseId(const HttpRequest& http_request, const char* prefix);
+
+// The "stop_reason" field: a stop string, a stop token id, or null.
+Json StopReasonJson(const CompletionOutput& output);
+
+}  // namespace vllm::server

@@ -1,0 +1,545 @@
+// Jinja's builtin filters as Jinja 3.1 defines them (string filters first turn their input into
+// a string, sort/min/max/unique ignore case unless told otherwise), plus transformers' tojson.
+#include "tokenizer/chat_template/filters.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <unordered_map>
+
+#include "tokenizer/chat_template/arguments.h"
+#include "tokenizer/chat_template/errors.h"
+#include "tokenizer/chat_template/limits.h"
+#include "tokenizer/chat_template/operators.h"
+#include "tokenizer/chat_template/predicates.h"
+#include "tokenizer/chat_template/python_str.h"
+#include "tokenizer/chat_template/value_format.h"
+
+namespace vllm::jinja {
+namespace {
+
+using Filter = Value (*)(const Value& value, const CallArgs& args);
+
+// An `attribute=` argument: "a.b.0" reads item a, then b, then index 0; an int reads that index.
+Value AttributePath(const Value& item, const Value& attribute) {
+  if (attribute.is_integral()) return Subscript(item, attribute);
+  Value current = item;
+  for (const std::string& part : SplitOn(StringArgument(attribute, "attribute"), ".", -1)) {
+    int64_t index = 0;
+    auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), index);
+    bool is_index =
+        !part.empty() && part[0] != '-' && error == std::errc() && end == part.data() + part.size();
+    current = Subscript(current, is_index ? Value::Int(index) : Value::String(part));
+  }
+  return current;
+}
+
+// What sort, min, max and unique compare: the item or its attribute, lowercased unless
+// case_sensitive.
+Value SortKey(const Value& item, bool case_sensitive, const Value& attribute) {
+  Value key = attribute.is_none() ? item : AttributePath(item, attribute);
+  if (!case_sensitive && key.is_string()) return Value::String(ToLower(key.AsString()));
+  return key;
+}
+
+// Removes underscores that Python allows between digits ("1_000"); nullopt for misplaced ones.
+std::optional<std::string> WithoutDigitUnderscores(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '_') {
+      out += text[i];
+      continue;
+    }
+    auto is_digit = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+    if (i == 0 || i + 1 == text.size() || !is_digit(text[i - 1]) || !is_digit(text[i + 1])) {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// Python's float(text).
+std::optional<double> ParseFloat(std::string_view text) {
+  auto cleaned = WithoutDigitUnderscores(StripSpace(text, true, true));
+  if (!cleaned || cleaned->empty()) return std::nullopt;
+  std::string_view s = *cleaned;
+  bool negative = s.front() == '-';
+  if (s.front() == '-' || s.front() == '+') s.remove_prefix(1);
+  double value = 0;
+  auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (error != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return negative ? -value : value;
+}
+
+// Python's int(text, base) for bases 2 to 36, with 0x/0o/0b prefixes where the base matches.
+std::optional<int64_t> ParseInt(std::string_view text, int64_t base) {
+  auto cleaned = WithoutDigitUnderscores(StripSpace(text, true, true));
+  if (!cleaned || cleaned->empty() || base < 2 || base > 36) return std::nullopt;
+  std::string_view s = *cleaned;
+  bool negative = s.front() == '-';
+  if (s.front() == '-' || s.front() == '+') s.remove_prefix(1);
+  if (s.size() > 2 && s[0] == '0') {
+    char prefix = static_cast<char>(std::tolower(static_cast<unsigned char>(s[1])));
+    if ((prefix == 'x' && base == 16) || (prefix == 'o' && base == 8) ||
+        (prefix == 'b' && base == 2)) {
+      s.remove_prefix(2);
+    }
+  }
+  if (s.empty() || s.front() == '-' || s.front() == '+') return std::nullopt;
+  uint64_t magnitude = 0;
+  auto [end, error] =
+      std::from_chars(s.data(), s.data() + s.size(), magnitude, static_cast<int>(base));
+  if (error != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  if (magnitude > static_cast<uint64_t>(INT64_MAX) + (negative ? 1 : 0)) return std::nullopt;
+  return negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+}
+
+Value FilterAbs(const Value& value, const CallArgs& args) {
+  BindArguments("abs", args, {});
+  if (value.is_float()) return Value::Float(std::fabs(value.AsDouble()));
+  if (value.is_integral()) return value.AsInt() < 0 ? Negate(value) : Value::Int(value.AsInt());
+  throw RenderError("bad operand type for abs(): '" + TypeName(value) + "'");
+}
+
+Value FilterAttr(const Value& value, const CallArgs& args) {
+  std::vector<Value> a = BindArguments("attr", args, {{"name"}});
+  return Attribute(value, StringArgument(a[0], "attr"));
+}
+
+Value FilterCapitalize(const Value& value, const CallArgs& args) {
+  BindArguments("capitalize", args, {});
+  return Value::String(Capitalize(ToStr(value)));
+}
+
+Value FilterDefault(const Value& value, const CallArgs& args) {
+  std::vector<Value> a = BindArguments(
+      "default", args, {{"default_value", Value::String("")}, {"boolean", Value::Bool(false)}});
+  bool use_default = value.is_undefined() || (a[1].IsTruthy() && !value.IsTruthy());
+  return use_default ? a[0] : value;
+}
+
+Value FilterDictsort(const Value& value, const CallArgs& args) {
+  std::vector<Value> a = BindArguments("dictsort", args,
+                                       {{"case_sensitive", Value::Bool(false)},
+                                        {"by", Value::String("key")},
+                                        {"reverse", Value::Bool(false)}});
+  if (!value.is_dict()) throw RenderError("dictsort expects a dict, not " + TypeName(value));
+  const std::string& by = StringArgument(a[1], "dictsort");
+  if (by != "key" && by != "value")
+    throw RenderError("You can only sort by either 'key' or 'value'");
+  size_t position = by == "key" ? 0 : 1;
+  bool case_sensitive = a[0].IsTruthy();
+  std::vector<Value> pairs;
+  for (const auto& [key, item] : value.AsDict().entries) pairs.push_back(Value::Tuple({key, item}));
+  std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) {
+    return LessThan(SortKey(x.AsList()[position], case_sensitive, Value::None()),
+                    SortKey(y.AsList()[position], case_sensitive, Value::None()));
+  });
+  if (a[2].IsTruthy()) std::reverse(pairs.begin(), pairs.end());
+  return Value::List(std::move(pairs));
+}
+
+Value FilterEscape(const Value& value, const CallArgs& args) {
+  BindArguments("escape", args, {});
+  std::string out;
+  for (char c : ToStr(value)) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  CheckStringSize(out.size());
+  return Value::String(std::move(out));
+}
+
+Value FilterFirst(const Value& value, const CallArgs& args) {
+  BindArguments("first", args, {});
+  if (value.is_list()) return value.AsList().empty() ? Value() : value.AsList().front();
+  std::vector<Value> items = Iterate(value);
+  return items.empty() ? Value() : items.front();
+}
+
+Value FilterLast(const Value& value, const CallArgs& args) {
+  BindArguments("last", args, {});
+  if (value.is_list()) return value.AsList().empty() ? Value() : value.AsList().back();
+  std::vector<Value> items = Iterate(value);
+  return items.empty() ? Value() : items.back();
+}
+
+Value FilterFloat(const Value& value, const CallArgs& args) {
+  std::vector<Value> a = BindArguments("float", args, {{"default", Value::Float(0.0)}});
+  if (value.is_number()) return Value::Float(value.AsDouble());
+  if (value.is_string()) {
+    if (auto parsed = ParseFloat(value.AsString())) return Value::Float(*parsed);
+  }
+  return a[0];
+}
+
+Value FilterIndent(const Value& value, const CallArgs& args) {
+  std::vector<Value> a = BindArguments(
+      "indent", args,
+      {{"width", Value::Int(4)}, {"first", Value::Bool(false)}, {"blank", Value::Bool(false)}});
+  std::string indentation;
+  if (a[0].is_string()) {
+    indentation = a[0].AsString();
+  } else {
+    int64_t width = std::max<int64_t>(IntArgument(a[0], "indent"), 0);
+    CheckStringSize(static_cast<size_t>(width));
+    indentation.assign(static_cast<size_t>(width), ' ');
+  }
+  std::vector<std::string> lines = SplitLines(ToStr(value) + "\n");
+  std::string out = lines.front();
+  for (size_t i = 1; i < lines.size(); ++i) {
+    AppendWithinLimit(out, "\n");
+    if (a[2].IsTruthy() || !lines[i].empty()) AppendWithinLimit(out, indentation);
+    AppendWithinLimit(out, lines[i]);
+  }
+  if (a[1].IsTruthy()) out = indentation + out;
+  CheckStringSize(out.size());
+  return Value::String(std::move(out));
+}
+
+Value FilterInt(const Value& value, const CallArgs& args) {
+  std::vector<Value> a =
+      BindArguments("int", args, {{"default", Value::Int(0)}, {"base", Value::Int(10)}});
+  if (value.is_integral()) return Value::Int(value.AsInt());
+  std::optional<double> number;
+  if (value.is_float()) number = value.AsDouble();
+  if (value.is_string()) {
+    if (auto parsed = ParseInt(value.AsString(), IntArgument(a[1], "int")))
+      return Value::Int(*parsed);
+    number = ParseFloat(value.AsString());
+  }
+  if (number && std::isfinite(*number) && std::fabs(*number) < 9.2e18) {
+    return Value::Int(static_cast<int64_t>(std::trunc(*number)));
+  }
+  return a[0];
+}
+
+Value FilterItems(const Value& value, const CallArgs& args) {
+  BindArguments("items", args, {});
+  if (value.is_undefined()) return Value::List({});
+  if (!value.is_dict()) throw RenderError("Can only get item pairs from a mapping.");
+  std::vector<Value> pairs;
+  for (const auto& [key, item] : value.AsDict().entries) pairs.push_back(Value::Tuple({key, item}));
+  return Value::List(std::move(pairs));
+}
+
+Value FilterJoin(const Value& value, const CallArgs& args) {
+  std::vector<Value> a =
+      BindArguments("join", args, {{"d", Value::String("")}, {"attribute", Value::None()}});
+  std::string separator = ToStr(a[0]);
+  std::string out;
+  bool first = true;
+  for (const Value& item : Iterate(value)) {
+    if (!first) AppendWithinLimit(out, separator);
+    first = false;
+    AppendWithinLimit(out, ToStr(a[1].is_none() ? item : AttributePath(item, a[1])));
+  }
+  return Value::String(std::move(out));
+}
+
+Value FilterLength(const Value& value, const CallArgs& args) {
+  BindArguments("length", args, {});
+  return Value::Int(Length(value));
+}
+
+Value FilterList(const Value& value, const CallArgs& args) {
+  BindArguments("list", args, {});
+  return Value::List(Iterate(value));
+}
+
+Value FilterLower(const Value& value, const CallArgs& args) {
+  BindArguments("lower", args, {});
+  return Value::String(ToLower(ToStr(value)));
+}
+
+Value FilterMap(const Value& value, const CallArgs& args) {
+  std::vector<Value> out;
+  const Value* attribute = nullptr;
+  Value default_value;
+  for (const auto& [name, argument] : args.keyword) {
+    if (name == "attribute") {
+      attribute = &argument;
+    } else if (name == "default") {
+      default_value = argument;
+    }
+  }
+  if (attribute != nullptr) {
+    for (const Value& item : Iterate(value)) {
+      Value mapped = AttributePath(item, *attribute);
+      out.push_back(mapped.is_undefined() ? default_value : mapped);
+    }
+    return Value::List(std::move(out));
+  }
+  if (args.positional.empty()) throw RenderError("map() needs a filter name or attribute=");
+  const std::string& filter = StringArgument(args.positional[0], "map");
+  CallArgs filter_args{{args.positional.begin() + 1, args.positional.end()}, args.keyword};
+  for (const Value& item : Iterate(value)) out.push_back(ApplyFilter(filter, item, filter_args));
+  return Value::List(std::move(out));
+}
+
+Value Extreme(const Value& value, const CallArgs& args, std::string_view name, bool want_max) {
+  std::vector<Value> a = BindArguments(
+      name, args, {{"case_sensitive", Value::Bool(false)}, {"attribute", Value::None()}});
+  std::vector<Value> items = Iterate(value);
+  if (items.empty()) return Value();
+  bool case_sensitive = a[0].IsTruthy();
+  size_t best = 0;
+  Value best_key = SortKey(items[0], case_sensitive, a[1]);
+  for (size_t i = 1; i < items.size(); ++i) {
+    Value key = SortKey(items[i], case_sensitive, a[1]);
+    if (want_max ? LessThan(best_key, key) : LessThan(key, best_key)) {
+      best = i;
+      best_key = std::move(key);
+    }
+  }
+  return items[best];
+}
+
+Value FilterMax(const Value& value, const CallArgs& args) {
+  return Extreme(value, args, "max", true);
+}
+Value FilterMin(const Value& value, const CallArgs& args) {
+  return Extreme(value, args, "min", false);
+}
+
+// select / reject / selectattr / rejectattr: keep the items whose test (or truthiness) matches.
+Value Select(const Value& value, const CallArgs& args, bool by_attribute, bool keep_passing) {
+  size_t next = 0;
+  Value attribute;
+  if (by_attribute) {
+    if (args.positional.empty()) throw RenderError("selectattr/rejectattr need an attribute name");
+    attribute = args.positional[next++];
+  }
+  std::optional<std::string> test;
+  CallArgs test_args;
+  if (next < args.positional.size()) {
+    test = StringArgument(args.positional[next++], "select");
+    test_args.positional.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(next),
+                                args.positional.end());
+    test_args.keyword = args.keyword;
+  }
+  std::vector<Value> out;
+  for (const Value& item : Iterate(value)) {
+    Value subject = by_attribute ? AttributePath(item, attribute) : item;
+    bool passes = test ? ApplyTest(*test, subject, test_args) : subject.IsTruthy();
+    if (passes == keep_passing) out.push_back(item);
+  }
+  return Value::List(std::move(out));
+}
+
+Value FilterSelect(const Value& value, const CallArgs& args) {
+  return Select(value, args, false, true);
+}
+Value FilterReject(const Value& value, const CallArgs& args) {
+  return Select(value, args, false, false);
+}
+Value FilterSelectattr(const Value& value, const CallArgs& args) {
+  return Select(value, args, true, true);
+}
+Value FilterRejectattr(const Value& value, const CallArgs& args) {
+  return Select(value, args, true, false);
+}
+
+Value FilterReplace(const Value& value, const CallArgs& args) {
+  std::vector<Value> a =
+      BindArguments("replace", args, {{"old"}, {"new"}, {"count", Value::None()}});
+  int64_t count = a[2].is_none() ? -1 : IntArgument(a[2], "replace");
+  std::string out = Replace(ToStr(value), ToStr(a[0]), ToStr(a[1]), count);
+  CheckStringSize(out.size());
+  return Value::String(std::move(out));
+}
+
+Value FilterReverse(const Value& value, const CallArgs& args) {
+  BindArguments("reverse", args, {});
+  if (value.is_string()) {
+    std::vector<std::string_view> chars = CodePoints(value.AsString());
+    std::string out;
+    for (auto it = chars.rbegin(); it != chars.rend(); ++it) out += *it;
+    return Value::String(std::move(out));
+  }
+  std::vector<Value> items = Iterate(value);
+  std::reverse(items.begin(), items.end());
+  return Value::List(std::move(items));
+}
+
+Value FilterRound(const Value& value, const CallArgs& args) {
+  std::vector<Value> a = BindArguments(
+      "round", args, {{"precision", Value::Int(0)}, {"method", Value::String("common")}});
+  int64_t precision = IntArgument(a[0], "round");
+  const std::string& method = StringArgument(a[1], "round");
+  if (method != "common" && method != "ceil" && method != "floor") {
+    throw RenderError("method must be common, ceil or floor");
+  }
+  if (!value.is_number()) throw RenderError("round() expects a number, not " + TypeName(value));
+  double x = value.AsDouble();
+  double scale = std::pow(10.0, static_cast<double>(precision));
+  if (method != "common") {
+    return Value::Float((method == "ceil" ? std::ceil(x * scale) : std::floor(x * scale)) / scale);
+  }
+  if (value.is_integral() && precision >= 0) return Value::Int(value.AsInt());
+  if (!std::isfinite(x) || precision > 330) return value;
+  if (precision < 0) {
+    double rounded = std::nearbyint(x * scale) / scale;
+    return value.is_integral() ? Value::Int(static_cast<int64_t>(rounded)) : Value::Float(rounded);
+  }
+  // Correctly rounded decimal text, half to even on the exact binary value, as Python rounds.
+  char buffer[720];
+  auto written = std::to_chars(buffer, buffer + sizeof buffer, x, std::chars_format::fixed,
+                               static_cast<int>(precision));
+  double rounded = x;
+  std::from_chars(buffer, written.ptr, rounded);
+  return Value::Float(rounded);
+}
+
+// Jinja marks the text safe for HTML; without autoescaping that is the text itself.
+Value FilterSafe(const Value& value, const CallArgs& args) {
+  BindArguments("safe", args, {});
+  return Value::String(ToStr(value));
+}
+
+Value FilterSort(const Value& value, const CallArgs& args) {
+  std::vector<Value> a = BindArguments("sort", args,
+                                       {{"reverse", Value::Bool(false)},
+                                        {"case_sensitive", Value::Bool(false)},
+                                        {"attribute", Value::None()}});
+  std::vector<Value> items = Iterate(value);
+  bool case_sensitive = a[1].IsTruthy();
+  std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) {
+    return LessThan(SortKey(x, case_sensitive, a[2]), SortKey(y, case_sensitive, a[2]));
+  });
+  if (a[0].IsTruthy()) std::reverse(items.begin(), items.end());
+  return Value::List(std::move(items));
+}
+
+Value FilterString(const Value& value, const CallArgs& args) {
+  BindArguments("string", args, {});
+  return Value::String(ToStr(value));
+}
+
+Value FilterSum(const Value& value, const CallArgs& args) {
+  std::vector<Value> a =
+      BindArguments("sum", args, {{"attribute", Value::None()}, {"start", Value::Int(0)}});
+  Value total = a[1];
+  for (const Value& item : Iterate(value)) {
+    total = ApplyBinary(BinaryOp::kAdd, total, a[0].is_none() ? item : AttributePath(item, a[0]));
+  }
+  return total;
+}
+
+Value FilterTitle(const Value& value, const CallArgs& args) {
+  BindArguments("title", args, {});
+  // Jinja capitalizes the first character after whitespace or one of -({[< and lowers the rest.
+  std::string text = ToStr(value);
+  std::string out;
+  bool word_start = true;
+  for (std::string_view c : CodePoints(text)) {
+    out += word_start ? ToUpper(c) : ToLower(c);
+    word_start = IsPythonSpace(c) ||
+                 (c.size() == 1 && std::string_view("-({[<").find(c[0]) != std::string_view::npos);
+  }
+  return Value::String(std::move(out));
+}
+
+Value FilterTojson(const Value& value, const CallArgs& args) {
+  std::vector<Value> a = BindArguments("tojson", args,
+                                       {{"ensure_ascii", Value::Bool(false)},
+                                        {"indent", Value::None()},
+                                        {"separators", Value::None()},
+                                        {"sort_keys", Value::Bool(false)}});
+  JsonOptions options;
+  options.ensure_ascii = a[0].IsTruthy();
+  if (a[1].is_string()) {
+    options.indent = a[1].AsString();
+  } else if (!a[1].is_none()) {
+    int64_t width = std::max<int64_t>(IntArgument(a[1], "tojson"), 0);
+    CheckStringSize(static_cast<size_t>(width));
+    options.indent = std::string(static_cast<size_t>(width), ' ');
+  }
+  if (options.indent) options.item_separator = ",";
+  if (!a[2].is_none()) {
+    if (!a[2].is_list() || a[2].AsList().size() != 2) {
+      throw RenderError("tojson() separators must be an (item, key) pair");
+    }
+    options.item_separator = StringArgument(a[2].AsList()[0], "tojson");
+    options.key_separator = StringArgument(a[2].AsList()[1], "tojson");
+  }
+  options.sort_keys = a[3].IsTruthy();
+  return Value::String(ToJson(value, options));
+}
+
+Value FilterTrim(const Value& value, const CallArgs& args) {
+  std::vector<Value> a = BindArguments("trim", args, {{"chars", Value::None()}});
+  std::string text = ToStr(value);
+  if (a[0].is_none()) return Value::String(std::string(StripSpace(text, true, true)));
+  return Value::String(std::string(StripChars(text, StringArgument(a[0], "trim"), true, true)));
+}
+
+Value FilterUnique(const Value& value, const CallArgs& args) {
+  std::vector<Value> a = BindArguments(
+      "unique", args, {{"case_sensitive", Value::Bool(false)}, {"attribute", Value::None()}});
+  std::vector<Value> out;
+  std::vector<Value> seen;
+  for (const Value& item : Iterate(value)) {
+    Value key = SortKey(item, a[0].IsTruthy(), a[1]);
+    if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return Equals(s, key); }))
+      continue;
+    seen.push_back(std::move(key));
+    out.push_back(item);
+  }
+  return Value::List(std::move(out));
+}
+
+Value FilterUpper(const Value& value, const CallArgs& args) {
+  BindArguments("upper", args, {});
+  return Value::String(ToUpper(ToStr(value)));
+}
+
+const std::unordered_map<std::string_view, Filter>& Filters() {
+  static const std::unordered_map<std::string_view, Filter> filters{
+      {"abs", FilterAbs},           {"attr", FilterAttr},       {"capitalize", FilterCapitalize},
+      {"count", FilterLength},      {"d", FilterDefault},       {"default", FilterDefault},
+      {"dictsort", FilterDictsort}, {"e", FilterEscape},        {"escape", FilterEscape},
+      {"first", FilterFirst},       {"float", FilterFloat},     {"indent", FilterIndent},
+      {"int", FilterInt},           {"items", FilterItems},     {"join", FilterJoin},
+      {"last", FilterLast},         {"length", FilterLength},   {"list", FilterList},
+      {"lower", FilterLower},       {"map", FilterMap},         {"max", FilterMax},
+      {"min", FilterMin},           {"reject", FilterReject},   {"rejectattr", FilterRejectattr},
+      {"replace", FilterReplace},   {"reverse", FilterReverse}, {"round", FilterRound},
+      {"safe", FilterSafe},         {"select", FilterSelect},   {"selectattr", FilterSelectattr},
+      {"sort", FilterSort},         {"string", FilterString},   {"sum", FilterSum},
+      {"title", FilterTitle},       {"tojson", FilterTojson},   {"trim", FilterTrim},
+      {"unique", FilterUnique},     {"upper", FilterUpper},
+  };
+  return filters;
+}
+
+}  // namespace
+
+bool IsFilter(std::string_view name) { return Filters().contains(name); }
+
+Value ApplyFilter(std::string_view name, const Value& value, const CallArgs& args) {
+  auto found = Filters().find(name);
+  if (found == Filters().end()) throw RenderError("no filter named '" + std::string(name) + "'");
+  return found->second(value, args);
+}
+
+}  // namespace vllm::jinja

@@ -1,0 +1,15 @@
+// The template filters, `value | name(args)`: the Jinja builtin filters chat templates use, and
+// transformers' tojson (json.dumps with ensure_ascii=False, ", " and ": " separators).
+#pragma once
+
+#include <string_view>
+
+#include "tokenizer/chat_template/value.h"
+
+namespace vllm::jinja {
+
+bool IsFilter(std::string_view name);
+// Throws RenderError for an unknown filter, wrong arguments or wrong types.
+Value ApplyFilter(std::string_view name, const Value& value, const CallArgs& args);
+
+}  // namespace vllm::jinja

@@ -1,0 +1,15 @@
+// The template tests, `value is name` and `value is name(args)`: defined, none, string, mapping,
+// odd, divisibleby, equalto...
+#pragma once
+
+#include <string_view>
+
+#include "tokenizer/chat_template/value.h"
+
+namespace vllm::jinja {
+
+bool IsTest(std::string_view name);
+// Throws RenderError for an unknown test or wrong arguments.
+bool ApplyTest(std::string_view name, const Value& value, const CallArgs& args);
+
+}  // namespace vllm::jinja

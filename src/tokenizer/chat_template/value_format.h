@@ -1,0 +1,29 @@
+// Values as text, the way Python writes them: str() for template output, repr() for items inside
+// printed lists and dicts, and json.dumps() for the tojson filter.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "tokenizer/chat_template/value.h"
+
+namespace vllm::jinja {
+
+// str(value): strings as they are, undefined as "", None as "None", containers as repr().
+std::string ToStr(const Value& value);
+// repr(value): strings quoted, 'it\'s' → "it's".
+std::string ToRepr(const Value& value);
+
+// The arguments of json.dumps() that transformers' tojson filter passes on.
+struct JsonOptions {
+  std::optional<std::string> indent;  // set: one item a line, indented by this per level
+  std::string item_separator = ", ";
+  std::string key_separator = ": ";
+  bool sort_keys = false;
+  bool ensure_ascii = false;
+};
+
+// json.dumps(value): throws RenderError for values JSON cannot hold (undefined, functions).
+std::string ToJson(const Value& value, const JsonOptions& options);
+
+}  // namespace vllm::jinja
