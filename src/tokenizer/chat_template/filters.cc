@@ -52,8 +52,11 @@ std::optional<std::string> WithoutDigitUnderscores(std::string_view text) {
       out += text[i];
       continue;
     }
-    auto is_digit = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-    if (i == 0 || i + 1 == text.size() || !is_digit(text[i - 1]) || !is_digit(text[i + 1])) {
+    auto is_digit_or_letter = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0;
+    };
+    if (i == 0 || i + 1 == text.size() || !is_digit_or_letter(text[i - 1]) ||
+        !is_digit_or_letter(text[i + 1])) {
       return std::nullopt;
     }
   }

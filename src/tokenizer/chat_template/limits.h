@@ -13,9 +13,9 @@ namespace vllm::jinja {
 // Largest string a template may build, the rendered output included.
 inline constexpr size_t kMaxStringBytes = size_t{64} << 20;
 // Most items in a list a template builds (range(), repetition).
-inline constexpr int64_t kMaxListItems = 10'000'000;
+inline constexpr int64_t kMaxListItems = 1'000'000;
 // Most loop iterations and macro calls in one rendering, all loops together.
-inline constexpr int64_t kMaxSteps = 10'000'000;
+inline constexpr int64_t kMaxSteps = 1'000'000;
 // Deepest chain of macro calls.
 inline constexpr int kMaxMacroDepth = 256;
 // Deepest nesting of expressions and statements being evaluated at once, macro calls included.
