@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "formats/gguf_file.h"
+#include "tokenizer/hf/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm {
@@ -15,6 +16,7 @@ namespace {
 
 struct TokenizeOptions {
   std::string model_path;
+  std::string tokenizer_dir;  // a Hugging Face tokenizer directory, instead of model_path
   std::string text;
   std::string text_file;
   bool add_special_tokens = false;
@@ -40,12 +42,23 @@ int Run(const TokenizeOptions& options) {
     }
     text.assign(std::istreambuf_iterator<char>(in), {});
   }
-  auto file = GgufFile::Open(options.model_path);
-  if (!file) {
-    std::cerr << "error: " << file.error() << "\n";
+  if (options.model_path.empty() == options.tokenizer_dir.empty()) {
+    std::cerr << "error: give one of --model or --tokenizer\n";
     return 1;
   }
-  auto tokenizer = LoadTokenizerFromGguf(**file);
+  std::unique_ptr<GgufFile> file;
+  Expected<std::unique_ptr<Tokenizer>> tokenizer = Error{""};
+  if (!options.tokenizer_dir.empty()) {
+    tokenizer = LoadTokenizerFromHfDir(options.tokenizer_dir);
+  } else {
+    auto opened = GgufFile::Open(options.model_path);
+    if (!opened) {
+      std::cerr << "error: " << opened.error() << "\n";
+      return 1;
+    }
+    file = std::move(*opened);
+    tokenizer = LoadTokenizerFromGguf(*file);
+  }
   if (!tokenizer) {
     std::cerr << "error: " << tokenizer.error() << "\n";
     return 1;
@@ -59,8 +72,12 @@ int Run(const TokenizeOptions& options) {
 void RegisterTokenizeCommand(CLI::App& app) {
   auto options = std::make_shared<TokenizeOptions>();
   CLI::App* command = app.add_subcommand("tokenize", "Print a text's token ids as a JSON array");
-  command->add_option("-m,--model", options->model_path, "GGUF model or vocabulary file")
-      ->required();
+  auto* model =
+      command->add_option("-m,--model", options->model_path, "GGUF model or vocabulary file");
+  auto* tokenizer = command->add_option(
+      "--tokenizer", options->tokenizer_dir,
+      "Hugging Face tokenizer directory (tokenizer.json, tokenizer_config.json)");
+  model->excludes(tokenizer);
   command->add_flag("--add-special-tokens", options->add_special_tokens,
                     "Add BOS/EOS as the vocabulary asks");
   auto* text = command->add_option("--text", options->text, "Text to tokenize");

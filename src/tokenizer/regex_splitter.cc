@@ -6,6 +6,31 @@
 #include "tokenizer/utf8.h"
 
 namespace vllm {
+namespace {
+
+// Calls on_match(begin, end) for each non-empty match of `code` in `subject`, left to right.
+template <typename OnMatch>
+void ForEachMatch(const pcre2_code* code, pcre2_match_data* match, std::string_view subject,
+                  OnMatch on_match) {
+  const auto* data = reinterpret_cast<PCRE2_SPTR>(subject.data());
+  size_t offset = 0;
+  while (offset <= subject.size()) {
+    int rc = pcre2_match(code, data, subject.size(), offset, 0, match, nullptr);
+    if (rc < 0) break;
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
+    size_t match_begin = ovector[0];
+    size_t match_end = ovector[1];
+    if (match_end == match_begin) {  // an empty match: move on one character
+      if (match_end >= subject.size()) break;
+      offset = match_end + Utf8SequenceLength(static_cast<unsigned char>(subject[match_end]));
+      continue;
+    }
+    on_match(match_begin, match_end);
+    offset = match_end;
+  }
+}
+
+}  // namespace
 
 struct RegexSplitter::Compiled {
   pcre2_code* code = nullptr;
@@ -46,30 +71,29 @@ std::vector<std::string_view> RegexSplitter::Split(std::string_view text) const 
     pcre2_match_data* match = pcre2_match_data_create_from_pattern(regex->code, nullptr);
     std::vector<std::string_view> next;
     for (std::string_view piece : pieces) {
-      const auto* subject = reinterpret_cast<PCRE2_SPTR>(piece.data());
       size_t start = 0;  // start of the text not yet assigned to a piece
-      size_t offset = 0;
-      while (offset <= piece.size()) {
-        int rc = pcre2_match(regex->code, subject, piece.size(), offset, 0, match, nullptr);
-        if (rc < 0) break;
-        const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
-        size_t match_begin = ovector[0];
-        size_t match_end = ovector[1];
-        if (match_end == match_begin) {  // an empty match: move on one character
-          if (match_end >= piece.size()) break;
-          offset = match_end + Utf8SequenceLength(static_cast<unsigned char>(piece[match_end]));
-          continue;
-        }
+      ForEachMatch(regex->code, match, piece, [&](size_t match_begin, size_t match_end) {
         if (match_begin > start) next.push_back(piece.substr(start, match_begin - start));
         next.push_back(piece.substr(match_begin, match_end - match_begin));
-        start = offset = match_end;
-      }
+        start = match_end;
+      });
       if (start < piece.size()) next.push_back(piece.substr(start));
     }
     pcre2_match_data_free(match);
     pieces = std::move(next);
   }
   return pieces;
+}
+
+std::vector<std::pair<size_t, size_t>> RegexSplitter::Matches(std::string_view text) const {
+  std::vector<std::pair<size_t, size_t>> matches;
+  if (regexes_.empty()) return matches;
+  pcre2_code* code = regexes_.front()->code;
+  pcre2_match_data* match = pcre2_match_data_create_from_pattern(code, nullptr);
+  ForEachMatch(code, match, text,
+               [&](size_t begin, size_t end) { matches.emplace_back(begin, end); });
+  pcre2_match_data_free(match);
+  return matches;
 }
 
 }  // namespace vllm

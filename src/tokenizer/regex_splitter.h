@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/expected.h"
@@ -22,6 +23,9 @@ class RegexSplitter {
 
   // Pieces of `text`, in order, covering all of it.
   std::vector<std::string_view> Split(std::string_view text) const;
+  // The non-empty matches of the first pattern in `text`, in order and without overlap, as
+  // [begin, end) byte offsets (for a splitter made from one pattern).
+  std::vector<std::pair<size_t, size_t>> Matches(std::string_view text) const;
 
  private:
   struct Compiled;

@@ -1,0 +1,77 @@
+#include "tokenizer/hf/unicode_chars.h"
+
+#include <unicode/uchar.h>
+
+#include "tokenizer/utf8.h"
+
+namespace vllm::hf {
+
+char32_t DecodeUtf8At(std::string_view text, size_t pos, size_t* length) {
+  const auto lead = static_cast<unsigned char>(text[pos]);
+  *length = 1;
+  if (lead < 0x80) return lead;
+  const size_t size = Utf8SequenceLength(lead);
+  if (size == 1 || pos + size > text.size()) return kInvalidChar;
+  char32_t c = lead & (0xff >> (size + 1));
+  for (size_t k = 1; k < size; ++k) {
+    const auto byte = static_cast<unsigned char>(text[pos + k]);
+    if ((byte & 0xc0) != 0x80) return kInvalidChar;
+    c = (c << 6) | (byte & 0x3f);
+  }
+  *length = size;
+  return c;
+}
+
+void AppendUtf8(char32_t c, std::string* out) {
+  if (c < 0x80) {
+    *out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    *out += static_cast<char>(0xc0 | (c >> 6));
+    *out += static_cast<char>(0x80 | (c & 0x3f));
+  } else if (c < 0x10000) {
+    *out += static_cast<char>(0xe0 | (c >> 12));
+    *out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+    *out += static_cast<char>(0x80 | (c & 0x3f));
+  } else {
+    *out += static_cast<char>(0xf0 | (c >> 18));
+    *out += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
+    *out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+    *out += static_cast<char>(0x80 | (c & 0x3f));
+  }
+}
+
+bool IsWhitespace(char32_t c) {
+  if (c < 0x80) return c == ' ' || (c >= '\t' && c <= '\r');
+  if (c == kInvalidChar) return false;
+  return u_hasBinaryProperty(static_cast<UChar32>(c), UCHAR_WHITE_SPACE);
+}
+
+bool IsNumeric(char32_t c) {
+  if (c < 0x80) return c >= '0' && c <= '9';
+  if (c == kInvalidChar) return false;
+  return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_N_MASK) != 0;
+}
+
+bool IsAlphanumeric(char32_t c) {
+  if (c < 0x80) return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+  if (c == kInvalidChar) return false;
+  return IsNumeric(c) || u_hasBinaryProperty(static_cast<UChar32>(c), UCHAR_ALPHABETIC);
+}
+
+bool IsPunctuation(char32_t c) {
+  if (c < 0x80) {
+    return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
+           (c >= 123 && c <= 126);
+  }
+  if (c == kInvalidChar) return false;
+  return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_P_MASK) != 0;
+}
+
+bool IsWordChar(char32_t c) {
+  if (c == '_' || IsAlphanumeric(c)) return true;
+  if (c < 0x80 || c == kInvalidChar) return false;
+  const auto mask = U_GET_GC_MASK(static_cast<UChar32>(c));
+  return (mask & (U_GC_M_MASK | U_GC_PC_MASK)) != 0 || c == 0x200c || c == 0x200d;
+}
+
+}  // namespace vllm::hf

@@ -1,0 +1,24 @@
+#include "tokenizer/hf/vocab.h"
+
+namespace vllm::hf {
+
+Expected<Vocab> Vocab::Parse(const Json& json, std::string_view context) {
+  if (!json.is_object()) return Error{std::string(context) + ": expected an object {token: id}"};
+  Vocab vocab;
+  vocab.token_to_id_.reserve(json.size());
+  for (auto it = json.begin(); it != json.end(); ++it) {
+    auto id = TokenIdFromJson(it.value(), std::string(context) + "[\"" + it.key() + "\"]");
+    if (!id) return Error{id.error()};
+    if (*id >= vocab.size()) vocab.id_to_token_.resize(static_cast<size_t>(*id) + 1);
+    if (!vocab.id_to_token_[*id].empty()) {
+      return Error{std::string(context) + ": id " + std::to_string(*id) + " is used by both '" +
+                   vocab.id_to_token_[*id] + "' and '" + it.key() + "'"};
+    }
+    if (it.key().empty()) return Error{std::string(context) + ": empty token"};
+    vocab.id_to_token_[*id] = it.key();
+    vocab.token_to_id_.emplace(it.key(), *id);
+  }
+  return vocab;
+}
+
+}  // namespace vllm::hf
