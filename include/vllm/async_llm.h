@@ -100,7 +100,7 @@ class AsyncLLM {
   // The model's tokenizer (immutable; safe to use from any thread).
   const Tokenizer& tokenizer() const;
   int64_t max_model_len() const;
-  // The GGUF's tokenizer.chat_template (empty when it has none).
+  // The model's chat template (empty when it has none).
   std::string chat_template() const;
 
  private:

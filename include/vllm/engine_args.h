@@ -7,7 +7,7 @@
 namespace vllm {
 
 struct EngineArgs {
-  std::string model;                                 // a GGUF file
+  std::string model;  // a GGUF file or a Hugging Face model directory
   int num_threads = 0;                               // worker threads (0: one per core)
   int block_size = 16;                               // --block-size
   int64_t kv_cache_memory_bytes = int64_t{2} << 30;  // --kv-cache-memory-bytes

@@ -1,15 +1,35 @@
 #include "cli/make_random_model_command.h"
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
+#include "model/hf_export.h"
 #include "model/random_model.h"
 
 namespace vllm {
+namespace {
+
+// The random GGUF, written to a temporary file, then rewritten as a model directory.
+Status WriteHfDirectory(RandomModelOptions options, const std::string& tokenizer_dir) {
+  const std::string directory = options.output_path;
+  options.output_path = directory + ".tmp.gguf";
+  VLLM_RETURN_IF_ERROR(WriteRandomModel(options));
+  Status status = Status::Ok();
+  {
+    auto file = GgufFile::Open(options.output_path);
+    status = file ? WriteHfCheckpointFromGguf(**file, directory, tokenizer_dir) : file.status();
+  }
+  std::remove(options.output_path.c_str());
+  return status;
+}
+
+}  // namespace
 
 void RegisterMakeRandomModelCommand(CLI::App& app) {
   auto options = std::make_shared<RandomModelOptions>();
   auto dtype_name = std::make_shared<std::string>("f32");
+  auto hf_tokenizer = std::make_shared<std::string>();
   CLI::App* command = app.add_subcommand(
       "make-random-model", "Write a random-weight Llama GGUF of a real model's shape");
   std::string shapes;
@@ -19,17 +39,21 @@ void RegisterMakeRandomModelCommand(CLI::App& app) {
   command->add_option("--vocab", options->vocab_path, "GGUF whose tokenizer metadata is copied")
       ->required();
   command->add_option("--out", options->output_path, "Output .gguf path")->required();
+  command->add_option("--hf-dir", *hf_tokenizer,
+                      "Instead of a GGUF, write a Hugging Face directory at --out (config.json, "
+                      "model.safetensors) with this tokenizer directory's files (f32|f16|bf16)");
   command->add_option("--seed", options->seed, "Weights seed")->capture_default_str();
   command->add_option("--num-layers", options->num_layers_override,
                       "Override the shape's layer count");
-  command->callback([options, dtype_name] {
+  command->callback([options, dtype_name, hf_tokenizer] {
     auto dtype = ParseGgmlType(*dtype_name);
     if (!dtype) {
       std::cerr << "error: unknown --dtype '" << *dtype_name << "' (f32|f16|bf16|q8_0|q4_0)\n";
       std::exit(1);
     }
     options->dtype = *dtype;
-    Status status = WriteRandomModel(*options);
+    Status status = hf_tokenizer->empty() ? WriteRandomModel(*options)
+                                          : WriteHfDirectory(*options, *hf_tokenizer);
     if (!status.ok()) {
       std::cerr << "error: " << status.message() << "\n";
       std::exit(1);

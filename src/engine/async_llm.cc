@@ -203,10 +203,7 @@ const Tokenizer& AsyncLLM::tokenizer() const { return impl_->engine->tokenizer()
 
 int64_t AsyncLLM::max_model_len() const { return impl_->engine->max_model_len(); }
 
-std::string AsyncLLM::chat_template() const {
-  auto chat_template = impl_->engine->gguf_file().GetString("tokenizer.chat_template");
-  return chat_template.ok() && chat_template->has_value() ? **chat_template : "";
-}
+std::string AsyncLLM::chat_template() const { return impl_->engine->chat_template(); }
 
 int AsyncLLM::num_running_requests() {
   return impl_->Call([&] { return impl_->engine->stats().num_running; });

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "engine/llm_engine.h"
+#include "model/hf_export.h"
 #include "model/random_model.h"
 #include "vllm/llm.h"
 
@@ -85,6 +87,51 @@ TEST(EngineTest, BatchedEqualsAloneOnARandomBf16Model) {
   for (size_t i = 0; i < prompts.size(); ++i) {
     auto alone = llm.Generate({prompts[i]}, params, false);
     EXPECT_EQ(alone[0].outputs[0].token_ids, together[i].outputs[0].token_ids) << prompts[i];
+  }
+}
+
+// The same random weights as a GGUF file and as a Hugging Face directory (safetensors,
+// config.json, the llama2 tokenizer files): the same greedy tokens from the same prompt ids. (The
+// two vocabularies differ — ../shared's llama2 tokenizer is not the GGUF's — so prompts are ids.)
+TEST(EngineTest, HuggingFaceDirectoryGeneratesLikeItsGguf) {
+  const std::string root = ::testing::TempDir() + "/engine_hf_" + std::to_string(::getpid());
+  const std::string gguf = root + ".gguf";
+  ASSERT_TRUE(WriteRandomModel(
+                  {.shape = "llama-tiny",
+                   .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
+                   .output_path = gguf,
+                   .seed = 11})
+                  .ok());
+  {
+    auto file = GgufFile::Open(gguf);
+    ASSERT_TRUE(file.ok());
+    Status exported = WriteHfCheckpointFromGguf(
+        **file, root, std::string(VLLM_SHARED_DIR) + "/tokenizers/llama2");
+    ASSERT_TRUE(exported.ok()) << exported.message();
+  }
+  SamplingParams params = Greedy(24);
+  params.ignore_eos = true;
+  const std::vector<std::vector<int32_t>> prompts = {
+      {1, 9038, 2501, 263, 931}, {1, 450, 11203}, {1, 15043, 3186, 29991, 13, 13}};
+  std::vector<RequestOutput> from_gguf, from_dir;
+  {
+    EngineArgs args;
+    args.model = gguf;
+    args.num_threads = 2;
+    LLM llm(args);
+    from_gguf = llm.GenerateFromTokenIds(prompts, params, false);
+  }
+  {
+    EngineArgs args;
+    args.model = root;
+    args.num_threads = 2;
+    LLM llm(args);
+    from_dir = llm.GenerateFromTokenIds(prompts, params, false);
+  }
+  std::filesystem::remove_all(root);
+  std::remove(gguf.c_str());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(from_dir[i].outputs[0].token_ids, from_gguf[i].outputs[0].token_ids) << i;
   }
 }
 

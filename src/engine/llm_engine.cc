@@ -1,22 +1,51 @@
 #include "engine/llm_engine.h"
 
 #include <algorithm>
+#include <filesystem>
+
+#include "tokenizer/hf/hf_tokenizer.h"
 
 namespace vllm {
 
+Status LLMEngine::LoadGguf(const std::string& path) {
+  auto file = GgufFile::Open(path);
+  if (!file) return Error{file.error()};
+  file_ = std::move(*file);
+  auto model = LoadModelFromGguf(*file_, {.pool = pool_.get()});
+  if (!model) return Error{path + ": " + model.error()};
+  model_ = std::move(*model);
+  auto tokenizer = LoadTokenizerFromGguf(*file_);
+  if (!tokenizer) return Error{path + ": " + tokenizer.error()};
+  tokenizer_ = std::move(*tokenizer);
+  auto chat_template = file_->GetString("tokenizer.chat_template");
+  if (chat_template.ok() && chat_template->has_value()) chat_template_ = **chat_template;
+  return Status::Ok();
+}
+
+Status LLMEngine::LoadHfDirectory(const std::string& dir) {
+  auto checkpoint = OpenHfCheckpoint(dir);
+  if (!checkpoint) return Error{dir + ": " + checkpoint.error()};
+  checkpoint_ = std::move(*checkpoint);
+  auto model = LoadModel(*checkpoint_->source, checkpoint_->config, {.pool = pool_.get()});
+  if (!model) return Error{dir + ": " + model.error()};
+  model_ = std::move(*model);
+  auto tokenizer = LoadTokenizerFromHfDir(dir);
+  if (!tokenizer) return Error{tokenizer.error()};
+  tokenizer_ = std::move(*tokenizer);
+  auto chat_template = ReadHfChatTemplate(dir);
+  if (!chat_template) return Error{dir + ": " + chat_template.error()};
+  chat_template_ = std::move(*chat_template);
+  return Status::Ok();
+}
+
 Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   std::unique_ptr<LLMEngine> engine(new LLMEngine());
-  auto file = GgufFile::Open(args.model);
-  if (!file) return Error{file.error()};
-  engine->file_ = std::move(*file);
   engine->pool_ =
       std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
-  auto model = LoadModelFromGguf(*engine->file_, {.pool = engine->pool_.get()});
-  if (!model) return Error{args.model + ": " + model.error()};
-  engine->model_ = std::move(*model);
-  auto tokenizer = LoadTokenizerFromGguf(*engine->file_);
-  if (!tokenizer) return Error{args.model + ": " + tokenizer.error()};
-  engine->tokenizer_ = std::move(*tokenizer);
+  std::error_code error;
+  VLLM_RETURN_IF_ERROR(std::filesystem::is_directory(args.model, error)
+                           ? engine->LoadHfDirectory(args.model)
+                           : engine->LoadGguf(args.model));
   auto core = EngineCore::Create(*engine->model_, args);
   if (!core) return Error{core.error()};
   engine->core_ = std::move(*core);

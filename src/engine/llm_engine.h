@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "engine/engine_core.h"
 #include "engine/output_processor.h"
 #include "formats/gguf_file.h"
+#include "model/hf_checkpoint.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 #include "vllm/engine_args.h"
@@ -36,15 +38,23 @@ class LLMEngine {
   bool HasUnfinishedRequests() const { return core_->HasUnfinishedRequests(); }
 
   const Tokenizer& tokenizer() const { return *tokenizer_; }
-  const GgufFile& gguf_file() const { return *file_; }
   int64_t max_model_len() const { return core_->max_model_len(); }
+  // The model's chat template (GGUF tokenizer.chat_template or the directory's); may be empty.
+  const std::string& chat_template() const { return chat_template_; }
   const ModelConfig& model_config() const { return model_->config(); }
   EngineStats stats() const { return core_->stats(); }
 
  private:
   LLMEngine() = default;
 
-  std::unique_ptr<GgufFile> file_;
+  // Loads the weights, the tokenizer and the chat template: from a GGUF file, or from a Hugging
+  // Face model directory (config.json, safetensors, tokenizer.json).
+  Status LoadGguf(const std::string& path);
+  Status LoadHfDirectory(const std::string& dir);
+
+  std::unique_ptr<GgufFile> file_;          // GGUF models
+  std::optional<HfCheckpoint> checkpoint_;  // model directories
+  std::string chat_template_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;

@@ -31,6 +31,13 @@ struct ModelLoadOptions {
   ThreadPool* pool = nullptr;  // required; shared with the caller
 };
 
+class TensorSource;
+
+// Builds the model `config.architecture` names from `source`, whose tensors' bytes (and, for
+// sources other than GGUF, the source itself) must outlive the model.
+Expected<std::unique_ptr<Model>> LoadModel(const TensorSource& source, const ModelConfig& config,
+                                           const ModelLoadOptions& options);
+
 // Builds the model named by general.architecture from a parsed GGUF file that must outlive it.
 Expected<std::unique_ptr<Model>> LoadModelFromGguf(const GgufFile& file,
                                                    const ModelLoadOptions& options);

@@ -23,21 +23,27 @@ std::vector<std::string> SupportedArchitectures() {
   return names;
 }
 
-Expected<std::unique_ptr<Model>> LoadModelFromGguf(const GgufFile& file,
-                                                   const ModelLoadOptions& options) {
-  if (options.pool == nullptr) return Error{"LoadModelFromGguf needs a thread pool"};
-  auto config = ModelConfigFromGguf(file);
-  if (!config) return Error{config.error()};
-  const ModelFactory* factory = FindModelFactory(config->architecture);
+Expected<std::unique_ptr<Model>> LoadModel(const TensorSource& source, const ModelConfig& config,
+                                           const ModelLoadOptions& options) {
+  if (options.pool == nullptr) return Error{"loading a model needs a thread pool"};
+  VLLM_RETURN_IF_ERROR(config.Validate());
+  const ModelFactory* factory = FindModelFactory(config.architecture);
   if (factory == nullptr) {
     std::string supported;
     for (const auto& name : SupportedArchitectures()) {
       supported += (supported.empty() ? "" : ", ") + name;
     }
-    return Error{"unsupported architecture '" + config->architecture +
-                 "' (supported: " + supported + ")"};
+    return Error{"unsupported architecture '" + config.architecture + "' (supported: " + supported +
+                 ")"};
   }
-  return (*factory)(file, *config, options);
+  return (*factory)(source, config, options);
+}
+
+Expected<std::unique_ptr<Model>> LoadModelFromGguf(const GgufFile& file,
+                                                   const ModelLoadOptions& options) {
+  auto config = ModelConfigFromGguf(file);
+  if (!config) return Error{config.error()};
+  return LoadModel(GgufTensorSource(file), *config, options);
 }
 
 }  // namespace vllm

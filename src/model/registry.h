@@ -8,18 +8,20 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/tensor_source.h"
 
 namespace vllm {
 
 using ModelFactory = std::function<Expected<std::unique_ptr<Model>>(
-    const GgufFile& file, const ModelConfig& config, const ModelLoadOptions& options)>;
+    const TensorSource& source, const ModelConfig& config, const ModelLoadOptions& options)>;
 
 // nullptr when the architecture is not supported.
 const ModelFactory* FindModelFactory(const std::string& architecture);
 std::vector<std::string> SupportedArchitectures();
 
 // Factories defined in arch/.
-Expected<std::unique_ptr<Model>> CreateLlamaModel(const GgufFile& file, const ModelConfig& config,
+Expected<std::unique_ptr<Model>> CreateLlamaModel(const TensorSource& source,
+                                                  const ModelConfig& config,
                                                   const ModelLoadOptions& options);
 
 }  // namespace vllm

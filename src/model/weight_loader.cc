@@ -11,7 +11,7 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 
 Expected<const GgufTensor*> WeightLoader::Tensor(const std::string& name,
                                                  const std::vector<int64_t>& shape) const {
-  const GgufTensor* tensor = file_.FindTensor(name);
+  const GgufTensor* tensor = source_.Find(name);
   if (tensor == nullptr) return Error{"model file is missing tensor '" + name + "'"};
   if (tensor->shape != shape) {
     return Error{"tensor '" + name + "' has shape " + ShapeString(tensor->shape) + ", expected " +

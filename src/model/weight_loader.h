@@ -1,4 +1,4 @@
-// Fetches named tensors from a GGUF file with their expected shapes checked, as kernel-ready
+// Fetches named tensors from a tensor source with their expected shapes checked, as kernel-ready
 // weights. A missing tensor or a wrong shape is an error naming the tensor.
 #pragma once
 
@@ -10,14 +10,15 @@
 #include "common/expected.h"
 #include "formats/gguf_file.h"
 #include "kernels/ops.h"
+#include "model/tensor_source.h"
 
 namespace vllm {
 
 class WeightLoader {
  public:
-  explicit WeightLoader(const GgufFile& file) : file_(file) {}
+  explicit WeightLoader(const TensorSource& source) : source_(source) {}
 
-  bool Has(const std::string& name) const { return file_.FindTensor(name) != nullptr; }
+  bool Has(const std::string& name) const { return source_.Find(name) != nullptr; }
   // A tensor whose ggml shape is exactly `shape` (shape[0] contiguous).
   Expected<const GgufTensor*> Tensor(const std::string& name,
                                      const std::vector<int64_t>& shape) const;
@@ -31,7 +32,7 @@ class WeightLoader {
   int64_t linear_bytes() const { return linear_bytes_; }
 
  private:
-  const GgufFile& file_;
+  const TensorSource& source_;
   int64_t linear_bytes_ = 0;
 };
 

@@ -27,8 +27,8 @@ class LlamaModel : public Model {
  public:
   LlamaModel(const ModelConfig& config, ThreadPool& pool) : config_(config), pool_(pool) {}
 
-  Status Load(const GgufFile& file) {
-    WeightLoader loader(file);
+  Status Load(const TensorSource& source) {
+    WeightLoader loader(source);
     const int64_t hidden = config_.hidden_size;
     const int64_t q_size = config_.num_heads * config_.head_dim;
     const int64_t kv_size = config_.num_kv_heads * config_.head_dim;
@@ -169,10 +169,11 @@ class LlamaModel : public Model {
 
 }  // namespace
 
-Expected<std::unique_ptr<Model>> CreateLlamaModel(const GgufFile& file, const ModelConfig& config,
+Expected<std::unique_ptr<Model>> CreateLlamaModel(const TensorSource& source,
+                                                  const ModelConfig& config,
                                                   const ModelLoadOptions& options) {
   auto model = std::make_unique<LlamaModel>(config, *options.pool);
-  VLLM_RETURN_IF_ERROR(model->Load(file));
+  VLLM_RETURN_IF_ERROR(model->Load(source));
   return std::unique_ptr<Model>(std::move(model));
 }
 

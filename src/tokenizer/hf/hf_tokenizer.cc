@@ -311,4 +311,32 @@ Expected<std::unique_ptr<Tokenizer>> LoadTokenizerFromHfDir(const std::string& d
   return result;
 }
 
+Expected<std::string> ReadHfChatTemplate(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path root(dir);
+  std::error_code error;
+  if (fs::is_regular_file(root / "chat_template.jinja", error)) {
+    return ReadFile(root / "chat_template.jinja");
+  }
+  if (!fs::is_regular_file(root / "tokenizer_config.json", error)) return std::string();
+  auto text = ReadFile(root / "tokenizer_config.json");
+  if (!text) return Error{text.error()};
+  auto config = hf::ParseJson(*text, "tokenizer_config.json");
+  if (!config) return Error{config.error()};
+  const hf::Json* chat_template = hf::FindField(*config, "chat_template");
+  if (chat_template == nullptr) return std::string();
+  if (chat_template->is_string()) return chat_template->get<std::string>();
+  if (chat_template->is_array()) {
+    for (const hf::Json& entry : *chat_template) {
+      const hf::Json* name = hf::FindField(entry, "name");
+      const hf::Json* body = hf::FindField(entry, "template");
+      if (name && name->is_string() && *name == "default" && body && body->is_string()) {
+        return body->get<std::string>();
+      }
+    }
+    return std::string();
+  }
+  return Error{"tokenizer_config.json: chat_template must be a string or a list"};
+}
+
 }  // namespace vllm

@@ -68,6 +68,11 @@ class HfTokenizer : public Tokenizer {
 // present.
 Expected<std::unique_ptr<Tokenizer>> LoadTokenizerFromHfDir(const std::string& dir);
 
+// A directory's chat template: DIR/chat_template.jinja, else tokenizer_config.json's
+// "chat_template" (a string, or the entry named "default" of a list of {name, template}); empty
+// when it has none.
+Expected<std::string> ReadHfChatTemplate(const std::string& dir);
+
 // The same from the files' text; empty config / special-tokens-map text means no file.
 Expected<std::unique_ptr<Tokenizer>> LoadTokenizerFromHfJson(
     std::string_view tokenizer_json, std::string_view config_json = {},

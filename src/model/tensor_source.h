@@ -1,0 +1,32 @@
+// Where a model's weights come from. Architectures ask for tensors by llama.cpp's GGUF names
+// (token_embd.weight, blk.N.attn_q.weight, ...) and get GGUF-style descriptions (ggml shape
+// order: shape[0] contiguous); a source for another format maps names and shapes.
+#pragma once
+
+#include <string>
+
+#include "formats/gguf_file.h"
+
+namespace vllm {
+
+class TensorSource {
+ public:
+  virtual ~TensorSource() = default;
+  // The tensor with this GGUF name, or nullptr. The description outlives the source only for
+  // sources that say so (the GGUF one points into its file).
+  virtual const GgufTensor* Find(const std::string& gguf_name) const = 0;
+};
+
+// A GGUF file's own tensors; descriptions live as long as the file.
+class GgufTensorSource : public TensorSource {
+ public:
+  explicit GgufTensorSource(const GgufFile& file) : file_(file) {}
+  const GgufTensor* Find(const std::string& gguf_name) const override {
+    return file_.FindTensor(gguf_name);
+  }
+
+ private:
+  const GgufFile& file_;
+};
+
+}  // namespace vllm
