@@ -19,6 +19,11 @@ const std::map<std::string, std::string>& LayerTensorNames() {
       {"self_attn.k_proj.weight", "attn_k.weight"},
       {"self_attn.v_proj.weight", "attn_v.weight"},
       {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"self_attn.q_proj.bias", "attn_q.bias"},
+      {"self_attn.k_proj.bias", "attn_k.bias"},
+      {"self_attn.v_proj.bias", "attn_v.bias"},
+      {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
       {"post_attention_layernorm.weight", "ffn_norm.weight"},
       {"mlp.gate_proj.weight", "ffn_gate.weight"},
       {"mlp.up_proj.weight", "ffn_up.weight"},
@@ -113,8 +118,28 @@ std::string HfTensorName(const std::string& gguf_name) {
   return "";
 }
 
+// config.json architectures → the architecture they load as.
+const std::map<std::string, std::string>& HfArchitectures() {
+  static const std::map<std::string, std::string> architectures = {
+      {"LlamaForCausalLM", "llama"},
+      {"MistralForCausalLM", "llama"},
+      {"Qwen2ForCausalLM", "qwen2"},
+      {"Qwen3ForCausalLM", "qwen3"},
+  };
+  return architectures;
+}
+
 std::vector<std::string> SupportedHfArchitectures() {
-  return {"LlamaForCausalLM", "MistralForCausalLM"};
+  std::vector<std::string> names;
+  for (const auto& [name, architecture] : HfArchitectures()) names.push_back(name);
+  return names;
+}
+
+std::string HfArchitectureName(const std::string& architecture) {
+  for (const auto& [name, loads_as] : HfArchitectures()) {
+    if (loads_as == architecture) return name;
+  }
+  return "";
 }
 
 Expected<ModelConfig> ModelConfigFromHfConfig(const Json& config,
@@ -132,7 +157,7 @@ Expected<ModelConfig> ModelConfigFromHfConfig(const Json& config,
     return Error{"unsupported architecture '" + architecture + "' (supported: " + names + ")"};
   }
   ModelConfig out;
-  out.architecture = "llama";
+  out.architecture = HfArchitectures().at(architecture);
   out.rope_style = RopeStyle::kNeox;
   out.max_position_embeddings = 2048;
   out.rms_norm_eps = 1e-6f;

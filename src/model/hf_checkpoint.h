@@ -1,6 +1,6 @@
 // Hugging Face model directories: config.json → ModelConfig, and the safetensors weights seen
 // through llama.cpp's tensor names (HfTensorSource), so the architectures load them as they load
-// GGUF files. Supported: LlamaForCausalLM and MistralForCausalLM, F32 / F16 / BF16 weights.
+// GGUF files. Supported: Llama, Mistral, Qwen2 and Qwen3 models with F32 / F16 / BF16 weights.
 #pragma once
 
 #include <map>
@@ -19,8 +19,12 @@ namespace vllm {
 // The Hugging Face name of a tensor llama.cpp names `gguf_name`; empty when it has none.
 std::string HfTensorName(const std::string& gguf_name);
 
-// The architectures of config.json "architectures" that load, and what they load as.
+// The architectures of config.json "architectures" that load (LlamaForCausalLM,
+// MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM).
 std::vector<std::string> SupportedHfArchitectures();
+// The config.json name of an architecture this project names `architecture` ("llama" →
+// "LlamaForCausalLM"); empty when none.
+std::string HfArchitectureName(const std::string& architecture);
 
 // config.json → ModelConfig (rope_style kNeox: Hugging Face keeps Q/K unpermuted). Rope scaling
 // "linear" and "llama3" are supported; llama3's per-frequency divisors go to `rope_freq_factors`.

@@ -18,68 +18,60 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class HfCheckpointTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    root_ = new fs::path(fs::path(::testing::TempDir()) /
-                         ("hf_checkpoint_test_" + std::to_string(::getpid())));
-    fs::create_directories(*root_);
-    const std::string gguf = (*root_ / "model.gguf").string();
-    Status written = WriteRandomModel(
-        {.shape = "llama-tiny",
-         .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
-         .output_path = gguf,
-         .seed = 3});
-    ASSERT_TRUE(written.ok()) << written.message();
-    auto file = GgufFile::Open(gguf);
-    ASSERT_TRUE(file.ok()) << file.error();
-    Status exported = WriteHfCheckpointFromGguf(
-        **file, (*root_ / "hf").string(), std::string(VLLM_SHARED_DIR) + "/tokenizers/llama2");
-    ASSERT_TRUE(exported.ok()) << exported.message();
+// Logits of every position of `tokens` run as one prefill.
+std::vector<float> PrefillLogits(Model& model, const std::vector<int32_t>& tokens) {
+  const ModelConfig& config = model.config();
+  auto kv = KvStorage::Create({.num_layers = config.num_layers,
+                               .num_blocks = 8,
+                               .block_size = 16,
+                               .num_kv_heads = config.num_kv_heads,
+                               .head_dim = config.head_dim});
+  EXPECT_TRUE(kv.ok());
+  ForwardBatch batch;
+  batch.query_start_loc = {0, static_cast<int32_t>(tokens.size())};
+  batch.seq_lens = {static_cast<int32_t>(tokens.size())};
+  batch.block_tables = {{0, 1, 2, 3}};
+  for (size_t p = 0; p < tokens.size(); ++p) {
+    batch.token_ids.push_back(tokens[p]);
+    batch.positions.push_back(static_cast<int32_t>(p));
+    batch.slot_mapping.push_back(static_cast<int64_t>(p));
+    batch.logits_indices.push_back(static_cast<int32_t>(p));
   }
-  static void TearDownTestSuite() {
-    fs::remove_all(*root_);
-    delete root_;
-  }
+  std::vector<float> logits(tokens.size() * config.vocab_size);
+  Status status = model.Forward(batch, **kv, logits.data());
+  EXPECT_TRUE(status.ok()) << status.message();
+  return logits;
+}
 
-  // Logits of every position of `tokens` run as one prefill.
-  static std::vector<float> PrefillLogits(Model& model, const std::vector<int32_t>& tokens) {
-    const ModelConfig& config = model.config();
-    auto kv = KvStorage::Create({.num_layers = config.num_layers,
-                                 .num_blocks = 8,
-                                 .block_size = 16,
-                                 .num_kv_heads = config.num_kv_heads,
-                                 .head_dim = config.head_dim});
-    EXPECT_TRUE(kv.ok());
-    ForwardBatch batch;
-    batch.query_start_loc = {0, static_cast<int32_t>(tokens.size())};
-    batch.seq_lens = {static_cast<int32_t>(tokens.size())};
-    batch.block_tables = {{0, 1, 2, 3}};
-    for (size_t p = 0; p < tokens.size(); ++p) {
-      batch.token_ids.push_back(tokens[p]);
-      batch.positions.push_back(static_cast<int32_t>(p));
-      batch.slot_mapping.push_back(static_cast<int64_t>(p));
-      batch.logits_indices.push_back(static_cast<int32_t>(p));
-    }
-    std::vector<float> logits(tokens.size() * config.vocab_size);
-    Status status = model.Forward(batch, **kv, logits.data());
-    EXPECT_TRUE(status.ok()) << status.message();
-    return logits;
-  }
+// Per shape: a random f32 GGUF, written again as a model directory, loaded both ways.
+class HfCheckpointTest : public ::testing::TestWithParam<const char*> {};
 
-  static fs::path* root_;
-};
-fs::path* HfCheckpointTest::root_ = nullptr;
+TEST_P(HfCheckpointTest, SameWeightsGiveTheSameLogitsAsGguf) {
+  const fs::path root =
+      fs::path(::testing::TempDir()) /
+      ("hf_checkpoint_" + std::string(GetParam()) + "_" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  const std::string gguf = (root / "model.gguf").string();
+  Status written = WriteRandomModel(
+      {.shape = GetParam(),
+       .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
+       .output_path = gguf,
+       .seed = 3});
+  ASSERT_TRUE(written.ok()) << written.message();
+  auto file = GgufFile::Open(gguf);
+  ASSERT_TRUE(file.ok()) << file.error();
+  Status exported = WriteHfCheckpointFromGguf(**file, (root / "hf").string(),
+                                              std::string(VLLM_SHARED_DIR) + "/tokenizers/llama2");
+  ASSERT_TRUE(exported.ok()) << exported.message();
 
-TEST_F(HfCheckpointTest, SameWeightsGiveTheSameLogitsAsGguf) {
   ThreadPool pool(ThreadPool::Options{.num_threads = 2});
-  auto file = GgufFile::Open((*root_ / "model.gguf").string());
-  ASSERT_TRUE(file.ok());
   auto gguf_model = LoadModelFromGguf(**file, {.pool = &pool});
   ASSERT_TRUE(gguf_model.ok()) << gguf_model.error();
-  auto checkpoint = OpenHfCheckpoint((*root_ / "hf").string());
+  auto checkpoint = OpenHfCheckpoint((root / "hf").string());
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.error();
   EXPECT_EQ(checkpoint->config.rope_style, RopeStyle::kNeox);
+  EXPECT_EQ(checkpoint->config.architecture, (*gguf_model)->config().architecture);
+  EXPECT_EQ(checkpoint->config.head_dim, (*gguf_model)->config().head_dim);
   auto hf_model = LoadModel(*checkpoint->source, checkpoint->config, {.pool = &pool});
   ASSERT_TRUE(hf_model.ok()) << hf_model.error();
 
@@ -87,6 +79,7 @@ TEST_F(HfCheckpointTest, SameWeightsGiveTheSameLogitsAsGguf) {
                                        4257, 365,  2354, 29889, 450, 5360, 304, 1708, 3332, 29889};
   const std::vector<float> expected = PrefillLogits(**gguf_model, tokens);
   const std::vector<float> actual = PrefillLogits(**hf_model, tokens);
+  fs::remove_all(root);
   ASSERT_EQ(expected.size(), actual.size());
   float max_logit = 0.0f, max_difference = 0.0f;
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -96,6 +89,9 @@ TEST_F(HfCheckpointTest, SameWeightsGiveTheSameLogitsAsGguf) {
   EXPECT_LE(max_difference, 1e-5f * std::max(1.0f, max_logit))
       << "max |logit| " << max_logit << ", max difference " << max_difference;
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, HfCheckpointTest,
+                         ::testing::Values("llama-tiny", "qwen2-tiny", "qwen3-tiny"));
 
 TEST(HfConfigTest, ReadsLlamaConfigAndRefusesOthers) {
   std::vector<float> factors;

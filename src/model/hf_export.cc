@@ -40,9 +40,12 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
                                  const std::string& tokenizer_dir) {
   auto config = ModelConfigFromGguf(gguf);
   if (!config) return Error{config.error()};
-  if (config->architecture != "llama") {
-    return Error{"only llama GGUF models can be written as Hugging Face directories"};
+  const std::string architecture = HfArchitectureName(config->architecture);
+  if (architecture.empty()) {
+    return Error{"no Hugging Face architecture for '" + config->architecture + "'"};
   }
+  // Only llama.cpp's "llama" files interleave the rotary pairs of Q and K.
+  const bool interleaved = config->rope_style == RopeStyle::kInterleaved;
   std::error_code error;
   fs::create_directories(output_dir, error);
   if (error) return Error{"cannot create " + output_dir + ": " + error.message()};
@@ -62,7 +65,8 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
                           {tensor.shape.rbegin(), tensor.shape.rend()},
                           tensor.data,
                           tensor.num_bytes};
-    if (tensor.name.ends_with("attn_q.weight") || tensor.name.ends_with("attn_k.weight")) {
+    if (interleaved &&
+        (tensor.name.ends_with("attn_q.weight") || tensor.name.ends_with("attn_k.weight"))) {
       reordered.push_back(UninterleaveHeads(tensor, config->head_dim));
       out.data = reordered.back().data();
     }
@@ -73,8 +77,8 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
                                         tensors, {{"format", "pt"}}));
 
   const nlohmann::json hf_config = {
-      {"architectures", {"LlamaForCausalLM"}},
-      {"model_type", "llama"},
+      {"architectures", {architecture}},
+      {"model_type", config->architecture},
       {"hidden_size", config->hidden_size},
       {"intermediate_size", config->intermediate_size},
       {"num_attention_heads", config->num_heads},

@@ -44,7 +44,9 @@ struct TensorPlan {
   std::string name;
   std::vector<int64_t> shape;  // ggml order
   GgmlType type;
-  float scale;  // values uniform in [-scale, scale]; 0 means all ones (norm weights)
+  // Values uniform in [-scale, scale]; 0 means all ones (norm weights); a negative scale s means
+  // uniform in [1 + s, 1 - s] (norm weights around one).
+  float scale;
 };
 
 }  // namespace
@@ -54,6 +56,9 @@ const std::vector<ModelShape>& KnownModelShapes() {
       {"tinyllama-1.1b", 2048, 22, 32, 4, 5632, 2048, 10000.0f, false},
       {"smollm2-135m", 576, 30, 9, 3, 1536, 8192, 100000.0f, true},
       {"llama-tiny", 128, 4, 4, 2, 384, 1024, 10000.0f, false},
+      {"qwen3-0.6b", 1024, 28, 16, 8, 3072, 40960, 1000000.0f, true, "qwen3", 128},
+      {"qwen2-tiny", 128, 4, 4, 2, 384, 1024, 1000000.0f, true, "qwen2"},
+      {"qwen3-tiny", 128, 4, 4, 2, 384, 1024, 1000000.0f, true, "qwen3", 64},
   };
   return shapes;
 }
@@ -84,8 +89,10 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   }
   const int64_t vocab_size = static_cast<int64_t>((*tokens)->size());
   const int64_t hidden = shape.hidden_size;
-  const int64_t head_dim = hidden / shape.num_heads;
+  const int64_t head_dim = shape.head_dim > 0 ? shape.head_dim : hidden / shape.num_heads;
+  const int64_t q_size = shape.num_heads * head_dim;
   const int64_t kv_size = shape.num_kv_heads * head_dim;
+  const std::string& arch = shape.architecture;
   for (int64_t cols : {hidden, shape.intermediate_size}) {
     if (cols % traits->block_size != 0) {
       return Error{std::string("shape's row length is not a multiple of the ") + traits->name +
@@ -94,22 +101,24 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   }
 
   GgufWriter writer;
-  writer.AddMetadata("general.architecture", GgufValue::String("llama"));
+  writer.AddMetadata("general.architecture", GgufValue::String(arch));
   writer.AddMetadata("general.name", GgufValue::String("random " + shape.name));
   writer.AddMetadata("general.file_type", GgufValue::Uint32(FileTypeOf(options.dtype)));
   if (traits->block_size > 1) {
     writer.AddMetadata("general.quantization_version", GgufValue::Uint32(2));
   }
-  writer.AddMetadata("llama.vocab_size", GgufValue::Uint32(static_cast<uint32_t>(vocab_size)));
-  writer.AddMetadata("llama.context_length", GgufValue::Uint32(shape.context_length));
-  writer.AddMetadata("llama.embedding_length", GgufValue::Uint32(hidden));
-  writer.AddMetadata("llama.block_count", GgufValue::Uint32(shape.num_layers));
-  writer.AddMetadata("llama.feed_forward_length", GgufValue::Uint32(shape.intermediate_size));
-  writer.AddMetadata("llama.rope.dimension_count", GgufValue::Uint32(head_dim));
-  writer.AddMetadata("llama.attention.head_count", GgufValue::Uint32(shape.num_heads));
-  writer.AddMetadata("llama.attention.head_count_kv", GgufValue::Uint32(shape.num_kv_heads));
-  writer.AddMetadata("llama.attention.layer_norm_rms_epsilon", GgufValue::Float32(1e-5f));
-  writer.AddMetadata("llama.rope.freq_base", GgufValue::Float32(shape.rope_theta));
+  writer.AddMetadata(arch + ".vocab_size", GgufValue::Uint32(static_cast<uint32_t>(vocab_size)));
+  writer.AddMetadata(arch + ".context_length", GgufValue::Uint32(shape.context_length));
+  writer.AddMetadata(arch + ".embedding_length", GgufValue::Uint32(hidden));
+  writer.AddMetadata(arch + ".block_count", GgufValue::Uint32(shape.num_layers));
+  writer.AddMetadata(arch + ".feed_forward_length", GgufValue::Uint32(shape.intermediate_size));
+  writer.AddMetadata(arch + ".rope.dimension_count", GgufValue::Uint32(head_dim));
+  writer.AddMetadata(arch + ".attention.head_count", GgufValue::Uint32(shape.num_heads));
+  writer.AddMetadata(arch + ".attention.head_count_kv", GgufValue::Uint32(shape.num_kv_heads));
+  writer.AddMetadata(arch + ".attention.key_length", GgufValue::Uint32(head_dim));
+  writer.AddMetadata(arch + ".attention.value_length", GgufValue::Uint32(head_dim));
+  writer.AddMetadata(arch + ".attention.layer_norm_rms_epsilon", GgufValue::Float32(1e-5f));
+  writer.AddMetadata(arch + ".rope.freq_base", GgufValue::Float32(shape.rope_theta));
   for (const auto& key : (*vocab)->metadata_order()) {
     if (key.rfind("tokenizer.", 0) == 0) writer.AddMetadata(key, *(*vocab)->Find(key));
   }
@@ -123,10 +132,22 @@ Status WriteRandomModel(const RandomModelOptions& options) {
     const float in_scale = 1.0f / std::sqrt(static_cast<float>(hidden));
     const float ffn_scale = 1.0f / std::sqrt(static_cast<float>(shape.intermediate_size));
     plans.push_back({p + "attn_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
-    plans.push_back({p + "attn_q.weight", {hidden, hidden}, options.dtype, in_scale});
+    plans.push_back({p + "attn_q.weight", {hidden, q_size}, options.dtype, in_scale});
     plans.push_back({p + "attn_k.weight", {hidden, kv_size}, options.dtype, in_scale});
     plans.push_back({p + "attn_v.weight", {hidden, kv_size}, options.dtype, in_scale});
-    plans.push_back({p + "attn_output.weight", {hidden, hidden}, options.dtype, in_scale});
+    if (arch == "qwen2") {  // biases stay f32, as llama.cpp writes them
+      plans.push_back({p + "attn_q.bias", {q_size}, GgmlType::kF32, 0.1f});
+      plans.push_back({p + "attn_k.bias", {kv_size}, GgmlType::kF32, 0.1f});
+      plans.push_back({p + "attn_v.bias", {kv_size}, GgmlType::kF32, 0.1f});
+    }
+    if (arch == "qwen3") {  // per-head RMSNorm weights around 1
+      plans.push_back({p + "attn_q_norm.weight", {head_dim}, GgmlType::kF32, -0.5f});
+      plans.push_back({p + "attn_k_norm.weight", {head_dim}, GgmlType::kF32, -0.5f});
+    }
+    plans.push_back({p + "attn_output.weight",
+                     {q_size, hidden},
+                     options.dtype,
+                     1.0f / std::sqrt(static_cast<float>(q_size))});
     plans.push_back({p + "ffn_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
     plans.push_back(
         {p + "ffn_gate.weight", {hidden, shape.intermediate_size}, options.dtype, in_scale});
@@ -163,7 +184,8 @@ Status WriteRandomModel(const RandomModelOptions& options) {
         }
         // 24 random bits → uniform in [-1, 1).
         uint64_t bits = Mix(tensor_seed + static_cast<uint64_t>(r * cols + c)) >> 40;
-        row[c] = (static_cast<float>(bits) * (2.0f / 16777216.0f) - 1.0f) * plan.scale;
+        const float uniform = static_cast<float>(bits) * (2.0f / 16777216.0f) - 1.0f;
+        row[c] = plan.scale > 0.0f ? uniform * plan.scale : 1.0f + uniform * plan.scale;
       }
       kernels::QuantizeRow(plan.type, row.data(), cols, data.data() + r * row_bytes);
     }

@@ -22,9 +22,12 @@ struct ModelShape {
   int64_t context_length;
   float rope_theta;
   bool tie_word_embeddings;
+  std::string architecture = "llama";  // llama | qwen2 (Q/K/V biases) | qwen3 (Q/K RMSNorm)
+  int64_t head_dim = 0;                // 0: hidden_size / num_heads
 };
 
-// Known shapes: tinyllama-1.1b, smollm2-135m, llama-tiny (a 4-layer test shape).
+// Known shapes: tinyllama-1.1b, smollm2-135m, qwen3-0.6b, and the 4-layer test shapes llama-tiny,
+// qwen2-tiny and qwen3-tiny.
 const std::vector<ModelShape>& KnownModelShapes();
 const ModelShape* FindModelShape(const std::string& name);
 

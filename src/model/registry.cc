@@ -7,6 +7,8 @@ namespace {
 const std::map<std::string, ModelFactory>& Registry() {
   static const std::map<std::string, ModelFactory> registry = {
       {"llama", CreateLlamaModel},
+      {"qwen2", CreateLlamaModel},
+      {"qwen3", CreateLlamaModel},
   };
   return registry;
 }

@@ -1,6 +1,7 @@
-// Llama-family decoder (Llama 1/2/3, TinyLlama, Mistral-style GQA) with llama.cpp's GGUF tensor
-// names: pre-norm RMSNorm blocks, rotary attention over paged KV, SwiGLU FFN, tied or separate
-// output head.
+// Llama-family decoder (Llama 1/2/3, TinyLlama, Mistral-style GQA, Qwen2, Qwen3) with llama.cpp's
+// GGUF tensor names: pre-norm RMSNorm blocks, rotary attention over paged KV, SwiGLU FFN, tied or
+// separate output head; Q/K/V biases when present (Qwen2) and per-head Q/K RMSNorm before the
+// rotation when present (Qwen3).
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -19,7 +20,9 @@ using kernels::LinearWeight;
 struct LlamaLayer {
   std::vector<float> attn_norm;  // [hidden]
   std::unique_ptr<LinearWeight> wq, wk, wv, wo;
-  std::vector<float> ffn_norm;  // [hidden]
+  std::vector<float> bq, bk, bv;      // [q_size], [kv_size], [kv_size]; empty: no bias
+  std::vector<float> q_norm, k_norm;  // [head_dim]; empty: no Q/K norm
+  std::vector<float> ffn_norm;        // [hidden]
   std::unique_ptr<LinearWeight> w_gate, w_up, w_down;
 };
 
@@ -50,6 +53,17 @@ class LlamaModel : public Model {
           Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden), &layer.wv));
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size), &layer.wo));
+      if (loader.Has(prefix + "attn_q.bias")) {
+        VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_q.bias", q_size), &layer.bq));
+        VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_k.bias", kv_size), &layer.bk));
+        VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_v.bias", kv_size), &layer.bv));
+      }
+      if (loader.Has(prefix + "attn_q_norm.weight")) {
+        VLLM_RETURN_IF_ERROR(
+            Assign(loader.Vector(prefix + "attn_q_norm.weight", config_.head_dim), &layer.q_norm));
+        VLLM_RETURN_IF_ERROR(
+            Assign(loader.Vector(prefix + "attn_k_norm.weight", config_.head_dim), &layer.k_norm));
+      }
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Vector(prefix + "ffn_norm.weight", hidden), &layer.ffn_norm));
       VLLM_RETURN_IF_ERROR(
@@ -116,6 +130,17 @@ class LlamaModel : public Model {
       kernels::Linear(*layer.wq, normed.data(), num_tokens, q.data(), pool_);
       kernels::Linear(*layer.wk, normed.data(), num_tokens, k.data(), pool_);
       kernels::Linear(*layer.wv, normed.data(), num_tokens, v.data(), pool_);
+      if (!layer.bq.empty()) {
+        AddRowBias(layer.bq, num_tokens, &q);
+        AddRowBias(layer.bk, num_tokens, &k);
+        AddRowBias(layer.bv, num_tokens, &v);
+      }
+      if (!layer.q_norm.empty()) {  // each head's vector normalized on its own
+        kernels::RmsNorm(q.data(), layer.q_norm.data(), num_tokens * num_heads, head_dim,
+                         config_.rms_norm_eps, q.data());
+        kernels::RmsNorm(k.data(), layer.k_norm.data(), num_tokens * config_.num_kv_heads, head_dim,
+                         config_.rms_norm_eps, k.data());
+      }
       rope_->Apply(batch.positions.data(), num_tokens, num_heads, q.data());
       rope_->Apply(batch.positions.data(), num_tokens, config_.num_kv_heads, k.data());
       WriteKv(batch, l, k.data(), v.data(), kv);
@@ -155,6 +180,14 @@ class LlamaModel : public Model {
 
   static void AddInPlace(const std::vector<float>& delta, std::vector<float>* x) {
     for (size_t i = 0; i < x->size(); ++i) (*x)[i] += delta[i];
+  }
+
+  // x: [num_rows, bias.size()] += bias on every row.
+  static void AddRowBias(const std::vector<float>& bias, int64_t num_rows, std::vector<float>* x) {
+    const size_t width = bias.size();
+    for (int64_t r = 0; r < num_rows; ++r) {
+      for (size_t i = 0; i < width; ++i) (*x)[r * width + i] += bias[i];
+    }
   }
 
   ModelConfig config_;
