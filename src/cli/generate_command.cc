@@ -121,8 +121,14 @@ std::string ReadChatTemplate(const std::string& flag, const std::string& model_t
 }
 
 void AddEngineOptions(CLI::App& command, EngineArgs& args) {
-  command.add_option("model,-m,--model", args.model, "GGUF model file")->required();
+  command
+      .add_option("model,-m,--model", args.model, "GGUF model file or Hugging Face model directory")
+      ->required();
   command.add_option("-t,--threads", args.num_threads, "Worker threads (0: one per core)");
+  command.add_option("--dtype", args.dtype, "Linear weights: auto|float32|bfloat16|float16")
+      ->capture_default_str();
+  command.add_option("--quantization", args.quantization,
+                     "Quantize the linear weights at load: q8_0");
   command.add_option("--block-size", args.block_size, "KV cache block size in tokens")
       ->capture_default_str();
   command

@@ -7,11 +7,33 @@
 
 namespace vllm {
 
-Status LLMEngine::LoadGguf(const std::string& path) {
+namespace {
+
+// --dtype / --quantization → the type linear weights are converted to (nullopt: as stored).
+Expected<std::optional<GgmlType>> LinearTypeOf(const EngineArgs& args) {
+  if (!args.quantization.empty()) {
+    if (args.quantization == "q8_0") return std::optional<GgmlType>(GgmlType::kQ8_0);
+    return Error{"unsupported --quantization '" + args.quantization + "' (supported: q8_0)"};
+  }
+  if (args.dtype == "auto") return std::optional<GgmlType>();
+  if (args.dtype == "float32" || args.dtype == "float") {
+    return std::optional<GgmlType>(GgmlType::kF32);
+  }
+  if (args.dtype == "bfloat16") return std::optional<GgmlType>(GgmlType::kBF16);
+  if (args.dtype == "float16" || args.dtype == "half") {
+    return std::optional<GgmlType>(GgmlType::kF16);
+  }
+  return Error{"unsupported --dtype '" + args.dtype +
+               "' (supported: auto, float32, bfloat16, float16)"};
+}
+
+}  // namespace
+
+Status LLMEngine::LoadGguf(const std::string& path, const ModelLoadOptions& options) {
   auto file = GgufFile::Open(path);
   if (!file) return Error{file.error()};
   file_ = std::move(*file);
-  auto model = LoadModelFromGguf(*file_, {.pool = pool_.get()});
+  auto model = LoadModelFromGguf(*file_, options);
   if (!model) return Error{path + ": " + model.error()};
   model_ = std::move(*model);
   auto tokenizer = LoadTokenizerFromGguf(*file_);
@@ -22,11 +44,11 @@ Status LLMEngine::LoadGguf(const std::string& path) {
   return Status::Ok();
 }
 
-Status LLMEngine::LoadHfDirectory(const std::string& dir) {
+Status LLMEngine::LoadHfDirectory(const std::string& dir, const ModelLoadOptions& options) {
   auto checkpoint = OpenHfCheckpoint(dir);
   if (!checkpoint) return Error{dir + ": " + checkpoint.error()};
   checkpoint_ = std::move(*checkpoint);
-  auto model = LoadModel(*checkpoint_->source, checkpoint_->config, {.pool = pool_.get()});
+  auto model = LoadModel(*checkpoint_->source, checkpoint_->config, options);
   if (!model) return Error{dir + ": " + model.error()};
   model_ = std::move(*model);
   auto tokenizer = LoadTokenizerFromHfDir(dir);
@@ -42,10 +64,13 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   std::unique_ptr<LLMEngine> engine(new LLMEngine());
   engine->pool_ =
       std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
+  auto linear_type = LinearTypeOf(args);
+  if (!linear_type) return Error{linear_type.error()};
+  const ModelLoadOptions options{.pool = engine->pool_.get(), .linear_type = *linear_type};
   std::error_code error;
   VLLM_RETURN_IF_ERROR(std::filesystem::is_directory(args.model, error)
-                           ? engine->LoadHfDirectory(args.model)
-                           : engine->LoadGguf(args.model));
+                           ? engine->LoadHfDirectory(args.model, options)
+                           : engine->LoadGguf(args.model, options));
   auto core = EngineCore::Create(*engine->model_, args);
   if (!core) return Error{core.error()};
   engine->core_ = std::move(*core);

@@ -49,8 +49,8 @@ class LLMEngine {
 
   // Loads the weights, the tokenizer and the chat template: from a GGUF file, or from a Hugging
   // Face model directory (config.json, safetensors, tokenizer.json).
-  Status LoadGguf(const std::string& path);
-  Status LoadHfDirectory(const std::string& dir);
+  Status LoadGguf(const std::string& path, const ModelLoadOptions& options);
+  Status LoadHfDirectory(const std::string& dir, const ModelLoadOptions& options);
 
   std::unique_ptr<GgufFile> file_;          // GGUF models
   std::optional<HfCheckpoint> checkpoint_;  // model directories

@@ -80,6 +80,39 @@ RowsFn RowsFnFor(Isa isa) {
 
 }  // namespace
 
+namespace {
+
+// A weight built over bytes it owns; forwards to the weight built on them.
+class OwnedLinearWeight : public LinearWeight {
+ public:
+  OwnedLinearWeight(std::vector<uint8_t> bytes, std::unique_ptr<LinearWeight> inner)
+      : bytes_(std::move(bytes)), inner_(std::move(inner)) {}
+  GgmlType type() const override { return inner_->type(); }
+  int64_t rows() const override { return inner_->rows(); }
+  int64_t cols() const override { return inner_->cols(); }
+  const LinearWeight& inner() const { return *inner_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  std::unique_ptr<LinearWeight> inner_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateOwned(GgmlType type,
+                                                                  std::vector<uint8_t> bytes,
+                                                                  int64_t rows, int64_t cols) {
+  auto traits = GetSupportedTypeTraits(type);
+  if (!traits || rows <= 0 || cols <= 0 || cols % traits->block_size != 0 ||
+      static_cast<int64_t>(bytes.size()) != rows * RowBytes(*traits, cols)) {
+    return Error{"weight bytes do not hold [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                 "] rows"};
+  }
+  auto inner = Create(type, bytes.data(), rows, cols);
+  if (!inner) return Error{inner.error()};
+  return std::unique_ptr<LinearWeight>(new OwnedLinearWeight(std::move(bytes), std::move(*inner)));
+}
+
 Expected<std::unique_ptr<LinearWeight>> LinearWeight::Create(GgmlType type, const void* data,
                                                              int64_t rows, int64_t cols) {
   auto traits = GetSupportedTypeTraits(type);
@@ -110,6 +143,10 @@ void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, floa
 }
 
 void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
+  if (const auto* owned = dynamic_cast<const OwnedLinearWeight*>(&w)) {
+    Linear(owned->inner(), x, m, y, pool);
+    return;
+  }
   if (const auto* packed = dynamic_cast<const PackedLinearWeight*>(&w)) {
     if (m <= 0) return;
     const PackedWeightView& view = packed->view();

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "common/expected.h"
 #include "common/ggml_type.h"
@@ -24,6 +25,10 @@ class LinearWeight {
   // Errors: unsupported type, cols not a multiple of the type's block size.
   static Expected<std::unique_ptr<LinearWeight>> Create(GgmlType type, const void* data,
                                                         int64_t rows, int64_t cols);
+  // The same from bytes the weight keeps (weights converted at load).
+  static Expected<std::unique_ptr<LinearWeight>> CreateOwned(GgmlType type,
+                                                             std::vector<uint8_t> bytes,
+                                                             int64_t rows, int64_t cols);
   virtual ~LinearWeight() = default;
   virtual GgmlType type() const = 0;
   virtual int64_t rows() const = 0;

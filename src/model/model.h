@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/expected.h"
@@ -29,6 +30,9 @@ class Model {
 
 struct ModelLoadOptions {
   ThreadPool* pool = nullptr;  // required; shared with the caller
+  // When set, linear weights stored in another type are converted to this one at load (vLLM's
+  // --dtype float32|bfloat16|float16, or --quantization q8_0).
+  std::optional<GgmlType> linear_type;
 };
 
 class TensorSource;

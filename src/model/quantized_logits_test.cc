@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 
 #include "model/model.h"
 #include "model/random_model.h"
@@ -20,7 +21,9 @@ struct TypeTolerance {
   double max_relative_error;
 };
 
-std::vector<float> LogitsFor(GgmlType type, const std::vector<int32_t>& prompt) {
+// Logits of the random model written as `type`; `linear_type` converts its linear weights at load.
+std::vector<float> LogitsFor(GgmlType type, const std::vector<int32_t>& prompt,
+                             std::optional<GgmlType> linear_type = std::nullopt) {
   std::string path = ::testing::TempDir() + "/quant_" + GetSupportedTypeTraits(type)->name +
                      std::to_string(::getpid()) + ".gguf";
   Status written = WriteRandomModel(
@@ -34,7 +37,7 @@ std::vector<float> LogitsFor(GgmlType type, const std::vector<int32_t>& prompt) 
   std::remove(path.c_str());
   EXPECT_TRUE(file.ok()) << file.error();
   ThreadPool pool(ThreadPool::Options{.num_threads = 2});
-  auto model = LoadModelFromGguf(**file, {.pool = &pool});
+  auto model = LoadModelFromGguf(**file, {.pool = &pool, .linear_type = linear_type});
   EXPECT_TRUE(model.ok()) << model.error();
   const ModelConfig& config = (*model)->config();
   auto kv = KvStorage::Create({.num_layers = config.num_layers,
@@ -59,9 +62,21 @@ std::vector<float> LogitsFor(GgmlType type, const std::vector<int32_t>& prompt) 
   return logits;
 }
 
+const std::vector<int32_t> kPrompt = {1,     450,   4996, 17354, 1701, 432, 17204, 975, 278, 17366,
+                                      11203, 29889, 13,   1576,  3144, 338, 2038,  297, 278, 1559};
+
+double RelativeError(const std::vector<float>& logits, const std::vector<float>& reference) {
+  double diff_norm = 0.0;
+  double reference_norm = 0.0;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    diff_norm += (logits[i] - reference[i]) * (logits[i] - reference[i]);
+    reference_norm += reference[i] * reference[i];
+  }
+  return std::sqrt(diff_norm / reference_norm);
+}
+
 TEST(QuantizedLogitsTest, EveryTypeStaysCloseToF32) {
-  const std::vector<int32_t> prompt = {1,     450,   4996, 17354, 1701, 432, 17204, 975, 278, 17366,
-                                       11203, 29889, 13,   1576,  3144, 338, 2038,  297, 278, 1559};
+  const std::vector<int32_t>& prompt = kPrompt;
   const std::vector<float> reference = LogitsFor(GgmlType::kF32, prompt);
   const std::vector<TypeTolerance> tolerances = {{GgmlType::kF16, 2e-3},
                                                  {GgmlType::kBF16, 3e-2},
@@ -70,15 +85,23 @@ TEST(QuantizedLogitsTest, EveryTypeStaysCloseToF32) {
   for (const auto& [type, max_relative_error] : tolerances) {
     std::vector<float> logits = LogitsFor(type, prompt);
     ASSERT_EQ(logits.size(), reference.size());
-    double diff_norm = 0.0;
-    double reference_norm = 0.0;
-    for (size_t i = 0; i < logits.size(); ++i) {
-      diff_norm += (logits[i] - reference[i]) * (logits[i] - reference[i]);
-      reference_norm += reference[i] * reference[i];
-    }
-    double relative_error = std::sqrt(diff_norm / reference_norm);
+    const double relative_error = RelativeError(logits, reference);
     std::printf("%-5s relative logits error vs f32: %.2e (bound %.0e)\n",
                 GetSupportedTypeTraits(type)->name, relative_error, max_relative_error);
+    EXPECT_LT(relative_error, max_relative_error) << GetSupportedTypeTraits(type)->name;
+  }
+}
+
+// --quantization q8_0 / --dtype bfloat16 on an F32 file: converted at load, the logits are as
+// close to F32 as the files written in those types (only the embedding stays F32).
+TEST(QuantizedLogitsTest, ConversionAtLoadStaysCloseToF32) {
+  const std::vector<float> reference = LogitsFor(GgmlType::kF32, kPrompt);
+  const std::vector<std::pair<GgmlType, double>> tolerances = {
+      {GgmlType::kQ8_0, 3e-2}, {GgmlType::kBF16, 3e-2}, {GgmlType::kF16, 2e-3}};
+  for (const auto& [type, max_relative_error] : tolerances) {
+    const std::vector<float> converted = LogitsFor(GgmlType::kF32, kPrompt, type);
+    const double relative_error = RelativeError(converted, reference);
+    EXPECT_GT(relative_error, 0.0) << "the conversion must change something";
     EXPECT_LT(relative_error, max_relative_error) << GetSupportedTypeTraits(type)->name;
   }
 }

@@ -24,7 +24,28 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::Linear(const std:
                                                                       int64_t rows, int64_t cols) {
   auto tensor = Tensor(name, {cols, rows});
   if (!tensor) return Error{tensor.error()};
-  auto weight = kernels::LinearWeight::Create((*tensor)->type, (*tensor)->data, rows, cols);
+  const GgmlType stored = (*tensor)->type;
+  if (linear_type_ && *linear_type_ != stored) {
+    // Converted once, row by row through f32.
+    auto traits = GetSupportedTypeTraits(*linear_type_);
+    if (!traits || cols % traits->block_size != 0) {
+      return Error{"tensor '" + name + "' cannot be converted to " +
+                   GgmlTypeName(static_cast<uint32_t>(*linear_type_))};
+    }
+    const int64_t row_bytes = RowBytes(*traits, cols);
+    const int64_t stored_row_bytes = (*tensor)->num_bytes / rows;
+    std::vector<uint8_t> bytes(rows * row_bytes);
+    std::vector<float> row(cols);
+    for (int64_t r = 0; r < rows; ++r) {
+      kernels::DequantizeRow(stored, (*tensor)->data + r * stored_row_bytes, cols, row.data());
+      kernels::QuantizeRow(*linear_type_, row.data(), cols, bytes.data() + r * row_bytes);
+    }
+    linear_bytes_ += static_cast<int64_t>(bytes.size());
+    auto weight = kernels::LinearWeight::CreateOwned(*linear_type_, std::move(bytes), rows, cols);
+    if (!weight) return Error{"tensor '" + name + "': " + weight.error()};
+    return weight;
+  }
+  auto weight = kernels::LinearWeight::Create(stored, (*tensor)->data, rows, cols);
   if (!weight) return Error{"tensor '" + name + "': " + weight.error()};
   linear_bytes_ += (*tensor)->num_bytes;
   return weight;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,10 @@ namespace vllm {
 
 class WeightLoader {
  public:
-  explicit WeightLoader(const TensorSource& source) : source_(source) {}
+  // `linear_type`: convert linear weights stored in another type to it (see ModelLoadOptions).
+  explicit WeightLoader(const TensorSource& source,
+                        std::optional<GgmlType> linear_type = std::nullopt)
+      : source_(source), linear_type_(linear_type) {}
 
   bool Has(const std::string& name) const { return source_.Find(name) != nullptr; }
   // A tensor whose ggml shape is exactly `shape` (shape[0] contiguous).
@@ -33,6 +37,7 @@ class WeightLoader {
 
  private:
   const TensorSource& source_;
+  std::optional<GgmlType> linear_type_;
   int64_t linear_bytes_ = 0;
 };
 

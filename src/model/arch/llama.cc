@@ -30,8 +30,8 @@ class LlamaModel : public Model {
  public:
   LlamaModel(const ModelConfig& config, ThreadPool& pool) : config_(config), pool_(pool) {}
 
-  Status Load(const TensorSource& source) {
-    WeightLoader loader(source);
+  Status Load(const TensorSource& source, std::optional<GgmlType> linear_type) {
+    WeightLoader loader(source, linear_type);
     const int64_t hidden = config_.hidden_size;
     const int64_t q_size = config_.num_heads * config_.head_dim;
     const int64_t kv_size = config_.num_kv_heads * config_.head_dim;
@@ -206,7 +206,7 @@ Expected<std::unique_ptr<Model>> CreateLlamaModel(const TensorSource& source,
                                                   const ModelConfig& config,
                                                   const ModelLoadOptions& options) {
   auto model = std::make_unique<LlamaModel>(config, *options.pool);
-  VLLM_RETURN_IF_ERROR(model->Load(source));
+  VLLM_RETURN_IF_ERROR(model->Load(source, options.linear_type));
   return std::unique_ptr<Model>(std::move(model));
 }
 
