@@ -100,6 +100,8 @@ class AsyncLLM {
   // The model's tokenizer (immutable; safe to use from any thread).
   const Tokenizer& tokenizer() const;
   int64_t max_model_len() const;
+  // Sampling defaults of the model (its generation_config.json, else SamplingParams').
+  SamplingParams default_sampling_params() const;
   // The model's chat template (empty when it has none).
   std::string chat_template() const;
 

@@ -203,6 +203,10 @@ const Tokenizer& AsyncLLM::tokenizer() const { return impl_->engine->tokenizer()
 
 int64_t AsyncLLM::max_model_len() const { return impl_->engine->max_model_len(); }
 
+SamplingParams AsyncLLM::default_sampling_params() const {
+  return impl_->engine->default_sampling_params();
+}
+
 std::string AsyncLLM::chat_template() const { return impl_->engine->chat_template(); }
 
 int AsyncLLM::num_running_requests() {

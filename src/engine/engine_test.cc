@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "engine/llm_engine.h"
 #include "model/hf_export.h"
@@ -128,11 +129,27 @@ TEST(EngineTest, HuggingFaceDirectoryGeneratesLikeItsGguf) {
     LLM llm(args);
     from_dir = llm.GenerateFromTokenIds(prompts, params, false);
   }
-  std::filesystem::remove_all(root);
-  std::remove(gguf.c_str());
   for (size_t i = 0; i < prompts.size(); ++i) {
     EXPECT_EQ(from_dir[i].outputs[0].token_ids, from_gguf[i].outputs[0].token_ids) << i;
   }
+  // generation_config.json: its sampling defaults, and its EOS ids stop requests.
+  const int32_t third = from_dir[0].outputs[0].token_ids[2];
+  std::ofstream(root + "/generation_config.json")
+      << R"({"eos_token_id": [2, )" << third << R"(], "temperature": 0.6, "top_p": 0.9})";
+  {
+    EngineArgs args;
+    args.model = root;
+    args.num_threads = 2;
+    LLM llm(args);
+    EXPECT_FLOAT_EQ(llm.engine().default_sampling_params().temperature, 0.6f);
+    EXPECT_FLOAT_EQ(llm.engine().default_sampling_params().top_p, 0.9f);
+    SamplingParams stopping = Greedy(24);
+    auto stopped = llm.GenerateFromTokenIds({prompts[0]}, stopping, false);
+    EXPECT_EQ(stopped[0].outputs[0].token_ids.size(), 3u);
+    EXPECT_EQ(stopped[0].outputs[0].finish_reason, "stop");
+  }
+  std::filesystem::remove_all(root);
+  std::remove(gguf.c_str());
 }
 
 TEST(EngineTest, PreemptionDoesNotChangeOutputs) {

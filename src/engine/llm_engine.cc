@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tokenizer/hf/hf_tokenizer.h"
 
@@ -44,6 +47,41 @@ Status LLMEngine::LoadGguf(const std::string& path, const ModelLoadOptions& opti
   return Status::Ok();
 }
 
+// generation_config.json → sampling defaults and extra EOS ids (absent file: none).
+Status ReadGenerationConfig(const std::string& dir, SamplingParams* defaults,
+                            std::vector<int32_t>* eos_ids) {
+  const std::filesystem::path path = std::filesystem::path(dir) / "generation_config.json";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return Status::Ok();
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  const nlohmann::json config = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!config.is_object()) return Error{path.string() + " is not a JSON object"};
+  auto number = [&](const char* key, auto* out) {
+    if (auto it = config.find(key); it != config.end() && it->is_number()) {
+      *out = it->get<std::remove_reference_t<decltype(*out)>>();
+    }
+  };
+  number("temperature", &defaults->temperature);
+  number("top_p", &defaults->top_p);
+  number("top_k", &defaults->top_k);
+  number("min_p", &defaults->min_p);
+  number("repetition_penalty", &defaults->repetition_penalty);
+  if (auto it = config.find("eos_token_id"); it != config.end()) {
+    if (it->is_number_integer()) eos_ids->push_back(it->get<int32_t>());
+    if (it->is_array()) {
+      for (const auto& id : *it) {
+        if (id.is_number_integer()) eos_ids->push_back(id.get<int32_t>());
+      }
+    }
+  }
+  if (std::string invalid = defaults->Validate(); !invalid.empty()) {
+    return Error{path.string() + ": " + invalid};
+  }
+  return Status::Ok();
+}
+
 Status LLMEngine::LoadHfDirectory(const std::string& dir, const ModelLoadOptions& options) {
   auto checkpoint = OpenHfCheckpoint(dir);
   if (!checkpoint) return Error{dir + ": " + checkpoint.error()};
@@ -57,7 +95,7 @@ Status LLMEngine::LoadHfDirectory(const std::string& dir, const ModelLoadOptions
   auto chat_template = ReadHfChatTemplate(dir);
   if (!chat_template) return Error{dir + ": " + chat_template.error()};
   chat_template_ = std::move(*chat_template);
-  return Status::Ok();
+  return ReadGenerationConfig(dir, &default_sampling_params_, &generation_eos_ids_);
 }
 
 Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
@@ -120,6 +158,11 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
     if (params.seed) child_params.seed = *params.seed + i;
     std::optional<int32_t> eos_id;
     if (tokenizer_->eos_id() >= 0) eos_id = tokenizer_->eos_id();
+    if (!params.ignore_eos) {  // the generation config's other EOS ids stop it too
+      for (int32_t id : generation_eos_ids_) {
+        if (id != tokenizer_->eos_id()) child_params.stop_token_ids.push_back(id);
+      }
+    }
     Status status = core_->AddRequest(
         {child_ids[i], token_ids, child_params, eos_id, priority, cache_salt, bad_words_token_ids});
     if (!status.ok()) {

@@ -41,6 +41,9 @@ class LLMEngine {
   int64_t max_model_len() const { return core_->max_model_len(); }
   // The model's chat template (GGUF tokenizer.chat_template or the directory's); may be empty.
   const std::string& chat_template() const { return chat_template_; }
+  // Sampling defaults from the directory's generation_config.json (vLLM's --generation-config
+  // auto): SamplingParams' own defaults where it says nothing.
+  const SamplingParams& default_sampling_params() const { return default_sampling_params_; }
   const ModelConfig& model_config() const { return model_->config(); }
   EngineStats stats() const { return core_->stats(); }
 
@@ -55,6 +58,9 @@ class LLMEngine {
   std::unique_ptr<GgufFile> file_;          // GGUF models
   std::optional<HfCheckpoint> checkpoint_;  // model directories
   std::string chat_template_;
+  SamplingParams default_sampling_params_;
+  // generation_config.json's eos_token_id(s): requests also stop on them (unless ignore_eos).
+  std::vector<int32_t> generation_eos_ids_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;

@@ -31,7 +31,8 @@ struct GenerationRequest {
   RequestOptions options;  // priority, cache_salt
 };
 
-// Parses the shared fields of a request body (a JSON object). Unknown fields are ignored.
+// Parses the shared fields of a request body (a JSON object) over the defaults already in
+// request->params (the model's). Unknown fields are ignored.
 std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoint,
                                                GenerationRequest* request);
 

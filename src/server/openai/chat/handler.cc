@@ -116,6 +116,7 @@ void HandleChatCompletions(ServingContext& context, const HttpRequest& http_requ
     writer->Send(error.status, "application/json", error.ToJson());
   };
   GenerationRequest request;
+  request.params = context.engine.default_sampling_params();
   if (auto error = ParseGenerationRequest(body, Endpoint::kChat, &request)) return fail(*error);
   if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
   ChatPrompt chat;

@@ -115,6 +115,7 @@ void HandleCompletions(ServingContext& context, const HttpRequest& http_request,
     writer->Send(error.status, "application/json", error.ToJson());
   };
   GenerationRequest request;
+  request.params = context.engine.default_sampling_params();
   if (auto error = ParseGenerationRequest(body, Endpoint::kCompletions, &request)) {
     return fail(*error);
   }
