@@ -9,6 +9,7 @@
 #include "kernels/ops.h"
 #include "model/layers/paged_attention.h"
 #include "model/layers/rope.h"
+#include "model/load_progress.h"
 #include "model/registry.h"
 #include "model/weight_loader.h"
 
@@ -40,6 +41,7 @@ class LlamaModel : public Model {
     if (!embedding) return Error{embedding.error()};
     embedding_ = *embedding;
     layers_.resize(config_.num_layers);
+    LoadProgress progress(config_.num_layers);
     for (int64_t i = 0; i < config_.num_layers; ++i) {
       const std::string prefix = "blk." + std::to_string(i) + ".";
       LlamaLayer& layer = layers_[i];
@@ -72,6 +74,7 @@ class LlamaModel : public Model {
           Assign(loader.Linear(prefix + "ffn_up.weight", ffn, hidden), &layer.w_up));
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Linear(prefix + "ffn_down.weight", hidden, ffn), &layer.w_down));
+      progress.Step();
     }
     VLLM_RETURN_IF_ERROR(Assign(loader.Vector("output_norm.weight", hidden), &output_norm_));
     // Tied embeddings when the file has no separate output head.
