@@ -4,6 +4,7 @@
 #include "cli/bench_engine_command.h"
 #include "cli/bench_model_command.h"
 #include "cli/bench_serve_command.h"
+#include "cli/bench_tokenize_command.h"
 #include "cli/chat_command.h"
 #include "cli/generate_command.h"
 #include "cli/make_random_model_command.h"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   vllm::RegisterBenchModelCommand(*bench);
   vllm::RegisterBenchEngineCommands(*bench);
   vllm::RegisterBenchServeCommand(*bench);
+  vllm::RegisterBenchTokenizeCommand(*bench);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }
