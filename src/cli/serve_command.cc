@@ -59,12 +59,32 @@ int RunServer(ServeOptions options) {
   VLLM_LOG(kInfo) << "Serving " << options.served_model_names.front() << " on http://"
                   << options.host << ":" << http_server.port() << " (Ctrl+C to stop)";
 
+  // SIGINT / SIGTERM: stop accepting, let the requests under way finish (up to
+  // kShutdownGraceSeconds), then stop. A second signal stops at once.
+  constexpr int kShutdownGraceSeconds = 10;
   server::asio::signal_set signals(io_context, SIGINT, SIGTERM);
+  server::asio::steady_timer shutdown_timer(io_context);
+  const auto shutdown_deadline = std::make_shared<std::chrono::steady_clock::time_point>();
+  std::function<void()> wait_for_requests = [&] {
+    if (context.num_active_requests == 0 || std::chrono::steady_clock::now() > *shutdown_deadline) {
+      io_context.stop();
+      return;
+    }
+    shutdown_timer.expires_after(std::chrono::milliseconds(100));
+    shutdown_timer.async_wait([&](const boost::system::error_code& error) {
+      if (!error) wait_for_requests();
+    });
+  };
   signals.async_wait([&](const boost::system::error_code& error, int) {
     if (error) return;
-    VLLM_LOG(kInfo) << "Shutting down";
+    VLLM_LOG(kInfo) << "Shutting down: " << context.num_active_requests << " request(s) under way";
     http_server.StopAccepting();
-    io_context.stop();
+    *shutdown_deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(kShutdownGraceSeconds);
+    signals.async_wait([&](const boost::system::error_code& again, int) {
+      if (!again) io_context.stop();
+    });
+    wait_for_requests();
   });
   // vLLM's periodic stats line, while there is something to report.
   server::asio::steady_timer log_timer(io_context);

@@ -2,6 +2,7 @@
 // and the metrics.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ struct ServingContext {
   std::string model_path;
   std::string chat_template;  // --chat-template, else the model's; empty when neither has one
   Metrics& metrics;
+  // Generation requests under way (a graceful shutdown waits for them).
+  std::atomic<int> num_active_requests{0};
 
   // True when a request's "model" names this server's model (an absent name does too).
   bool Serves(const std::string& model) const {

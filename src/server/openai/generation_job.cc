@@ -61,6 +61,7 @@ std::string GenerationJob::EngineRequestId(size_t prompt_index) const {
 
 void GenerationJob::Start() {
   self_ = shared_from_this();
+  ++context_.num_active_requests;
   std::weak_ptr<GenerationJob> weak = self_;
   for (size_t i = 0; i < prompts_.size(); ++i) {
     std::shared_ptr<ResponseWriter> writer = writer_;
@@ -141,6 +142,7 @@ void GenerationJob::Drain() {
     for (PromptProgress& progress : progress_) outputs.push_back(std::move(progress.merged));
     OnComplete(outputs);
   }
+  --context_.num_active_requests;
   self_.reset();
 }
 
