@@ -7,9 +7,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "formats/gguf_file.h"
-#include "tokenizer/hf/hf_tokenizer.h"
-#include "tokenizer/tokenizer.h"
+#include "cli/loaded_tokenizer.h"
 
 namespace vllm {
 namespace {
@@ -30,33 +28,22 @@ int RunBenchTokenize(const BenchTokenizeOptions& options) {
   std::stringstream contents;
   contents << input.rdbuf();
   const std::string text = contents.str();
-  std::unique_ptr<GgufFile> file;
-  Expected<std::unique_ptr<Tokenizer>> tokenizer = Error{"give --tokenizer or --model"};
-  if (!options.tokenizer_dir.empty()) {
-    tokenizer = LoadTokenizerFromHfDir(options.tokenizer_dir);
-  } else if (!options.model_path.empty()) {
-    auto opened = GgufFile::Open(options.model_path);
-    if (!opened) {
-      std::cerr << "error: " << opened.error() << "\n";
-      return 1;
-    }
-    file = std::move(*opened);
-    tokenizer = LoadTokenizerFromGguf(*file);
-  }
-  if (!tokenizer) {
-    std::cerr << "error: " << tokenizer.error() << "\n";
+  auto loaded = LoadTokenizer(options.model_path, options.tokenizer_dir);
+  if (!loaded) {
+    std::cerr << "error: " << loaded.error() << "\n";
     return 1;
   }
+  const Tokenizer& tokenizer = *loaded->tokenizer;
   double best_encode = 1e30, best_decode = 1e30;
   std::vector<int32_t> ids;
   for (int pass = 0; pass < std::max(1, options.repeats); ++pass) {
     auto start = std::chrono::steady_clock::now();
-    ids = (*tokenizer)->Encode(text, false);
+    ids = tokenizer.Encode(text, false);
     best_encode =
         std::min(best_encode,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     start = std::chrono::steady_clock::now();
-    const std::string decoded = (*tokenizer)->Decode(ids, false);
+    const std::string decoded = tokenizer.Decode(ids, false);
     best_decode =
         std::min(best_decode,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -7,8 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/gguf_file.h"
-#include "tokenizer/hf/hf_tokenizer.h"
+#include "cli/loaded_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm {
@@ -42,28 +41,13 @@ int Run(const TokenizeOptions& options) {
     }
     text.assign(std::istreambuf_iterator<char>(in), {});
   }
-  if (options.model_path.empty() == options.tokenizer_dir.empty()) {
-    std::cerr << "error: give one of --model or --tokenizer\n";
+  auto loaded = LoadTokenizer(options.model_path, options.tokenizer_dir);
+  if (!loaded) {
+    std::cerr << "error: " << loaded.error() << "\n";
     return 1;
   }
-  std::unique_ptr<GgufFile> file;
-  Expected<std::unique_ptr<Tokenizer>> tokenizer = Error{""};
-  if (!options.tokenizer_dir.empty()) {
-    tokenizer = LoadTokenizerFromHfDir(options.tokenizer_dir);
-  } else {
-    auto opened = GgufFile::Open(options.model_path);
-    if (!opened) {
-      std::cerr << "error: " << opened.error() << "\n";
-      return 1;
-    }
-    file = std::move(*opened);
-    tokenizer = LoadTokenizerFromGguf(*file);
-  }
-  if (!tokenizer) {
-    std::cerr << "error: " << tokenizer.error() << "\n";
-    return 1;
-  }
-  std::cout << FormatIdArray((*tokenizer)->Encode(text, options.add_special_tokens)) << std::endl;
+  std::cout << FormatIdArray(loaded->tokenizer->Encode(text, options.add_special_tokens))
+            << std::endl;
   return 0;
 }
 

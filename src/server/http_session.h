@@ -37,7 +37,6 @@ class ResponseWriter {
   void EndEventStream();
 
   bool started() const { return started_; }
-  bool finished() const { return finished_; }
   bool disconnected() const;
   // `callback` runs (once, on the strand) if the client goes away before the exchange ends.
   void OnDisconnect(std::function<void()> callback);

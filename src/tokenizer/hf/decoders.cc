@@ -319,13 +319,9 @@ Expected<std::unique_ptr<Decoder>> ParseDecoder(const Json& json, std::string_vi
   if (*type == "Strip") return ParseStrip(json, context);
   if (*type == "Metaspace") return ParseMetaspace(json, context);
   if (*type == "Replace") {
-    const Json* pattern_json = FindField(json, "pattern");
-    if (pattern_json == nullptr) return Error{FieldName(context, "pattern") + ": missing"};
-    auto pattern = Pattern::Parse(*pattern_json, FieldName(context, "pattern"));
-    if (!pattern) return Error{pattern.error()};
-    auto content = StringField(json, "content", context);
-    if (!content) return Error{content.error()};
-    return Result(new ReplaceDecoder(std::move(*pattern), std::move(*content)));
+    auto replace = Pattern::ParseReplace(json, context);
+    if (!replace) return Error{replace.error()};
+    return Result(new ReplaceDecoder(std::move(replace->first), std::move(replace->second)));
   }
   if (*type == "WordPiece") {
     auto prefix = StringField(json, "prefix", context, "##");

@@ -241,13 +241,9 @@ Expected<std::unique_ptr<Normalizer>> ParseNormalizer(const Json& json, std::str
     return Result(new PrependNormalizer(std::move(*prepend)));
   }
   if (*type == "Replace") {
-    const Json* pattern_json = FindField(json, "pattern");
-    if (pattern_json == nullptr) return Error{FieldName(context, "pattern") + ": missing"};
-    auto pattern = Pattern::Parse(*pattern_json, FieldName(context, "pattern"));
-    if (!pattern) return Error{pattern.error()};
-    auto content = StringField(json, "content", context);
-    if (!content) return Error{content.error()};
-    return Result(new ReplaceNormalizer(std::move(*pattern), std::move(*content)));
+    auto replace = Pattern::ParseReplace(json, context);
+    if (!replace) return Error{replace.error()};
+    return Result(new ReplaceNormalizer(std::move(replace->first), std::move(replace->second)));
   }
   if (*type == "NFC") return Result(new UnicodeNormalizer(UnicodeForm::kNfc));
   if (*type == "NFD") return Result(new UnicodeNormalizer(UnicodeForm::kNfd));

@@ -18,6 +18,17 @@ Expected<Pattern> Pattern::Parse(const Json& json, std::string_view context) {
   return Error{std::string(context) + ": expected {\"String\": ...} or {\"Regex\": ...}"};
 }
 
+Expected<std::pair<Pattern, std::string>> Pattern::ParseReplace(const Json& json,
+                                                                std::string_view context) {
+  const Json* pattern_json = FindField(json, "pattern");
+  if (pattern_json == nullptr) return Error{FieldName(context, "pattern") + ": missing"};
+  auto pattern = Parse(*pattern_json, FieldName(context, "pattern"));
+  if (!pattern) return Error{pattern.error()};
+  auto content = StringField(json, "content", context);
+  if (!content) return Error{content.error()};
+  return std::pair<Pattern, std::string>(std::move(*pattern), std::move(*content));
+}
+
 Pattern Pattern::Literal(std::string text) {
   Pattern pattern;
   pattern.literal_ = std::move(text);

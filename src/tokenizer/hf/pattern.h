@@ -18,6 +18,9 @@ class Pattern {
  public:
   static Expected<Pattern> Parse(const Json& json, std::string_view context);
   static Pattern Literal(std::string text);
+  // A Replace step's {"pattern": ..., "content": "..."} (normalizer or decoder).
+  static Expected<std::pair<Pattern, std::string>> ParseReplace(const Json& json,
+                                                                std::string_view context);
 
   // The non-empty matches in `text`, left to right, without overlap, as [begin, end).
   std::vector<std::pair<size_t, size_t>> Find(std::string_view text) const;
