@@ -44,3 +44,44 @@ export async function metric(name) {
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// A server of a test's own (flags the shared one must not have: connection limits, shutdown...).
+// Resolves {port, process, output()} once /health answers; the caller stops it (stopServer).
+export async function startServer(extraArgs = [], { env = {} } = {}) {
+  const { spawn } = await import('node:child_process');
+  const net = await import('node:net');
+  const freePort = await new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = server.address();
+      server.close(() => resolve(free));
+    });
+  });
+  const shared = process.env.VLLM_E2E_SHARED;
+  const args = ['serve', `${shared}/models/stories260K.gguf`, '--port', String(freePort), '--host', '127.0.0.1',
+    '--served-model-name', model, '--chat-template', new URL('./chat_template.jinja', import.meta.url).pathname,
+    '--max-model-len', '256', '--log-stats-interval', '0', ...extraArgs];
+  const child = spawn(process.env.VLLM_E2E_BINARY, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (data) => { output += data; });
+  child.stderr.on('data', (data) => { output += data; });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${freePort}/health`);
+      if (response.ok) return { port: freePort, process: child, exited, output: () => output };
+    } catch {}
+    await sleep(100);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not start: ${output}`);
+}
+
+// Stops a server of startServer (SIGKILL after `graceMs`); resolves {code, signal}.
+export async function stopServer(server, signal = 'SIGTERM', graceMs = 15000) {
+  if (server.process.exitCode === null) server.process.kill(signal);
+  const timer = setTimeout(() => server.process.kill('SIGKILL'), graceMs);
+  const result = await server.exited;
+  clearTimeout(timer);
+  return result;
+}

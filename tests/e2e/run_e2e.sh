@@ -2,8 +2,8 @@
 # Starts `vllm-cpp serve` on the demo model and runs the end-to-end tests against it.
 # Usage: run_e2e.sh VLLM_CPP_BINARY SHARED_DIR
 set -euo pipefail
-binary=$1
-shared=$2
+binary=$(realpath "$1")
+shared=$(realpath "$2")
 cd "$(dirname "$0")"
 if [ ! -d node_modules/openai ]; then
   echo "node_modules missing: run 'npm ci' in tests/e2e (scripts/test.sh does)" >&2
@@ -28,7 +28,7 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 status=0
-VLLM_E2E_PORT=$port node --test --test-concurrency=1 ./*.test.mjs || status=$?
+VLLM_E2E_PORT=$port VLLM_E2E_BINARY=$binary VLLM_E2E_SHARED=$shared node --test --test-concurrency=1 ./*.test.mjs || status=$?
 if ! kill -0 $server 2>/dev/null; then
   echo "the server died during the tests:" >&2
   status=1
