@@ -13,7 +13,7 @@
 namespace vllm::jinja {
 namespace {
 
-Value Range(const CallArgs& args) {
+Value Range(const CallArgs& args, RenderBudget&) {
   if (!args.keyword.empty()) throw RenderError("range() takes no keyword arguments");
   const auto& p = args.positional;
   if (p.empty() || p.size() > 3) throw RenderError("range() takes 1 to 3 arguments");
@@ -48,7 +48,9 @@ Value Range(const CallArgs& args) {
 }
 
 // The entries of dict(...) and namespace(...): an optional dict or list of pairs, then keywords.
-std::vector<std::pair<Value, Value>> DictEntries(std::string_view function, const CallArgs& args) {
+// Each entry taken from the positional argument costs a step.
+std::vector<std::pair<Value, Value>> DictEntries(std::string_view function, const CallArgs& args,
+                                                 RenderBudget& budget) {
   if (args.positional.size() > 1) {
     throw RenderError(std::string(function) + "() takes at most 1 positional argument");
   }
@@ -56,9 +58,13 @@ std::vector<std::pair<Value, Value>> DictEntries(std::string_view function, cons
   if (!args.positional.empty()) {
     const Value& source = args.positional[0];
     if (source.is_dict()) {
-      for (const auto& [key, value] : source.AsDict().entries) dict.Set(key, value);
+      for (const auto& [key, value] : source.AsDict().entries) {
+        budget.CountStep();
+        dict.Set(key, value);
+      }
     } else {
       for (const Value& pair : Iterate(source)) {
+        budget.CountStep();
         std::vector<Value> items = Iterate(pair);
         if (items.size() != 2) {
           throw RenderError(std::string(function) + "() needs pairs of key and value");
@@ -71,16 +77,20 @@ std::vector<std::pair<Value, Value>> DictEntries(std::string_view function, cons
   return std::move(dict.entries);
 }
 
-Value Dict(const CallArgs& args) { return Value::Dict(DictEntries("dict", args)); }
-
-Value Namespace(const CallArgs& args) { return Value::Namespace(DictEntries("namespace", args)); }
-
-Value RaiseException(const CallArgs& args) {
-  std::vector<Value> a = BindArguments("raise_exception", args, {{"message"}});
-  throw RaisedException(ToStr(a[0]));
+Value Dict(const CallArgs& args, RenderBudget& budget) {
+  return Value::Dict(DictEntries("dict", args, budget));
 }
 
-Value StrftimeNow(const CallArgs& args) {
+Value Namespace(const CallArgs& args, RenderBudget& budget) {
+  return Value::Namespace(DictEntries("namespace", args, budget));
+}
+
+Value RaiseException(const CallArgs& args, RenderBudget& budget) {
+  std::vector<Value> a = BindArguments("raise_exception", args, {{"message"}});
+  throw RaisedException(ToStr(a[0], budget));
+}
+
+Value StrftimeNow(const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("strftime_now", args, {{"format"}});
   const std::string& format = StringArgument(a[0], "strftime_now");
   std::time_t now = std::time(nullptr);
@@ -92,7 +102,7 @@ Value StrftimeNow(const CallArgs& args) {
     size_t written = std::strftime(out.data(), out.size(), format.c_str(), &local);
     if (written > 0 || format.empty()) {
       out.resize(written);
-      return Value::String(std::move(out));
+      return Value::String(budget.WithinLimit(std::move(out)));
     }
   }
   return Value::String("");

@@ -8,6 +8,7 @@
 #include "tokenizer/chat_template/errors.h"
 #include "tokenizer/chat_template/interpreter.h"
 #include "tokenizer/chat_template/json_value.h"
+#include "tokenizer/chat_template/limits.h"
 #include "tokenizer/chat_template/parser.h"
 
 namespace vllm {
@@ -28,14 +29,20 @@ Expected<ChatTemplate> ChatTemplate::Parse(std::string_view source) {
 }
 
 Expected<std::string> ChatTemplate::Render(const nlohmann::ordered_json& variables) const {
+  return Render(variables, RenderLimits{});
+}
+
+Expected<std::string> ChatTemplate::Render(const nlohmann::ordered_json& variables,
+                                           const RenderLimits& limits) const {
   try {
+    jinja::RenderBudget budget(limits.max_output_bytes, limits.max_steps, limits.max_duration);
     if (!variables.is_object()) return Error{"chat template variables must be a JSON object"};
     std::vector<std::pair<std::string, jinja::Value>> bound;
     bound.reserve(variables.size());
     for (const auto& [name, value] : variables.items()) {
       bound.emplace_back(name, jinja::ValueFromJson(value));
     }
-    return jinja::RenderTemplate(*template_, std::move(bound));
+    return jinja::RenderTemplate(*template_, std::move(bound), budget);
   } catch (const jinja::RaisedException& exception) {
     return Error{exception.what()};
   } catch (const jinja::RenderError& error) {

@@ -5,9 +5,40 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <ctime>
+#include <limits>
+#include <new>
 #include <string>
+#include <thread>
 #include <vector>
+
+namespace {
+// The largest block asked of operator new since a test last reset it, to check that a limit stops
+// a rendering before it allocates. The replaced operators cover the whole program; the array and
+// aligned ones keep their standard (or sanitizer) pairs.
+std::atomic<size_t> largest_allocation{0};
+}  // namespace
+
+void* operator new(size_t size, const std::nothrow_t&) noexcept {
+  size_t largest = largest_allocation.load(std::memory_order_relaxed);
+  while (size > largest && !largest_allocation.compare_exchange_weak(largest, size)) {
+  }
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* operator new(size_t size) {
+  if (void* block = operator new(size, std::nothrow)) return block;
+  throw std::bad_alloc();
+}
+// GCC takes the free() of a block from this operator new for a mismatch once it inlines them.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* block) noexcept { std::free(block); }
+void operator delete(void* block, size_t) noexcept { std::free(block); }
+void operator delete(void* block, const std::nothrow_t&) noexcept { std::free(block); }
+#pragma GCC diagnostic pop
 
 namespace vllm {
 namespace {
@@ -44,6 +75,14 @@ std::string RenderError(std::string_view source,
     return "";
   }
   return rendered.error();
+}
+
+// The rendering of `source`, which must parse, with no variables and `limits`.
+Expected<std::string> RenderWithin(std::string_view source,
+                                   const ChatTemplate::RenderLimits& limits) {
+  Expected<ChatTemplate> parsed = ChatTemplate::Parse(source);
+  if (!parsed.ok()) return Error{"parse error: " + parsed.error()};
+  return parsed->Render(ordered_json::object(), limits);
 }
 
 // The error of parsing `source`; a parse that succeeds fails the test.
@@ -659,7 +698,7 @@ TEST(ChatTemplateLimits, HugeOutputsAndLoopsAreStopped) {
   EXPECT_NE(RenderError("{{ 'x' * 1000000000 }}").find("string longer than"), std::string::npos);
   EXPECT_NE(RenderError("{{ [1] * 1000000000 }}").find("list longer than"), std::string::npos);
   EXPECT_NE(RenderError("{% set s = 'x' * 1000000 %}{% for i in range(100) %}{{ s }}{% endfor %}")
-                .find("string longer than"),
+                .find("template output longer than"),
             std::string::npos);
   EXPECT_NE(RenderError("{% set ns = namespace(s='x') %}{% for i in range(40) %}"
                         "{% set ns.s = ns.s ~ ns.s %}{% endfor %}")
@@ -667,7 +706,7 @@ TEST(ChatTemplateLimits, HugeOutputsAndLoopsAreStopped) {
             std::string::npos);
   EXPECT_NE(RenderError("{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}"
                         "{% endfor %}")
-                .find("loop iterations"),
+                .find("template ran more than 1000000 steps (loop iterations"),
             std::string::npos);
   EXPECT_NE(RenderError("{{ 'x' | indent(100000000000) }}").find("string longer than"),
             std::string::npos);
@@ -697,6 +736,146 @@ TEST(ChatTemplateLimits, CyclesAreRefused) {
             std::string::npos);
   EXPECT_NE(RenderError("{% set ns = namespace() %}{% set ns.me = [ns] %}").find("inside itself"),
             std::string::npos);
+}
+
+// ---- Per-rendering limits (ChatTemplate::RenderLimits) ----
+
+TEST(ChatTemplateRenderLimits, RepetitionPastTheSizeLimitFailsBeforeAllocating) {
+  ChatTemplate::RenderLimits limits;
+  limits.max_output_bytes = size_t{1} << 20;
+  largest_allocation = 0;
+  auto start = std::chrono::steady_clock::now();
+  Expected<std::string> rendered = RenderWithin("{{ 'hello ' * 10000000 }}", limits);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(rendered.ok());
+  EXPECT_EQ(rendered.error(), "chat template error at line 1: string longer than 1048576 bytes");
+  EXPECT_LT(elapsed, std::chrono::milliseconds(250));
+  EXPECT_LT(largest_allocation.load(), limits.max_output_bytes);
+}
+
+TEST(ChatTemplateRenderLimits, DefaultLimitsAreTheFormerConstants) {
+  Expected<ChatTemplate> parsed = ChatTemplate::Parse("{{ 'hello ' * n }}");
+  ASSERT_TRUE(parsed.ok());
+  Expected<std::string> rendered = parsed->Render({{"n", 10'000'000}});
+  ASSERT_TRUE(rendered.ok()) << rendered.error();
+  EXPECT_EQ(rendered->size(), size_t{60'000'000});
+  largest_allocation = 0;
+  rendered = parsed->Render({{"n", 20'000'000}});
+  ASSERT_FALSE(rendered.ok());
+  EXPECT_NE(rendered.error().find("string longer than 67108864 bytes"), std::string::npos);
+  EXPECT_LT(largest_allocation.load(), size_t{64} << 20);
+}
+
+TEST(ChatTemplateRenderLimits, OutputAtTheSizeLimitRendersAndOneByteMoreFails) {
+  ChatTemplate::RenderLimits limits;
+  limits.max_output_bytes = 10;
+  for (std::string_view source : {"0123456789", "{{ 'x' * 10 }}", "{{ 'xxxxx' }}{{ 'y' * 5 }}",
+                                  "{% set s %}{{ 'x' * 10 }}{% endset %}{{ s }}"}) {
+    Expected<std::string> rendered = RenderWithin(source, limits);
+    ASSERT_TRUE(rendered.ok()) << source << ": " << rendered.error();
+    EXPECT_EQ(rendered->size(), size_t{10}) << source;
+  }
+  for (std::string_view source :
+       {"0123456789A", "{{ 'xxxxx' }}{{ 'y' * 6 }}", "{% set s %}{{ 'x' * 10 }}.{% endset %}"}) {
+    Expected<std::string> rendered = RenderWithin(source, limits);
+    ASSERT_FALSE(rendered.ok()) << source;
+    EXPECT_NE(rendered.error().find("template output longer than 10 bytes"), std::string::npos)
+        << source << ": " << rendered.error();
+  }
+  // Every way of building a string: each of these makes 11 bytes or more.
+  for (std::string_view source : {
+           "{{ 'x' * 11 }}",
+           "{{ 11 * 'x' }}",
+           "{{ 'xxxxxx' ~ 'xxxxx' }}",
+           "{{ 'xxxxxx' + 'xxxxx' }}",
+           "{{ 'xxxxxx' ~ 12345 }}",
+           "{{ ['xxxxxx', 'xxxxx'] | join }}",
+           "{{ 'xxxxxx'.join(['a', 'b', 'c']) }}",
+           "{{ 'xx' | replace('x', 'xxxxxx') }}",
+           "{{ 'xx'.replace('x', 'xxxxxx') }}",
+           "{{ 'xxx' | replace('', 'yyy') }}",
+           "{{ 'a\nb' | indent(10) }}",
+           "{{ 'a' | indent(11, first=true) }}",
+           "{{ ['xxxx', 'xxxx'] | tojson }}",
+           "{{ {'k': [1]} | tojson(indent=12) }}",
+           "{{ ['xxxx', 'xxxx'] | string }}",
+           "{{ ['xxxx', 'xxxx'] ~ '' }}",
+           "{{ '<<<' | escape }}",
+           "{{ ['xxxxxx', 'xxxxx'] | sum(start='') }}",
+       }) {
+    Expected<std::string> rendered = RenderWithin(source, limits);
+    ASSERT_FALSE(rendered.ok()) << source;
+    EXPECT_NE(rendered.error().find("string longer than 10 bytes"), std::string::npos)
+        << source << ": " << rendered.error();
+  }
+}
+
+TEST(ChatTemplateRenderLimits, StepsCountLoopsCallsFilterItemsAndComparisons) {
+  ChatTemplate::RenderLimits limits;
+  limits.max_steps = 10;
+  const std::vector<std::pair<std::string, std::string>> within_and_past = {
+      {"{% for i in range(10) %}{% endfor %}", "{% for i in range(11) %}{% endfor %}"},
+      {"{% for i in range(5) if i %}{% endfor %}", "{% for i in range(6) if i %}{% endfor %}"},
+      {"{% macro f() %}{% endmacro %}{% for i in range(5) %}{{ f() }}{% endfor %}",
+       "{% macro f() %}{% endmacro %}{% for i in range(6) %}{{ f() }}{% endfor %}"},
+      {"{{ range(10) | join }}", "{{ range(11) | join }}"},
+      {"{{ range(10) | map('string') | list }}", "{{ range(11) | map('string') | list }}"},
+      {"{{ range(10) | select | list }}", "{{ range(11) | reject | list }}"},
+      {"{{ [1, 2, 3, 4] == [1, 2, 3, 4] }}", "{{ range(10) | list == range(10) | list }}"},
+      {"{{ 9 in range(10) }}", "{{ 10 in range(11) }}"},
+      {"{{ [3, 2, 1] | sort }}", "{{ range(10, 0, -1) | sort }}"},
+      {"{{ dict([[1, 2]] * 10) }}", "{{ dict([[1, 2]] * 11) }}"},
+  };
+  for (const auto& [within, past] : within_and_past) {
+    Expected<std::string> rendered = RenderWithin(within, limits);
+    EXPECT_TRUE(rendered.ok()) << within << ": " << rendered.error();
+    rendered = RenderWithin(past, limits);
+    ASSERT_FALSE(rendered.ok()) << past;
+    EXPECT_NE(rendered.error().find("template ran more than 10 steps"), std::string::npos)
+        << past << ": " << rendered.error();
+  }
+  // Each rendering has its own count.
+  Expected<ChatTemplate> parsed = ChatTemplate::Parse("{% for i in range(10) %}{% endfor %}");
+  ASSERT_TRUE(parsed.ok());
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(parsed->Render(ordered_json::object(), limits).ok());
+}
+
+TEST(ChatTemplateRenderLimits, RenderingStopsAtItsDeadline) {
+  ChatTemplate::RenderLimits limits;
+  limits.max_steps = std::numeric_limits<int64_t>::max();
+  limits.max_duration = std::chrono::milliseconds(50);
+  // Loops, and a filter whose work grows with the square of its list.
+  for (std::string_view source :
+       {"{% for i in range(1000000) %}{% for j in range(1000000) %}{% endfor %}{% endfor %}",
+        "{{ range(1000000) | unique | length }}"}) {
+    auto start = std::chrono::steady_clock::now();
+    Expected<std::string> rendered = RenderWithin(source, limits);
+    auto elapsed = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(rendered.ok()) << source;
+    EXPECT_NE(rendered.error().find("template rendering took longer than 50 ms"), std::string::npos)
+        << rendered.error();
+    EXPECT_GE(elapsed, std::chrono::milliseconds(50));
+    EXPECT_LT(elapsed, std::chrono::seconds(1));
+  }
+  EXPECT_TRUE(RenderWithin("{% for i in range(1000) %}{{ i }}{% endfor %}", limits).ok());
+}
+
+TEST(ChatTemplateRenderLimits, ConcurrentRenderingsKeepTheirOwnLimits) {
+  Expected<ChatTemplate> parsed = ChatTemplate::Parse("{{ 'x' * n }}");
+  ASSERT_TRUE(parsed.ok());
+  ChatTemplate::RenderLimits tight;
+  tight.max_output_bytes = 1000;
+  std::atomic<int> failures{0};
+  auto render = [&](const ChatTemplate::RenderLimits& limits, bool should_fit) {
+    for (int i = 0; i < 200; ++i) {
+      if (parsed->Render({{"n", 2000}}, limits).ok() != should_fit) ++failures;
+    }
+  };
+  std::thread tight_renders(render, tight, false);
+  std::thread default_renders(render, ChatTemplate::RenderLimits{}, true);
+  tight_renders.join();
+  default_renders.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 }  // namespace

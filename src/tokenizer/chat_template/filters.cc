@@ -20,7 +20,7 @@
 namespace vllm::jinja {
 namespace {
 
-using Filter = Value (*)(const Value& value, const CallArgs& args);
+using Filter = Value (*)(const Value& value, const CallArgs& args, RenderBudget& budget);
 
 // An `attribute=` argument: "a.b.0" reads item a, then b, then index 0; an int reads that index.
 Value AttributePath(const Value& item, const Value& attribute) {
@@ -99,31 +99,31 @@ std::optional<int64_t> ParseInt(std::string_view text, int64_t base) {
   return negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
 }
 
-Value FilterAbs(const Value& value, const CallArgs& args) {
+Value FilterAbs(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("abs", args, {});
   if (value.is_float()) return Value::Float(std::fabs(value.AsDouble()));
   if (value.is_integral()) return value.AsInt() < 0 ? Negate(value) : Value::Int(value.AsInt());
   throw RenderError("bad operand type for abs(): '" + TypeName(value) + "'");
 }
 
-Value FilterAttr(const Value& value, const CallArgs& args) {
+Value FilterAttr(const Value& value, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a = BindArguments("attr", args, {{"name"}});
   return Attribute(value, StringArgument(a[0], "attr"));
 }
 
-Value FilterCapitalize(const Value& value, const CallArgs& args) {
+Value FilterCapitalize(const Value& value, const CallArgs& args, RenderBudget& budget) {
   BindArguments("capitalize", args, {});
-  return Value::String(Capitalize(ToStr(value)));
+  return Value::String(budget.WithinLimit(Capitalize(ToStr(value, budget))));
 }
 
-Value FilterDefault(const Value& value, const CallArgs& args) {
+Value FilterDefault(const Value& value, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a = BindArguments(
       "default", args, {{"default_value", Value::String("")}, {"boolean", Value::Bool(false)}});
   bool use_default = value.is_undefined() || (a[1].IsTruthy() && !value.IsTruthy());
   return use_default ? a[0] : value;
 }
 
-Value FilterDictsort(const Value& value, const CallArgs& args) {
+Value FilterDictsort(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("dictsort", args,
                                        {{"case_sensitive", Value::Bool(false)},
                                         {"by", Value::String("key")},
@@ -138,55 +138,54 @@ Value FilterDictsort(const Value& value, const CallArgs& args) {
   for (const auto& [key, item] : value.AsDict().entries) pairs.push_back(Value::Tuple({key, item}));
   std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) {
     return LessThan(SortKey(x.AsList()[position], case_sensitive, Value::None()),
-                    SortKey(y.AsList()[position], case_sensitive, Value::None()));
+                    SortKey(y.AsList()[position], case_sensitive, Value::None()), budget);
   });
   if (a[2].IsTruthy()) std::reverse(pairs.begin(), pairs.end());
   return Value::List(std::move(pairs));
 }
 
-Value FilterEscape(const Value& value, const CallArgs& args) {
+Value FilterEscape(const Value& value, const CallArgs& args, RenderBudget& budget) {
   BindArguments("escape", args, {});
   std::string out;
-  for (char c : ToStr(value)) {
+  for (char c : ToStr(value, budget)) {
     switch (c) {
       case '&':
-        out += "&amp;";
+        budget.Append(out, "&amp;");
         break;
       case '<':
-        out += "&lt;";
+        budget.Append(out, "&lt;");
         break;
       case '>':
-        out += "&gt;";
+        budget.Append(out, "&gt;");
         break;
       case '"':
-        out += "&#34;";
+        budget.Append(out, "&#34;");
         break;
       case '\'':
-        out += "&#39;";
+        budget.Append(out, "&#39;");
         break;
       default:
-        out += c;
+        budget.Append(out, std::string_view(&c, 1));
     }
   }
-  CheckStringSize(out.size());
   return Value::String(std::move(out));
 }
 
-Value FilterFirst(const Value& value, const CallArgs& args) {
+Value FilterFirst(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("first", args, {});
   if (value.is_list()) return value.AsList().empty() ? Value() : value.AsList().front();
   std::vector<Value> items = Iterate(value);
   return items.empty() ? Value() : items.front();
 }
 
-Value FilterLast(const Value& value, const CallArgs& args) {
+Value FilterLast(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("last", args, {});
   if (value.is_list()) return value.AsList().empty() ? Value() : value.AsList().back();
   std::vector<Value> items = Iterate(value);
   return items.empty() ? Value() : items.back();
 }
 
-Value FilterFloat(const Value& value, const CallArgs& args) {
+Value FilterFloat(const Value& value, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a = BindArguments("float", args, {{"default", Value::Float(0.0)}});
   if (value.is_number()) return Value::Float(value.AsDouble());
   if (value.is_string()) {
@@ -195,7 +194,7 @@ Value FilterFloat(const Value& value, const CallArgs& args) {
   return a[0];
 }
 
-Value FilterIndent(const Value& value, const CallArgs& args) {
+Value FilterIndent(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments(
       "indent", args,
       {{"width", Value::Int(4)}, {"first", Value::Bool(false)}, {"blank", Value::Bool(false)}});
@@ -204,22 +203,21 @@ Value FilterIndent(const Value& value, const CallArgs& args) {
     indentation = a[0].AsString();
   } else {
     int64_t width = std::max<int64_t>(IntArgument(a[0], "indent"), 0);
-    CheckStringSize(static_cast<size_t>(width));
+    budget.CheckStringSize(static_cast<size_t>(width));
     indentation.assign(static_cast<size_t>(width), ' ');
   }
-  std::vector<std::string> lines = SplitLines(ToStr(value) + "\n");
-  std::string out = lines.front();
+  std::vector<std::string> lines = SplitLines(ToStr(value, budget) + "\n");
+  std::string out = a[1].IsTruthy() ? indentation : "";
+  budget.Append(out, lines.front());
   for (size_t i = 1; i < lines.size(); ++i) {
-    AppendWithinLimit(out, "\n");
-    if (a[2].IsTruthy() || !lines[i].empty()) AppendWithinLimit(out, indentation);
-    AppendWithinLimit(out, lines[i]);
+    budget.Append(out, "\n");
+    if (a[2].IsTruthy() || !lines[i].empty()) budget.Append(out, indentation);
+    budget.Append(out, lines[i]);
   }
-  if (a[1].IsTruthy()) out = indentation + out;
-  CheckStringSize(out.size());
   return Value::String(std::move(out));
 }
 
-Value FilterInt(const Value& value, const CallArgs& args) {
+Value FilterInt(const Value& value, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a =
       BindArguments("int", args, {{"default", Value::Int(0)}, {"base", Value::Int(10)}});
   if (value.is_integral()) return Value::Int(value.AsInt());
@@ -236,7 +234,7 @@ Value FilterInt(const Value& value, const CallArgs& args) {
   return a[0];
 }
 
-Value FilterItems(const Value& value, const CallArgs& args) {
+Value FilterItems(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("items", args, {});
   if (value.is_undefined()) return Value::List({});
   if (!value.is_dict()) throw RenderError("Can only get item pairs from a mapping.");
@@ -245,36 +243,37 @@ Value FilterItems(const Value& value, const CallArgs& args) {
   return Value::List(std::move(pairs));
 }
 
-Value FilterJoin(const Value& value, const CallArgs& args) {
+Value FilterJoin(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a =
       BindArguments("join", args, {{"d", Value::String("")}, {"attribute", Value::None()}});
-  std::string separator = ToStr(a[0]);
+  std::string separator = ToStr(a[0], budget);
   std::string out;
   bool first = true;
   for (const Value& item : Iterate(value)) {
-    if (!first) AppendWithinLimit(out, separator);
+    budget.CountStep();
+    if (!first) budget.Append(out, separator);
     first = false;
-    AppendWithinLimit(out, ToStr(a[1].is_none() ? item : AttributePath(item, a[1])));
+    budget.Append(out, ToStr(a[1].is_none() ? item : AttributePath(item, a[1]), budget));
   }
   return Value::String(std::move(out));
 }
 
-Value FilterLength(const Value& value, const CallArgs& args) {
+Value FilterLength(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("length", args, {});
   return Value::Int(Length(value));
 }
 
-Value FilterList(const Value& value, const CallArgs& args) {
+Value FilterList(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("list", args, {});
   return Value::List(Iterate(value));
 }
 
-Value FilterLower(const Value& value, const CallArgs& args) {
+Value FilterLower(const Value& value, const CallArgs& args, RenderBudget& budget) {
   BindArguments("lower", args, {});
-  return Value::String(ToLower(ToStr(value)));
+  return Value::String(budget.WithinLimit(ToLower(ToStr(value, budget))));
 }
 
-Value FilterMap(const Value& value, const CallArgs& args) {
+Value FilterMap(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> out;
   const Value* attribute = nullptr;
   Value default_value;
@@ -287,6 +286,7 @@ Value FilterMap(const Value& value, const CallArgs& args) {
   }
   if (attribute != nullptr) {
     for (const Value& item : Iterate(value)) {
+      budget.CountStep();
       Value mapped = AttributePath(item, *attribute);
       out.push_back(mapped.is_undefined() ? default_value : mapped);
     }
@@ -295,11 +295,15 @@ Value FilterMap(const Value& value, const CallArgs& args) {
   if (args.positional.empty()) throw RenderError("map() needs a filter name or attribute=");
   const std::string& filter = StringArgument(args.positional[0], "map");
   CallArgs filter_args{{args.positional.begin() + 1, args.positional.end()}, args.keyword};
-  for (const Value& item : Iterate(value)) out.push_back(ApplyFilter(filter, item, filter_args));
+  for (const Value& item : Iterate(value)) {
+    budget.CountStep();
+    out.push_back(ApplyFilter(filter, item, filter_args, budget));
+  }
   return Value::List(std::move(out));
 }
 
-Value Extreme(const Value& value, const CallArgs& args, std::string_view name, bool want_max) {
+Value Extreme(const Value& value, const CallArgs& args, RenderBudget& budget, std::string_view name,
+              bool want_max) {
   std::vector<Value> a = BindArguments(
       name, args, {{"case_sensitive", Value::Bool(false)}, {"attribute", Value::None()}});
   std::vector<Value> items = Iterate(value);
@@ -309,7 +313,7 @@ Value Extreme(const Value& value, const CallArgs& args, std::string_view name, b
   Value best_key = SortKey(items[0], case_sensitive, a[1]);
   for (size_t i = 1; i < items.size(); ++i) {
     Value key = SortKey(items[i], case_sensitive, a[1]);
-    if (want_max ? LessThan(best_key, key) : LessThan(key, best_key)) {
+    if (want_max ? LessThan(best_key, key, budget) : LessThan(key, best_key, budget)) {
       best = i;
       best_key = std::move(key);
     }
@@ -317,15 +321,16 @@ Value Extreme(const Value& value, const CallArgs& args, std::string_view name, b
   return items[best];
 }
 
-Value FilterMax(const Value& value, const CallArgs& args) {
-  return Extreme(value, args, "max", true);
+Value FilterMax(const Value& value, const CallArgs& args, RenderBudget& budget) {
+  return Extreme(value, args, budget, "max", true);
 }
-Value FilterMin(const Value& value, const CallArgs& args) {
-  return Extreme(value, args, "min", false);
+Value FilterMin(const Value& value, const CallArgs& args, RenderBudget& budget) {
+  return Extreme(value, args, budget, "min", false);
 }
 
 // select / reject / selectattr / rejectattr: keep the items whose test (or truthiness) matches.
-Value Select(const Value& value, const CallArgs& args, bool by_attribute, bool keep_passing) {
+Value Select(const Value& value, const CallArgs& args, RenderBudget& budget, bool by_attribute,
+             bool keep_passing) {
   size_t next = 0;
   Value attribute;
   if (by_attribute) {
@@ -342,36 +347,39 @@ Value Select(const Value& value, const CallArgs& args, bool by_attribute, bool k
   }
   std::vector<Value> out;
   for (const Value& item : Iterate(value)) {
+    budget.CountStep();
     Value subject = by_attribute ? AttributePath(item, attribute) : item;
-    bool passes = test ? ApplyTest(*test, subject, test_args) : subject.IsTruthy();
+    bool passes = test ? ApplyTest(*test, subject, test_args, budget) : subject.IsTruthy();
     if (passes == keep_passing) out.push_back(item);
   }
   return Value::List(std::move(out));
 }
 
-Value FilterSelect(const Value& value, const CallArgs& args) {
-  return Select(value, args, false, true);
+Value FilterSelect(const Value& value, const CallArgs& args, RenderBudget& budget) {
+  return Select(value, args, budget, false, true);
 }
-Value FilterReject(const Value& value, const CallArgs& args) {
-  return Select(value, args, false, false);
+Value FilterReject(const Value& value, const CallArgs& args, RenderBudget& budget) {
+  return Select(value, args, budget, false, false);
 }
-Value FilterSelectattr(const Value& value, const CallArgs& args) {
-  return Select(value, args, true, true);
+Value FilterSelectattr(const Value& value, const CallArgs& args, RenderBudget& budget) {
+  return Select(value, args, budget, true, true);
 }
-Value FilterRejectattr(const Value& value, const CallArgs& args) {
-  return Select(value, args, true, false);
+Value FilterRejectattr(const Value& value, const CallArgs& args, RenderBudget& budget) {
+  return Select(value, args, budget, true, false);
 }
 
-Value FilterReplace(const Value& value, const CallArgs& args) {
+Value FilterReplace(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a =
       BindArguments("replace", args, {{"old"}, {"new"}, {"count", Value::None()}});
   int64_t count = a[2].is_none() ? -1 : IntArgument(a[2], "replace");
-  std::string out = Replace(ToStr(value), ToStr(a[0]), ToStr(a[1]), count);
-  CheckStringSize(out.size());
-  return Value::String(std::move(out));
+  std::string text = ToStr(value, budget);
+  std::string old = ToStr(a[0], budget);
+  std::string replacement = ToStr(a[1], budget);
+  budget.CheckStringSize(ReplacedSize(text, old, replacement, count));
+  return Value::String(Replace(text, old, replacement, count));
 }
 
-Value FilterReverse(const Value& value, const CallArgs& args) {
+Value FilterReverse(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("reverse", args, {});
   if (value.is_string()) {
     std::vector<std::string_view> chars = CodePoints(value.AsString());
@@ -384,7 +392,7 @@ Value FilterReverse(const Value& value, const CallArgs& args) {
   return Value::List(std::move(items));
 }
 
-Value FilterRound(const Value& value, const CallArgs& args) {
+Value FilterRound(const Value& value, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a = BindArguments(
       "round", args, {{"precision", Value::Int(0)}, {"method", Value::String("common")}});
   int64_t precision = IntArgument(a[0], "round");
@@ -414,12 +422,12 @@ Value FilterRound(const Value& value, const CallArgs& args) {
 }
 
 // Jinja marks the text safe for HTML; without autoescaping that is the text itself.
-Value FilterSafe(const Value& value, const CallArgs& args) {
+Value FilterSafe(const Value& value, const CallArgs& args, RenderBudget& budget) {
   BindArguments("safe", args, {});
-  return Value::String(ToStr(value));
+  return Value::String(ToStr(value, budget));
 }
 
-Value FilterSort(const Value& value, const CallArgs& args) {
+Value FilterSort(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("sort", args,
                                        {{"reverse", Value::Bool(false)},
                                         {"case_sensitive", Value::Bool(false)},
@@ -427,42 +435,44 @@ Value FilterSort(const Value& value, const CallArgs& args) {
   std::vector<Value> items = Iterate(value);
   bool case_sensitive = a[1].IsTruthy();
   std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) {
-    return LessThan(SortKey(x, case_sensitive, a[2]), SortKey(y, case_sensitive, a[2]));
+    return LessThan(SortKey(x, case_sensitive, a[2]), SortKey(y, case_sensitive, a[2]), budget);
   });
   if (a[0].IsTruthy()) std::reverse(items.begin(), items.end());
   return Value::List(std::move(items));
 }
 
-Value FilterString(const Value& value, const CallArgs& args) {
+Value FilterString(const Value& value, const CallArgs& args, RenderBudget& budget) {
   BindArguments("string", args, {});
-  return Value::String(ToStr(value));
+  return Value::String(ToStr(value, budget));
 }
 
-Value FilterSum(const Value& value, const CallArgs& args) {
+Value FilterSum(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a =
       BindArguments("sum", args, {{"attribute", Value::None()}, {"start", Value::Int(0)}});
   Value total = a[1];
   for (const Value& item : Iterate(value)) {
-    total = ApplyBinary(BinaryOp::kAdd, total, a[0].is_none() ? item : AttributePath(item, a[0]));
+    budget.CountStep();
+    total = ApplyBinary(BinaryOp::kAdd, total, a[0].is_none() ? item : AttributePath(item, a[0]),
+                        budget);
   }
   return total;
 }
 
-Value FilterTitle(const Value& value, const CallArgs& args) {
+Value FilterTitle(const Value& value, const CallArgs& args, RenderBudget& budget) {
   BindArguments("title", args, {});
   // Jinja capitalizes the first character after whitespace or one of -({[< and lowers the rest.
-  std::string text = ToStr(value);
+  std::string text = ToStr(value, budget);
   std::string out;
   bool word_start = true;
   for (std::string_view c : CodePoints(text)) {
-    out += word_start ? ToUpper(c) : ToLower(c);
+    budget.Append(out, word_start ? ToUpper(c) : ToLower(c));
     word_start = IsPythonSpace(c) ||
                  (c.size() == 1 && std::string_view("-({[<").find(c[0]) != std::string_view::npos);
   }
   return Value::String(std::move(out));
 }
 
-Value FilterTojson(const Value& value, const CallArgs& args) {
+Value FilterTojson(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("tojson", args,
                                        {{"ensure_ascii", Value::Bool(false)},
                                         {"indent", Value::None()},
@@ -474,7 +484,7 @@ Value FilterTojson(const Value& value, const CallArgs& args) {
     options.indent = a[1].AsString();
   } else if (!a[1].is_none()) {
     int64_t width = std::max<int64_t>(IntArgument(a[1], "tojson"), 0);
-    CheckStringSize(static_cast<size_t>(width));
+    budget.CheckStringSize(static_cast<size_t>(width));
     options.indent = std::string(static_cast<size_t>(width), ' ');
   }
   if (options.indent) options.item_separator = ",";
@@ -486,24 +496,25 @@ Value FilterTojson(const Value& value, const CallArgs& args) {
     options.key_separator = StringArgument(a[2].AsList()[1], "tojson");
   }
   options.sort_keys = a[3].IsTruthy();
-  return Value::String(ToJson(value, options));
+  return Value::String(ToJson(value, options, budget));
 }
 
-Value FilterTrim(const Value& value, const CallArgs& args) {
+Value FilterTrim(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("trim", args, {{"chars", Value::None()}});
-  std::string text = ToStr(value);
+  std::string text = ToStr(value, budget);
   if (a[0].is_none()) return Value::String(std::string(StripSpace(text, true, true)));
   return Value::String(std::string(StripChars(text, StringArgument(a[0], "trim"), true, true)));
 }
 
-Value FilterUnique(const Value& value, const CallArgs& args) {
+Value FilterUnique(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments(
       "unique", args, {{"case_sensitive", Value::Bool(false)}, {"attribute", Value::None()}});
   std::vector<Value> out;
   std::vector<Value> seen;
   for (const Value& item : Iterate(value)) {
     Value key = SortKey(item, a[0].IsTruthy(), a[1]);
-    if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return Equals(s, key); }))
+    if (std::any_of(seen.begin(), seen.end(),
+                    [&](const Value& s) { return Equals(s, key, budget); }))
       continue;
     seen.push_back(std::move(key));
     out.push_back(item);
@@ -511,9 +522,9 @@ Value FilterUnique(const Value& value, const CallArgs& args) {
   return Value::List(std::move(out));
 }
 
-Value FilterUpper(const Value& value, const CallArgs& args) {
+Value FilterUpper(const Value& value, const CallArgs& args, RenderBudget& budget) {
   BindArguments("upper", args, {});
-  return Value::String(ToUpper(ToStr(value)));
+  return Value::String(budget.WithinLimit(ToUpper(ToStr(value, budget))));
 }
 
 const std::unordered_map<std::string_view, Filter>& Filters() {
@@ -539,10 +550,11 @@ const std::unordered_map<std::string_view, Filter>& Filters() {
 
 bool IsFilter(std::string_view name) { return Filters().contains(name); }
 
-Value ApplyFilter(std::string_view name, const Value& value, const CallArgs& args) {
+Value ApplyFilter(std::string_view name, const Value& value, const CallArgs& args,
+                  RenderBudget& budget) {
   auto found = Filters().find(name);
   if (found == Filters().end()) throw RenderError("no filter named '" + std::string(name) + "'");
-  return found->second(value, args);
+  return found->second(value, args, budget);
 }
 
 }  // namespace vllm::jinja

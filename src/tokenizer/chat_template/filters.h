@@ -9,7 +9,9 @@
 namespace vllm::jinja {
 
 bool IsFilter(std::string_view name);
-// Throws RenderError for an unknown filter, wrong arguments or wrong types.
-Value ApplyFilter(std::string_view name, const Value& value, const CallArgs& args);
+// Throws RenderError for an unknown filter, wrong arguments or wrong types, or when `budget` runs
+// out: filters count a step for each item they walk through and bound the strings they build.
+Value ApplyFilter(std::string_view name, const Value& value, const CallArgs& args,
+                  RenderBudget& budget);
 
 }  // namespace vllm::jinja

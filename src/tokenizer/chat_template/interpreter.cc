@@ -1,5 +1,6 @@
 // The tree-walking interpreter. Output goes to one buffer, swapped out while a macro call or a
-// block `set` captures its body. Guards bound recursion, loop iterations and output size.
+// block `set` captures its body. Guards bound recursion; the rendering's RenderBudget bounds its
+// steps, time and strings.
 #include "tokenizer/chat_template/interpreter.h"
 
 #include <array>
@@ -102,7 +103,7 @@ class LoopVariable {
  public:
   explicit LoopVariable(const std::vector<Value>& items)
       : items_(items), current_(std::make_shared<size_t>(0)) {
-    cycle_ = Value::Callable("cycle", [current = current_](const CallArgs& args) {
+    cycle_ = Value::Callable("cycle", [current = current_](const CallArgs& args, RenderBudget&) {
       if (args.positional.empty()) throw RenderError("loop.cycle() needs at least one value");
       return args.positional[*current % args.positional.size()];
     });
@@ -140,6 +141,8 @@ class LoopVariable {
 
 class Interpreter {
  public:
+  explicit Interpreter(RenderBudget& budget) : budget_(budget) {}
+
   std::string Run(const Template& tmpl, std::vector<std::pair<std::string, Value>> variables) {
     auto root = std::make_shared<Scope>();
     root->variables = std::move(variables);
@@ -183,14 +186,7 @@ class Interpreter {
     std::string* saved_;
   };
 
-  void CountStep() {
-    if (++steps_ > kMaxSteps) {
-      throw RenderError("template ran more than " + std::to_string(kMaxSteps) +
-                        " loop iterations and macro calls");
-    }
-  }
-
-  void Write(std::string_view text) { AppendWithinLimit(*output_, text); }
+  void Write(std::string_view text) { budget_.AppendOutput(*output_, text); }
 
   // ---- Statements ----
 
@@ -210,7 +206,7 @@ class Interpreter {
           Write(static_cast<const TextStmt&>(statement).text);
           return Flow::kNormal;
         case StmtKind::kPrint:
-          Write(ToStr(Eval(*static_cast<const PrintStmt&>(statement).value, scope)));
+          Write(ToStr(Eval(*static_cast<const PrintStmt&>(statement).value, scope), budget_));
           return Flow::kNormal;
         case StmtKind::kIf:
           return ExecuteIf(static_cast<const IfStmt&>(statement), scope);
@@ -251,7 +247,7 @@ class Interpreter {
       std::vector<Value> kept;
       ScopePtr filter_scope = ChildScope(scope);
       for (Value& item : items) {
-        CountStep();
+        budget_.CountStep();
         filter_scope->variables.clear();
         Bind(statement.targets, item, *filter_scope);
         if (Eval(*statement.condition, filter_scope).IsTruthy()) kept.push_back(std::move(item));
@@ -261,7 +257,7 @@ class Interpreter {
     if (items.empty()) return ExecuteBody(statement.otherwise, ChildScope(scope));
     LoopVariable loop(items);
     for (size_t i = 0; i < items.size(); ++i) {
-      CountStep();
+      budget_.CountStep();
       ScopePtr iteration = ChildScope(scope);
       iteration->variables.emplace_back("loop", loop.ForIteration(i));
       Bind(statement.targets, items[i], *iteration);
@@ -298,7 +294,8 @@ class Interpreter {
   void DefineMacro(const MacroStmt& macro, const ScopePtr& scope) {
     // The macro holds its defining scope weakly: that scope holds the macro.
     std::weak_ptr<Scope> home = scope;
-    scope->Set(macro.name, Value::Callable(macro.name, [this, &macro, home](const CallArgs& args) {
+    scope->Set(macro.name, Value::Callable(macro.name, [this, &macro, home](const CallArgs& args,
+                                                                            RenderBudget&) {
                  return CallMacro(macro, home, args);
                }));
   }
@@ -310,7 +307,7 @@ class Interpreter {
       throw RenderError("macro calls nested deeper than " + std::to_string(kMaxMacroDepth) +
                         " (unbounded recursion?)");
     }
-    CountStep();
+    budget_.CountStep();
     ++macro_depth_;
     struct DepthRestore {
       int& depth;
@@ -399,12 +396,12 @@ class Interpreter {
       case ExprKind::kFilter: {
         const auto& filter = static_cast<const FilterExpr&>(expr);
         Value operand = Eval(*filter.operand, scope);
-        return ApplyFilter(filter.name, operand, EvalArguments(filter.args, scope));
+        return ApplyFilter(filter.name, operand, EvalArguments(filter.args, scope), budget_);
       }
       case ExprKind::kTest: {
         const auto& test = static_cast<const TestExpr&>(expr);
         Value operand = Eval(*test.operand, scope);
-        bool passed = ApplyTest(test.name, operand, EvalArguments(test.args, scope));
+        bool passed = ApplyTest(test.name, operand, EvalArguments(test.args, scope), budget_);
         return Value::Bool(passed != test.negated);
       }
       case ExprKind::kUnary:
@@ -412,7 +409,7 @@ class Interpreter {
       case ExprKind::kBinary: {
         const auto& binary = static_cast<const BinaryExpr&>(expr);
         Value left = Eval(*binary.left, scope);
-        return ApplyBinary(binary.op, left, Eval(*binary.right, scope));
+        return ApplyBinary(binary.op, left, Eval(*binary.right, scope), budget_);
       }
       case ExprKind::kLogical: {
         const auto& logical = static_cast<const LogicalExpr&>(expr);
@@ -488,7 +485,7 @@ class Interpreter {
       throw RenderError(what + " is not callable (it is " + TypeName(callee) + ")");
     }
     CallArgs args = EvalArguments(call.args, scope);
-    return callee.AsFunction().Call(args);
+    return callee.AsFunction().Call(args, budget_);
   }
 
   Value EvalUnary(const UnaryExpr& unary, const ScopePtr& scope) {
@@ -509,23 +506,24 @@ class Interpreter {
     Value left = Eval(*compare.first, scope);
     for (const auto& [op, operand] : compare.rest) {
       Value right = Eval(*operand, scope);
-      if (!Compare(op, left, right)) return Value::Bool(false);
+      if (!Compare(op, left, right, budget_)) return Value::Bool(false);
       left = std::move(right);
     }
     return Value::Bool(true);
   }
 
+  RenderBudget& budget_;
   std::string* output_ = nullptr;
   int depth_ = 0;
   int macro_depth_ = 0;
-  int64_t steps_ = 0;
 };
 
 }  // namespace
 
 std::string RenderTemplate(const Template& tmpl,
-                           std::vector<std::pair<std::string, Value>> variables) {
-  return Interpreter().Run(tmpl, std::move(variables));
+                           std::vector<std::pair<std::string, Value>> variables,
+                           RenderBudget& budget) {
+  return Interpreter(budget).Run(tmpl, std::move(variables));
 }
 
 }  // namespace vllm::jinja

@@ -12,8 +12,10 @@
 
 namespace vllm::jinja {
 
-// Throws RenderError (its line filled in) or, from raise_exception(), RaisedException.
+// Renders within `budget`, which the rendering spends. Throws RenderError (its line filled in) or,
+// from raise_exception(), RaisedException.
 std::string RenderTemplate(const Template& tmpl,
-                           std::vector<std::pair<std::string, Value>> variables);
+                           std::vector<std::pair<std::string, Value>> variables,
+                           RenderBudget& budget);
 
 }  // namespace vllm::jinja

@@ -14,7 +14,7 @@
 namespace vllm::jinja {
 namespace {
 
-using Method = Value (*)(const Value& self, const CallArgs& args);
+using Method = Value (*)(const Value& self, const CallArgs& args, RenderBudget& budget);
 
 struct NamedMethod {
   std::string_view name;
@@ -35,17 +35,17 @@ Value Strip(const Value& self, const CallArgs& args, std::string_view name, bool
   return Value::String(std::string(StripChars(text, StringArgument(a[0], name), left, right)));
 }
 
-Value StrStrip(const Value& self, const CallArgs& args) {
+Value StrStrip(const Value& self, const CallArgs& args, RenderBudget&) {
   return Strip(self, args, "strip", true, true);
 }
-Value StrLstrip(const Value& self, const CallArgs& args) {
+Value StrLstrip(const Value& self, const CallArgs& args, RenderBudget&) {
   return Strip(self, args, "lstrip", true, false);
 }
-Value StrRstrip(const Value& self, const CallArgs& args) {
+Value StrRstrip(const Value& self, const CallArgs& args, RenderBudget&) {
   return Strip(self, args, "rstrip", false, true);
 }
 
-Value StrSplit(const Value& self, const CallArgs& args) {
+Value StrSplit(const Value& self, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a =
       BindArguments("split", args, {{"sep", Value::None()}, {"maxsplit", Value::Int(-1)}});
   int64_t max_split = IntArgument(a[1], "split");
@@ -55,7 +55,7 @@ Value StrSplit(const Value& self, const CallArgs& args) {
   return StringList(SplitOn(self.AsString(), separator, max_split));
 }
 
-Value StrSplitlines(const Value& self, const CallArgs& args) {
+Value StrSplitlines(const Value& self, const CallArgs& args, RenderBudget&) {
   BindArguments("splitlines", args, {});
   return StringList(SplitLines(self.AsString()));
 }
@@ -77,69 +77,70 @@ Value Affix(const Value& self, const CallArgs& args, std::string_view name, bool
   return Value::Bool(matches(a[0]));
 }
 
-Value StrStartswith(const Value& self, const CallArgs& args) {
+Value StrStartswith(const Value& self, const CallArgs& args, RenderBudget&) {
   return Affix(self, args, "startswith", true);
 }
-Value StrEndswith(const Value& self, const CallArgs& args) {
+Value StrEndswith(const Value& self, const CallArgs& args, RenderBudget&) {
   return Affix(self, args, "endswith", false);
 }
 
-Value StrUpper(const Value& self, const CallArgs& args) {
+Value StrUpper(const Value& self, const CallArgs& args, RenderBudget& budget) {
   BindArguments("upper", args, {});
-  return Value::String(ToUpper(self.AsString()));
+  return Value::String(budget.WithinLimit(ToUpper(self.AsString())));
 }
 
-Value StrLower(const Value& self, const CallArgs& args) {
+Value StrLower(const Value& self, const CallArgs& args, RenderBudget& budget) {
   BindArguments("lower", args, {});
-  return Value::String(ToLower(self.AsString()));
+  return Value::String(budget.WithinLimit(ToLower(self.AsString())));
 }
 
-Value StrTitle(const Value& self, const CallArgs& args) {
+Value StrTitle(const Value& self, const CallArgs& args, RenderBudget& budget) {
   BindArguments("title", args, {});
-  return Value::String(TitleCase(self.AsString()));
+  return Value::String(budget.WithinLimit(TitleCase(self.AsString())));
 }
 
-Value StrCapitalize(const Value& self, const CallArgs& args) {
+Value StrCapitalize(const Value& self, const CallArgs& args, RenderBudget& budget) {
   BindArguments("capitalize", args, {});
-  return Value::String(Capitalize(self.AsString()));
+  return Value::String(budget.WithinLimit(Capitalize(self.AsString())));
 }
 
-Value StrReplace(const Value& self, const CallArgs& args) {
+Value StrReplace(const Value& self, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a =
       BindArguments("replace", args, {{"old"}, {"new"}, {"count", Value::Int(-1)}});
-  std::string out = Replace(self.AsString(), StringArgument(a[0], "replace"),
-                            StringArgument(a[1], "replace"), IntArgument(a[2], "replace"));
-  CheckStringSize(out.size());
-  return Value::String(std::move(out));
+  const std::string& old = StringArgument(a[0], "replace");
+  const std::string& replacement = StringArgument(a[1], "replace");
+  int64_t count = IntArgument(a[2], "replace");
+  budget.CheckStringSize(ReplacedSize(self.AsString(), old, replacement, count));
+  return Value::String(Replace(self.AsString(), old, replacement, count));
 }
 
-Value StrFind(const Value& self, const CallArgs& args) {
+Value StrFind(const Value& self, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a = BindArguments("find", args, {{"sub"}});
   return Value::Int(Find(self.AsString(), StringArgument(a[0], "find")));
 }
 
-Value StrCount(const Value& self, const CallArgs& args) {
+Value StrCount(const Value& self, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a = BindArguments("count", args, {{"sub"}});
   return Value::Int(CountOccurrences(self.AsString(), StringArgument(a[0], "count")));
 }
 
-Value StrJoin(const Value& self, const CallArgs& args) {
+Value StrJoin(const Value& self, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("join", args, {{"iterable"}});
   std::vector<Value> items = Iterate(a[0]);
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {
+    budget.CountStep();
     if (!items[i].is_string()) {
       throw RenderError("sequence item " + std::to_string(i) + ": expected str instance, " +
                         TypeName(items[i]) + " found");
     }
-    if (i > 0) out += self.AsString();
-    out += items[i].AsString();
-    CheckStringSize(out.size());
+    if (i > 0) budget.Append(out, self.AsString());
+    budget.Append(out, items[i].AsString());
   }
   return Value::String(std::move(out));
 }
 
-Value DictItems(const Value& self, const CallArgs& args) {
+Value DictItems(const Value& self, const CallArgs& args, RenderBudget&) {
   BindArguments("items", args, {});
   std::vector<Value> pairs;
   for (const auto& [key, value] : self.AsDict().entries)
@@ -147,19 +148,19 @@ Value DictItems(const Value& self, const CallArgs& args) {
   return Value::List(std::move(pairs));
 }
 
-Value DictKeys(const Value& self, const CallArgs& args) {
+Value DictKeys(const Value& self, const CallArgs& args, RenderBudget&) {
   BindArguments("keys", args, {});
   return Value::List(Iterate(self));
 }
 
-Value DictValues(const Value& self, const CallArgs& args) {
+Value DictValues(const Value& self, const CallArgs& args, RenderBudget&) {
   BindArguments("values", args, {});
   std::vector<Value> values;
   for (const auto& entry : self.AsDict().entries) values.push_back(entry.second);
   return Value::List(std::move(values));
 }
 
-Value DictGet(const Value& self, const CallArgs& args) {
+Value DictGet(const Value& self, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a = BindArguments("get", args, {{"key"}, {"default", Value::None()}});
   const Value* found = self.AsDict().Find(a[0]);
   return found ? *found : a[1];
@@ -170,7 +171,7 @@ void CheckNoCycle(const Value& list, const Value& item) {
   if (Reaches(item, list)) throw RenderError("cannot put a list inside itself");
 }
 
-Value ListAppend(const Value& self, const CallArgs& args) {
+Value ListAppend(const Value& self, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a = BindArguments("append", args, {{"object"}});
   CheckNoCycle(self, a[0]);
   auto& items = self.AsList();
@@ -179,17 +180,20 @@ Value ListAppend(const Value& self, const CallArgs& args) {
   return Value::None();
 }
 
-Value ListExtend(const Value& self, const CallArgs& args) {
+Value ListExtend(const Value& self, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("extend", args, {{"iterable"}});
   std::vector<Value> more = Iterate(a[0]);
-  for (const Value& item : more) CheckNoCycle(self, item);
+  for (const Value& item : more) {
+    budget.CountStep();
+    CheckNoCycle(self, item);
+  }
   auto& items = self.AsList();
   CheckListSize(items.size() + more.size());
   items.insert(items.end(), more.begin(), more.end());
   return Value::None();
 }
 
-Value ListPop(const Value& self, const CallArgs& args) {
+Value ListPop(const Value& self, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a = BindArguments("pop", args, {{"index", Value::Int(-1)}});
   auto& items = self.AsList();
   if (items.empty()) throw RenderError("pop from empty list");
@@ -202,19 +206,19 @@ Value ListPop(const Value& self, const CallArgs& args) {
   return popped;
 }
 
-Value ListIndex(const Value& self, const CallArgs& args) {
+Value ListIndex(const Value& self, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("index", args, {{"value"}});
   const auto& items = self.AsList();
   for (size_t i = 0; i < items.size(); ++i) {
-    if (Equals(items[i], a[0])) return Value::Int(static_cast<int64_t>(i));
+    if (Equals(items[i], a[0], budget)) return Value::Int(static_cast<int64_t>(i));
   }
-  throw RenderError(ToRepr(a[0]) + " is not in list");
+  throw RenderError(ToRepr(a[0], budget) + " is not in list");
 }
 
-Value ListCount(const Value& self, const CallArgs& args) {
+Value ListCount(const Value& self, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("count", args, {{"value"}});
   int64_t count = 0;
-  for (const Value& item : self.AsList()) count += Equals(item, a[0]) ? 1 : 0;
+  for (const Value& item : self.AsList()) count += Equals(item, a[0], budget) ? 1 : 0;
   return Value::Int(count);
 }
 

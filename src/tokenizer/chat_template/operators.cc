@@ -136,13 +136,14 @@ Value FloatArithmetic(BinaryOp op, double x, double y) {
   }
 }
 
-Value Repeat(const Value& sequence, int64_t times) {
+// sequence * times; the size of the result is checked before it is allocated.
+Value Repeat(const Value& sequence, int64_t times, const RenderBudget& budget) {
   size_t count = static_cast<size_t>(std::max<int64_t>(times, 0));
   size_t total = 0;
   if (sequence.is_string()) {
     const std::string& text = sequence.AsString();
     if (__builtin_mul_overflow(text.size(), count, &total)) total = SIZE_MAX;
-    CheckStringSize(total);
+    budget.CheckStringSize(total);
     std::string out;
     out.reserve(total);
     for (size_t i = 0; i < count; ++i) out += text;
@@ -157,15 +158,20 @@ Value Repeat(const Value& sequence, int64_t times) {
   return sequence.is_tuple() ? Value::Tuple(std::move(out)) : Value::List(std::move(out));
 }
 
-// -1, 0 or 1 as a is less than, equal to or greater than b; throws for unordered types.
-int Order(const Value& a, const Value& b, std::string_view symbol, int depth) {
-  if (depth > kMaxValueDepth) throw RenderError("values nested too deeply to compare");
-  if (a.is_number() && b.is_number()) {
-    if (a.is_integral() && b.is_integral()) {
-      return a.AsInt() < b.AsInt() ? -1 : a.AsInt() > b.AsInt() ? 1 : 0;
-    }
-    return a.AsDouble() < b.AsDouble() ? -1 : a.AsDouble() > b.AsDouble() ? 1 : 0;
+// -1, 0 or 1 as the number a is less than, equal to or greater than the number b.
+int NumberOrder(const Value& a, const Value& b) {
+  if (a.is_integral() && b.is_integral()) {
+    return a.AsInt() < b.AsInt() ? -1 : a.AsInt() > b.AsInt() ? 1 : 0;
   }
+  return a.AsDouble() < b.AsDouble() ? -1 : a.AsDouble() > b.AsDouble() ? 1 : 0;
+}
+
+// -1, 0 or 1 as a is less than, equal to or greater than b; throws for unordered types.
+int Order(const Value& a, const Value& b, std::string_view symbol, int depth,
+          RenderBudget& budget) {
+  if (depth > kMaxValueDepth) throw RenderError("values nested too deeply to compare");
+  budget.CountStep();
+  if (a.is_number() && b.is_number()) return NumberOrder(a, b);
   if (a.is_string() && b.is_string()) {
     int c = a.AsString().compare(b.AsString());  // UTF-8 byte order is code point order
     return c < 0 ? -1 : c > 0 ? 1 : 0;
@@ -174,7 +180,7 @@ int Order(const Value& a, const Value& b, std::string_view symbol, int depth) {
     const auto& x = a.AsList();
     const auto& y = b.AsList();
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-      int c = Order(x[i], y[i], symbol, depth + 1);
+      int c = Order(x[i], y[i], symbol, depth + 1, budget);
       if (c != 0) return c;
     }
     return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
@@ -183,9 +189,10 @@ int Order(const Value& a, const Value& b, std::string_view symbol, int depth) {
                     TypeName(a) + "' and '" + TypeName(b) + "'");
 }
 
-bool EqualsAtDepth(const Value& a, const Value& b, int depth) {
+bool EqualsAtDepth(const Value& a, const Value& b, int depth, RenderBudget& budget) {
   if (depth > kMaxValueDepth) throw RenderError("values nested too deeply to compare");
-  if (a.is_number() && b.is_number()) return Order(a, b, "==", depth) == 0;
+  budget.CountStep();
+  if (a.is_number() && b.is_number()) return NumberOrder(a, b) == 0;
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case ValueKind::kUndefined:
@@ -198,7 +205,7 @@ bool EqualsAtDepth(const Value& a, const Value& b, int depth) {
       const auto& y = b.AsList();
       if (a.is_tuple() != b.is_tuple() || x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i) {
-        if (!EqualsAtDepth(x[i], y[i], depth + 1)) return false;
+        if (!EqualsAtDepth(x[i], y[i], depth + 1, budget)) return false;
       }
       return true;
     }
@@ -208,7 +215,7 @@ bool EqualsAtDepth(const Value& a, const Value& b, int depth) {
       if (x.entries.size() != y.entries.size()) return false;
       for (const auto& [key, value] : x.entries) {
         const Value* other = y.Find(key);
-        if (other == nullptr || !EqualsAtDepth(value, *other, depth + 1)) return false;
+        if (other == nullptr || !EqualsAtDepth(value, *other, depth + 1, budget)) return false;
       }
       return true;
     }
@@ -244,12 +251,11 @@ std::optional<size_t> NormalizeIndex(const Value& key, size_t length) {
 
 }  // namespace
 
-Value ApplyBinary(BinaryOp op, const Value& left, const Value& right) {
+Value ApplyBinary(BinaryOp op, const Value& left, const Value& right, const RenderBudget& budget) {
   if (op == BinaryOp::kConcat) {
-    std::string a = ToStr(left);
-    std::string b = ToStr(right);
-    CheckStringSize(a.size() + b.size());
-    return Value::String(a + b);
+    std::string text = ToStr(left, budget);
+    budget.Append(text, ToStr(right, budget));
+    return Value::String(std::move(text));
   }
   if (left.is_number() && right.is_number()) {
     if (left.is_integral() && right.is_integral() && op != BinaryOp::kDivide) {
@@ -258,7 +264,7 @@ Value ApplyBinary(BinaryOp op, const Value& left, const Value& right) {
     return FloatArithmetic(op, left.AsDouble(), right.AsDouble());
   }
   if (op == BinaryOp::kAdd && left.is_string() && right.is_string()) {
-    CheckStringSize(left.AsString().size() + right.AsString().size());
+    budget.CheckStringSize(left.AsString().size() + right.AsString().size());
     return Value::String(left.AsString() + right.AsString());
   }
   if (op == BinaryOp::kAdd && left.is_list() && right.is_list() &&
@@ -271,8 +277,8 @@ Value ApplyBinary(BinaryOp op, const Value& left, const Value& right) {
   if (op == BinaryOp::kMultiply) {
     bool left_sequence = left.is_string() || left.is_list();
     bool right_sequence = right.is_string() || right.is_list();
-    if (left_sequence && right.is_integral()) return Repeat(left, right.AsInt());
-    if (right_sequence && left.is_integral()) return Repeat(right, left.AsInt());
+    if (left_sequence && right.is_integral()) return Repeat(left, right.AsInt(), budget);
+    if (right_sequence && left.is_integral()) return Repeat(right, left.AsInt(), budget);
   }
   ThrowOperandError(OperatorSymbol(op), left, right);
 }
@@ -292,33 +298,37 @@ Value UnaryPlus(const Value& operand) {
   throw RenderError("bad operand type for unary +: '" + TypeName(operand) + "'");
 }
 
-bool Compare(CompareOp op, const Value& left, const Value& right) {
+bool Compare(CompareOp op, const Value& left, const Value& right, RenderBudget& budget) {
   switch (op) {
     case CompareOp::kEqual:
-      return Equals(left, right);
+      return Equals(left, right, budget);
     case CompareOp::kNotEqual:
-      return !Equals(left, right);
+      return !Equals(left, right, budget);
     case CompareOp::kLess:
-      return Order(left, right, "<", 0) < 0;
+      return Order(left, right, "<", 0, budget) < 0;
     case CompareOp::kLessEqual:
-      return Order(left, right, "<=", 0) <= 0;
+      return Order(left, right, "<=", 0, budget) <= 0;
     case CompareOp::kGreater:
-      return Order(left, right, ">", 0) > 0;
+      return Order(left, right, ">", 0, budget) > 0;
     case CompareOp::kGreaterEqual:
-      return Order(left, right, ">=", 0) >= 0;
+      return Order(left, right, ">=", 0, budget) >= 0;
     case CompareOp::kIn:
-      return Contains(right, left);
+      return Contains(right, left, budget);
     case CompareOp::kNotIn:
-      return !Contains(right, left);
+      return !Contains(right, left, budget);
   }
   return false;
 }
 
-bool Equals(const Value& a, const Value& b) { return EqualsAtDepth(a, b, 0); }
+bool Equals(const Value& a, const Value& b, RenderBudget& budget) {
+  return EqualsAtDepth(a, b, 0, budget);
+}
 
-bool LessThan(const Value& a, const Value& b) { return Order(a, b, "<", 0) < 0; }
+bool LessThan(const Value& a, const Value& b, RenderBudget& budget) {
+  return Order(a, b, "<", 0, budget) < 0;
+}
 
-bool Contains(const Value& container, const Value& item) {
+bool Contains(const Value& container, const Value& item, RenderBudget& budget) {
   switch (container.kind()) {
     case ValueKind::kString:
       if (!item.is_string()) {
@@ -327,7 +337,7 @@ bool Contains(const Value& container, const Value& item) {
       return container.AsString().find(item.AsString()) != std::string::npos;
     case ValueKind::kList:
       for (const Value& element : container.AsList()) {
-        if (Equals(element, item)) return true;
+        if (Equals(element, item, budget)) return true;
       }
       return false;
     case ValueKind::kDict:
@@ -423,6 +433,7 @@ std::vector<Value> Iterate(const Value& value) {
       return keys;
     }
     case ValueKind::kString: {
+      CheckListSize(CodePointCount(value.AsString()));
       std::vector<Value> chars;
       for (std::string_view c : CodePoints(value.AsString()))
         chars.push_back(Value::String(std::string(c)));

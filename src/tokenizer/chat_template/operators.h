@@ -14,16 +14,19 @@ namespace vllm::jinja {
 enum class BinaryOp { kAdd, kSubtract, kMultiply, kDivide, kFloorDivide, kModulo, kPower, kConcat };
 enum class CompareOp { kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual, kIn, kNotIn };
 
-Value ApplyBinary(BinaryOp op, const Value& left, const Value& right);
+// The strings and lists it builds stay within `budget`'s limits.
+Value ApplyBinary(BinaryOp op, const Value& left, const Value& right, const RenderBudget& budget);
 Value Negate(const Value& operand);
 Value UnaryPlus(const Value& operand);
 
-bool Compare(CompareOp op, const Value& left, const Value& right);
-bool Equals(const Value& a, const Value& b);
+// Comparisons count a step of `budget` for each pair of values they compare: one for two
+// numbers or strings, one more for each pair of items when lists or dicts are compared.
+bool Compare(CompareOp op, const Value& left, const Value& right, RenderBudget& budget);
+bool Equals(const Value& a, const Value& b, RenderBudget& budget);
 // a < b; throws RenderError for types that have no order between them.
-bool LessThan(const Value& a, const Value& b);
+bool LessThan(const Value& a, const Value& b, RenderBudget& budget);
 // `item in container`.
-bool Contains(const Value& container, const Value& item);
+bool Contains(const Value& container, const Value& item, RenderBudget& budget);
 
 // object[key] as Jinja reads it: the item, else the attribute named key, else undefined.
 Value Subscript(const Value& object, const Value& key);
@@ -35,7 +38,8 @@ Value Slice(const Value& object, const Value& start, const Value& stop, const Va
 
 // len(value); undefined has length 0.
 int64_t Length(const Value& value);
-// The items `for` visits: list items, dict keys, string characters; undefined gives none.
+// The items `for` visits: list items, dict keys, string characters; undefined gives none. A string
+// of more characters than a list may hold items throws RenderError.
 std::vector<Value> Iterate(const Value& value);
 
 // Python's name for the type of value: "str", "int", "NoneType", "Undefined"...

@@ -14,20 +14,27 @@
 namespace vllm::jinja {
 namespace {
 
-using Test = bool (*)(const Value& value, const CallArgs& args);
+using Test = bool (*)(const Value& value, const CallArgs& args, RenderBudget& budget);
 
 // A test of the value alone.
 template <bool (*Check)(const Value&)>
-bool Unary(const Value& value, const CallArgs& args) {
+bool Unary(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("test", args, {});
   return Check(value);
 }
 
+// A test of str(value).
+template <bool (*Check)(std::string_view)>
+bool OfText(const Value& value, const CallArgs& args, RenderBudget& budget) {
+  BindArguments("test", args, {});
+  return Check(ToStr(value, budget));
+}
+
 // A test comparing the value with its one argument.
 template <CompareOp Op>
-bool Comparison(const Value& value, const CallArgs& args) {
+bool Comparison(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("test", args, {{"other"}});
-  return Compare(Op, value, a[0]);
+  return Compare(Op, value, a[0], budget);
 }
 
 bool IsDefined(const Value& v) { return !v.is_undefined(); }
@@ -46,50 +53,50 @@ bool IsCallable(const Value& v) { return v.is_function() || v.is_undefined(); }
 bool IsIterable(const Value& v) {
   return v.is_string() || v.is_list() || v.is_dict() || v.is_undefined();
 }
-bool IsLower(const Value& v) {
-  std::string text = ToStr(v);
-  return ToLower(text) == text && ToUpper(text) != text;
-}
-bool IsUpper(const Value& v) {
-  std::string text = ToStr(v);
-  return ToUpper(text) == text && ToLower(text) != text;
-}
+bool IsLower(std::string_view text) { return ToLower(text) == text && ToUpper(text) != text; }
+bool IsUpper(std::string_view text) { return ToUpper(text) == text && ToLower(text) != text; }
 
 // value % divisor == remainder, for numbers (so 2.5 is neither odd nor even, as in Jinja).
-bool HasRemainder(const Value& value, const Value& divisor, int64_t remainder) {
+bool HasRemainder(const Value& value, const Value& divisor, int64_t remainder,
+                  RenderBudget& budget) {
   if (!value.is_number() || !divisor.is_number()) {
     throw RenderError("divisibility test needs numbers, not " + TypeName(value) + " and " +
                       TypeName(divisor));
   }
-  return Equals(ApplyBinary(BinaryOp::kModulo, value, divisor), Value::Int(remainder));
+  return Equals(ApplyBinary(BinaryOp::kModulo, value, divisor, budget), Value::Int(remainder),
+                budget);
 }
 
-bool IsOdd(const Value& v) { return HasRemainder(v, Value::Int(2), 1); }
-bool IsEven(const Value& v) { return HasRemainder(v, Value::Int(2), 0); }
+// `odd` (value % 2 == 1) and `even` (value % 2 == 0).
+template <int64_t Remainder>
+bool Parity(const Value& value, const CallArgs& args, RenderBudget& budget) {
+  BindArguments("test", args, {});
+  return HasRemainder(value, Value::Int(2), Remainder, budget);
+}
 
-bool DivisibleBy(const Value& value, const CallArgs& args) {
+bool DivisibleBy(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("divisibleby", args, {{"num"}});
-  return HasRemainder(value, a[0], 0);
+  return HasRemainder(value, a[0], 0, budget);
 }
 
-bool SameAs(const Value& value, const CallArgs& args) {
+bool SameAs(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("sameas", args, {{"other"}});
   if (value.kind() != a[0].kind()) return false;
   if (value.Identity() != nullptr) return value.Identity() == a[0].Identity();
-  return Equals(value, a[0]);
+  return Equals(value, a[0], budget);
 }
 
-bool In(const Value& value, const CallArgs& args) {
+bool In(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("in", args, {{"seq"}});
-  return Contains(a[0], value);
+  return Contains(a[0], value, budget);
 }
 
-bool NamesFilter(const Value& value, const CallArgs& args) {
+bool NamesFilter(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("filter", args, {});
   return value.is_string() && IsFilter(value.AsString());
 }
 
-bool NamesTest(const Value& value, const CallArgs& args) {
+bool NamesTest(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("test", args, {});
   return value.is_string() && IsTest(value.AsString());
 }
@@ -110,10 +117,10 @@ const std::unordered_map<std::string_view, Test>& Tests() {
       {"callable", Unary<IsCallable>},
       {"iterable", Unary<IsIterable>},
       {"sequence", Unary<IsIterable>},
-      {"lower", Unary<IsLower>},
-      {"upper", Unary<IsUpper>},
-      {"odd", Unary<IsOdd>},
-      {"even", Unary<IsEven>},
+      {"lower", OfText<IsLower>},
+      {"upper", OfText<IsUpper>},
+      {"odd", Parity<1>},
+      {"even", Parity<0>},
       {"divisibleby", DivisibleBy},
       {"sameas", SameAs},
       {"in", In},
@@ -142,10 +149,11 @@ const std::unordered_map<std::string_view, Test>& Tests() {
 
 bool IsTest(std::string_view name) { return Tests().contains(name); }
 
-bool ApplyTest(std::string_view name, const Value& value, const CallArgs& args) {
+bool ApplyTest(std::string_view name, const Value& value, const CallArgs& args,
+               RenderBudget& budget) {
   auto found = Tests().find(name);
   if (found == Tests().end()) throw RenderError("no test named '" + std::string(name) + "'");
-  return found->second(value, args);
+  return found->second(value, args, budget);
 }
 
 }  // namespace vllm::jinja

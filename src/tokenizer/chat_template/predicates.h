@@ -9,7 +9,9 @@
 namespace vllm::jinja {
 
 bool IsTest(std::string_view name);
-// Throws RenderError for an unknown test or wrong arguments.
-bool ApplyTest(std::string_view name, const Value& value, const CallArgs& args);
+// Throws RenderError for an unknown test or wrong arguments, or when `budget` runs out (tests that
+// compare values count their steps).
+bool ApplyTest(std::string_view name, const Value& value, const CallArgs& args,
+               RenderBudget& budget);
 
 }  // namespace vllm::jinja

@@ -200,6 +200,19 @@ std::string Replace(std::string_view text, std::string_view old, std::string_vie
   return out;
 }
 
+size_t ReplacedSize(std::string_view text, std::string_view old, std::string_view replacement,
+                    int64_t max_count) {
+  auto count = static_cast<size_t>(CountOccurrences(text, old));
+  if (max_count >= 0) count = std::min(count, static_cast<size_t>(max_count));
+  size_t added = 0;
+  size_t size = text.size() - count * old.size();  // the occurrences do not overlap
+  if (__builtin_mul_overflow(count, replacement.size(), &added) ||
+      __builtin_add_overflow(size, added, &size)) {
+    return SIZE_MAX;
+  }
+  return size;
+}
+
 int64_t Find(std::string_view text, std::string_view sub) {
   size_t found = text.find(sub);
   if (found == std::string_view::npos) return -1;

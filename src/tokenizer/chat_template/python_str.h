@@ -37,6 +37,9 @@ std::vector<std::string> SplitLines(std::string_view text);
 // str.replace(old, replacement, max_count); max_count < 0: every occurrence.
 std::string Replace(std::string_view text, std::string_view old, std::string_view replacement,
                     int64_t max_count);
+// The length in bytes of Replace()'s result, found without building it (SIZE_MAX if it overflows).
+size_t ReplacedSize(std::string_view text, std::string_view old, std::string_view replacement,
+                    int64_t max_count);
 // str.find(sub): the code point index of the first occurrence, or -1.
 int64_t Find(std::string_view text, std::string_view sub);
 // str.count(sub): non-overlapping occurrences.

@@ -105,7 +105,10 @@ Value Value::Namespace(std::vector<std::pair<Value, Value>> entries) {
 Value Value::Callable(std::string name, NativeFunction call) {
   return Method(
       std::move(name),
-      [call = std::move(call)](const Value&, const CallArgs& args) { return call(args); }, Value());
+      [call = std::move(call)](const Value&, const CallArgs& args, RenderBudget& budget) {
+        return call(args, budget);
+      },
+      Value());
 }
 
 Value Value::Method(std::string name, NativeMethod call, Value receiver) {

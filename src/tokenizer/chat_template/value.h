@@ -20,9 +20,13 @@ struct CallArgs;
 struct Function;
 struct ListData;
 struct DictData;
+class RenderBudget;
 
-using NativeFunction = std::function<Value(const CallArgs& args)>;
-using NativeMethod = std::function<Value(const Value& receiver, const CallArgs& args)>;
+// Callables get the budget of the rendering that calls them, to count their steps and bound the
+// strings they build.
+using NativeFunction = std::function<Value(const CallArgs& args, RenderBudget& budget)>;
+using NativeMethod =
+    std::function<Value(const Value& receiver, const CallArgs& args, RenderBudget& budget)>;
 
 // In the order of the alternatives Value holds.
 enum class ValueKind {
@@ -125,7 +129,9 @@ struct Function {
   NativeMethod call;
   Value receiver;  // undefined unless this is a bound method
 
-  Value Call(const CallArgs& args) const { return call(receiver, args); }
+  Value Call(const CallArgs& args, RenderBudget& budget) const {
+    return call(receiver, args, budget);
+  }
 };
 
 struct ListData {

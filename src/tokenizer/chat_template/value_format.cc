@@ -113,24 +113,24 @@ void AppendStringRepr(std::string_view text, std::string& out) {
   out += quote;
 }
 
-void AppendRepr(const Value& value, std::string& out, int depth) {
+void AppendRepr(const Value& value, std::string& out, int depth, const RenderBudget& budget) {
   CheckDepth(depth);
   switch (value.kind()) {
     case ValueKind::kUndefined:
       out += "Undefined";
-      return;
+      break;
     case ValueKind::kNone:
       out += "None";
-      return;
+      break;
     case ValueKind::kBool:
       out += value.AsBool() ? "True" : "False";
-      return;
+      break;
     case ValueKind::kInt:
       out += std::to_string(value.AsInt());
-      return;
+      break;
     case ValueKind::kFloat:
       out += FormatFloat(value.AsDouble());
-      return;
+      break;
     case ValueKind::kString:
       AppendStringRepr(value.AsString(), out);
       break;
@@ -139,7 +139,7 @@ void AppendRepr(const Value& value, std::string& out, int depth) {
       out += value.is_tuple() ? '(' : '[';
       for (size_t i = 0; i < items.size(); ++i) {
         if (i > 0) out += ", ";
-        AppendRepr(items[i], out, depth + 1);
+        AppendRepr(items[i], out, depth + 1, budget);
       }
       if (value.is_tuple() && items.size() == 1) out += ',';
       out += value.is_tuple() ? ')' : ']';
@@ -153,9 +153,9 @@ void AppendRepr(const Value& value, std::string& out, int depth) {
       for (const auto& [key, item] : value.AsDict().entries) {
         if (!first) out += ", ";
         first = false;
-        AppendRepr(key, out, depth + 1);
+        AppendRepr(key, out, depth + 1, budget);
         out += ": ";
-        AppendRepr(item, out, depth + 1);
+        AppendRepr(item, out, depth + 1, budget);
       }
       out += '}';
       if (value.is_namespace()) out += '>';
@@ -163,14 +163,15 @@ void AppendRepr(const Value& value, std::string& out, int depth) {
     }
     case ValueKind::kFunction:
       out += "<function " + value.AsFunction().name + ">";
-      return;
+      break;
   }
-  CheckStringSize(out.size());
+  budget.CheckStringSize(out.size());
 }
 
 class JsonWriter {
  public:
-  explicit JsonWriter(const JsonOptions& options) : options_(options) {}
+  JsonWriter(const JsonOptions& options, RenderBudget& budget)
+      : options_(options), budget_(budget) {}
 
   std::string Write(const Value& value) {
     WriteValue(value, 0);
@@ -183,16 +184,16 @@ class JsonWriter {
     switch (value.kind()) {
       case ValueKind::kNone:
         out_ += "null";
-        return;
+        break;
       case ValueKind::kBool:
         out_ += value.AsBool() ? "true" : "false";
-        return;
+        break;
       case ValueKind::kInt:
         out_ += std::to_string(value.AsInt());
-        return;
+        break;
       case ValueKind::kFloat:
         WriteFloat(value.AsDouble());
-        return;
+        break;
       case ValueKind::kString:
         WriteString(value.AsString());
         break;
@@ -205,7 +206,7 @@ class JsonWriter {
       default:
         throw RenderError("Object of type " + TypeName(value) + " is not JSON serializable");
     }
-    CheckStringSize(out_.size());
+    budget_.CheckStringSize(out_.size());
   }
 
   void WriteFloat(double number) {
@@ -292,8 +293,7 @@ class JsonWriter {
   void Newline(int level) {
     if (!options_.indent) return;
     out_ += '\n';
-    for (int i = 0; i < level; ++i) out_ += *options_.indent;
-    CheckStringSize(out_.size());
+    for (int i = 0; i < level; ++i) budget_.Append(out_, *options_.indent);
   }
 
   void WriteList(const std::vector<Value>& items, int depth) {
@@ -319,8 +319,9 @@ class JsonWriter {
     std::vector<const std::pair<Value, Value>*> order;
     for (const auto& entry : entries) order.push_back(&entry);
     if (options_.sort_keys) {
-      std::stable_sort(order.begin(), order.end(),
-                       [](const auto* a, const auto* b) { return LessThan(a->first, b->first); });
+      std::stable_sort(order.begin(), order.end(), [this](const auto* a, const auto* b) {
+        return LessThan(a->first, b->first, budget_);
+      });
     }
     out_ += '{';
     for (size_t i = 0; i < order.size(); ++i) {
@@ -335,25 +336,26 @@ class JsonWriter {
   }
 
   const JsonOptions& options_;
+  RenderBudget& budget_;
   std::string out_;
 };
 
 }  // namespace
 
-std::string ToStr(const Value& value) {
+std::string ToStr(const Value& value, const RenderBudget& budget) {
   if (value.is_string()) return value.AsString();
   if (value.is_undefined()) return "";
-  return ToRepr(value);
+  return ToRepr(value, budget);
 }
 
-std::string ToRepr(const Value& value) {
+std::string ToRepr(const Value& value, const RenderBudget& budget) {
   std::string out;
-  AppendRepr(value, out, 0);
+  AppendRepr(value, out, 0, budget);
   return out;
 }
 
-std::string ToJson(const Value& value, const JsonOptions& options) {
-  return JsonWriter(options).Write(value);
+std::string ToJson(const Value& value, const JsonOptions& options, RenderBudget& budget) {
+  return JsonWriter(options, budget).Write(value);
 }
 
 }  // namespace vllm::jinja

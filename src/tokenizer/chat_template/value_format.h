@@ -9,10 +9,11 @@
 
 namespace vllm::jinja {
 
-// str(value): strings as they are, undefined as "", None as "None", containers as repr().
-std::string ToStr(const Value& value);
+// str(value): strings as they are, undefined as "", None as "None", containers as repr(). A
+// repr() longer than `budget` allows throws RenderError.
+std::string ToStr(const Value& value, const RenderBudget& budget);
 // repr(value): strings quoted, 'it\'s' → "it's".
-std::string ToRepr(const Value& value);
+std::string ToRepr(const Value& value, const RenderBudget& budget);
 
 // The arguments of json.dumps() that transformers' tojson filter passes on.
 struct JsonOptions {
@@ -23,7 +24,8 @@ struct JsonOptions {
   bool ensure_ascii = false;
 };
 
-// json.dumps(value): throws RenderError for values JSON cannot hold (undefined, functions).
-std::string ToJson(const Value& value, const JsonOptions& options);
+// json.dumps(value): throws RenderError for values JSON cannot hold (undefined, functions) and for
+// text longer than `budget` allows; sort_keys counts its comparisons as steps.
+std::string ToJson(const Value& value, const JsonOptions& options, RenderBudget& budget);
 
 }  // namespace vllm::jinja
