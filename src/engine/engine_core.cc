@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/logging.h"
+
 namespace vllm {
 namespace {
 
@@ -71,6 +73,20 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                  std::to_string(core->config_.max_model_len) +
                  "); raise --kv-cache-memory-bytes or lower --max-model-len"};
   }
+  // The KV storage first: it is allocated and made resident here, and one too large for the
+  // memory available must fail before anything sized by it is built.
+  auto runner = ModelRunner::Create(
+      model, {.num_kv_blocks = core->num_kv_blocks_, .block_size = core->config_.block_size});
+  if (!runner) return Error{runner.error()};
+  core->runner_ = std::move(*runner);
+  const bool capped_by_sequences = core->num_kv_blocks_ == blocks_for_all_seqs;
+  VLLM_LOG(kInfo) << "KV cache: " << core->num_kv_blocks_ << " blocks of "
+                  << core->config_.block_size << " tokens ("
+                  << core->num_kv_blocks_ * bytes_per_block / (1 << 20) << " MiB"
+                  << (capped_by_sequences
+                          ? ", capped to what --max-num-seqs sequences of --max-model-len use"
+                          : "")
+                  << "), resident";
   core->kv_cache_ = std::make_unique<KvCacheManager>(
       KvCacheManager::Options{.num_blocks = static_cast<int32_t>(core->num_kv_blocks_),
                               .block_size = core->config_.block_size,
@@ -81,10 +97,6 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                       .max_model_len = core->config_.max_model_len,
                       .policy = policy},
       *core->kv_cache_);
-  auto runner = ModelRunner::Create(
-      model, {.num_kv_blocks = core->num_kv_blocks_, .block_size = core->config_.block_size});
-  if (!runner) return Error{runner.error()};
-  core->runner_ = std::move(*runner);
   return core;
 }
 

@@ -18,11 +18,19 @@ namespace {
 
 using ::testing::HasSubstr;
 
-EngineArgs StoriesArgs() {
+// The KV cache is made resident at start: 64 MiB (thousands of blocks) holds every test's
+// sequences and is quick to reserve, where the default would cost each test process hundreds of
+// MiB.
+EngineArgs TestArgs(const std::string& model) {
   EngineArgs args;
-  args.model = std::string(VLLM_SHARED_DIR) + "/models/stories260K.gguf";
+  args.model = model;
   args.num_threads = 2;
+  args.kv_cache_memory_bytes = int64_t{64} << 20;
   return args;
+}
+
+EngineArgs StoriesArgs() {
+  return TestArgs(std::string(VLLM_SHARED_DIR) + "/models/stories260K.gguf");
 }
 
 const char* const kReference =
@@ -76,10 +84,7 @@ TEST(EngineTest, BatchedEqualsAloneOnARandomBf16Model) {
                    .output_path = path,
                    .seed = 5})
                   .ok());
-  EngineArgs args;
-  args.model = path;
-  args.num_threads = 2;
-  LLM llm(args);
+  LLM llm(TestArgs(path));
   std::remove(path.c_str());  // the mapping stays valid
   const auto prompts = ThirtyTwoPrompts();
   SamplingParams params = Greedy(24);
@@ -116,17 +121,11 @@ TEST(EngineTest, HuggingFaceDirectoryGeneratesLikeItsGguf) {
       {1, 9038, 2501, 263, 931}, {1, 450, 11203}, {1, 15043, 3186, 29991, 13, 13}};
   std::vector<RequestOutput> from_gguf, from_dir;
   {
-    EngineArgs args;
-    args.model = gguf;
-    args.num_threads = 2;
-    LLM llm(args);
+    LLM llm(TestArgs(gguf));
     from_gguf = llm.GenerateFromTokenIds(prompts, params, false);
   }
   {
-    EngineArgs args;
-    args.model = root;
-    args.num_threads = 2;
-    LLM llm(args);
+    LLM llm(TestArgs(root));
     from_dir = llm.GenerateFromTokenIds(prompts, params, false);
   }
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -137,10 +136,7 @@ TEST(EngineTest, HuggingFaceDirectoryGeneratesLikeItsGguf) {
   std::ofstream(root + "/generation_config.json")
       << R"({"eos_token_id": [2, )" << third << R"(], "temperature": 0.6, "top_p": 0.9})";
   {
-    EngineArgs args;
-    args.model = root;
-    args.num_threads = 2;
-    LLM llm(args);
+    LLM llm(TestArgs(root));
     EXPECT_FLOAT_EQ(llm.engine().default_sampling_params().temperature, 0.6f);
     EXPECT_FLOAT_EQ(llm.engine().default_sampling_params().top_p, 0.9f);
     SamplingParams stopping = Greedy(24);
@@ -371,6 +367,22 @@ TEST(EngineTest, RefusesBadRequestsWithVllmMessages) {
     EXPECT_THAT(error.what(), HasSubstr("maximum context length is 8 tokens"));
   }
   EXPECT_FALSE(short_context.engine().HasUnfinishedRequests());
+}
+
+TEST(EngineTest, RefusesAKvCacheLargerThanTheMemoryAtStart) {
+  EngineArgs args = StoriesArgs();
+  args.kv_cache_memory_bytes = int64_t{1} << 50;  // 1 PiB
+  args.max_num_seqs = 1 << 30;                    // enough sequences to use all of it
+  auto engine = LLMEngine::Create(args);
+  ASSERT_FALSE(engine.ok());
+  EXPECT_THAT(engine.error(), HasSubstr("--kv-cache-memory-bytes: a KV cache of "));
+  EXPECT_THAT(engine.error(), HasSubstr("does not fit"));
+  try {
+    LLM llm(args);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_THAT(error.what(), HasSubstr("lower --kv-cache-memory-bytes"));
+  }
 }
 
 }  // namespace

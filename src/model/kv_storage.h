@@ -3,8 +3,14 @@
 //
 // Per layer, K and V are each laid out [num_blocks, block_size, num_kv_heads, head_dim] (f32), so
 // slot s = block_id * block_size + offset addresses one token's [num_kv_heads, head_dim] row.
+//
+// As vLLM reserves its KV cache at start, Create allocates every byte and makes it resident at
+// once: the process's RSS holds the whole cache from the start (flat under load), and a cache
+// larger than the memory available fails at creation with a message naming
+// --kv-cache-memory-bytes instead of swapping or being killed later.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -31,20 +37,21 @@ class KvStorage {
   int64_t row_size() const { return options_.num_kv_heads * options_.head_dim; }
 
   // The [num_kv_heads, head_dim] row of `slot` in `layer`.
-  float* key(int64_t layer, int64_t slot) { return keys_.get() + Offset(layer, slot); }
-  float* value(int64_t layer, int64_t slot) { return values_.get() + Offset(layer, slot); }
+  float* key(int64_t layer, int64_t slot) { return memory_.get() + Offset(layer, slot); }
+  float* value(int64_t layer, int64_t slot) { return values_ + Offset(layer, slot); }
 
  private:
-  explicit KvStorage(const Options& options);
+  struct Unmap {
+    size_t bytes = 0;
+    void operator()(float* p) const;
+  };
+  KvStorage(const Options& options, std::unique_ptr<float, Unmap> memory);
   int64_t Offset(int64_t layer, int64_t slot) const {
     return (layer * num_slots() + slot) * row_size();
   }
-  struct FreeDeleter {
-    void operator()(float* p) const;
-  };
   Options options_;
-  std::unique_ptr<float, FreeDeleter> keys_;
-  std::unique_ptr<float, FreeDeleter> values_;
+  std::unique_ptr<float, Unmap> memory_;  // the keys of every layer, then their values
+  float* values_;
 };
 
 }  // namespace vllm

@@ -1,0 +1,87 @@
+// KV storage: reserved and resident at creation, refused with a clear message when it cannot be.
+#include "model/kv_storage.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <fstream>
+#include <string>
+
+namespace vllm {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The value in kB of `key` ("VmRSS", "VmSize") in /proc/self/status, in bytes.
+int64_t ProcessStatusBytes(const std::string& key) {
+  std::ifstream status("/proc/self/status");
+  std::string name;
+  int64_t kilobytes = 0;
+  while (status >> name) {
+    if (name == key + ":" && status >> kilobytes) return kilobytes * 1024;
+    status.ignore(1 << 10, '\n');
+  }
+  return -1;
+}
+
+// 64 MiB: 8192 tokens of one layer with 8 KV heads of 128.
+constexpr KvStorage::Options k64MiB = {
+    .num_layers = 1, .num_blocks = 512, .block_size = 16, .num_kv_heads = 8, .head_dim = 128};
+
+TEST(KvStorageTest, IsResidentFromCreationAndReleasedWithIt) {
+  const int64_t rss_before = ProcessStatusBytes("VmRSS");
+  ASSERT_GT(rss_before, 0);
+  auto kv = KvStorage::Create(k64MiB);
+  ASSERT_TRUE(kv.ok()) << kv.error();
+  ASSERT_EQ(KvStorage::BytesPerToken(k64MiB) * (*kv)->num_slots(), int64_t{64} << 20);
+  // Resident before anything is written through key() / value().
+  const int64_t rss_created = ProcessStatusBytes("VmRSS");
+  EXPECT_GE(rss_created - rss_before, int64_t{63} << 20);
+  EXPECT_LE(rss_created - rss_before, int64_t{72} << 20);
+  // Zeros, and K and V do not overlap.
+  const int64_t last_slot = (*kv)->num_slots() - 1;
+  EXPECT_EQ((*kv)->key(0, last_slot)[(*kv)->row_size() - 1], 0.0f);
+  EXPECT_EQ((*kv)->value(0, 0) - (*kv)->key(0, 0), (*kv)->num_slots() * (*kv)->row_size());
+  kv.value().reset();
+  EXPECT_LE(ProcessStatusBytes("VmRSS") - rss_before, int64_t{8} << 20);
+}
+
+TEST(KvStorageTest, RefusesMoreThanTheMemoryAvailableNamingTheFlag) {
+  // 64 TiB: 32 layers of 8 KV heads of 128, 2^24 blocks of 16 tokens.
+  auto kv = KvStorage::Create({.num_layers = 32,
+                               .num_blocks = 1 << 24,
+                               .block_size = 16,
+                               .num_kv_heads = 8,
+                               .head_dim = 128});
+  ASSERT_FALSE(kv.ok());
+  EXPECT_THAT(kv.error(), HasSubstr("a KV cache of 65536.0 GiB does not fit"));
+  EXPECT_THAT(kv.error(), HasSubstr("of memory is available; lower --kv-cache-memory-bytes"));
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define VLLM_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VLLM_ADDRESS_SANITIZER 1
+#endif
+#endif
+
+TEST(KvStorageTest, AnAllocationFailureIsAnError) {
+#ifdef VLLM_ADDRESS_SANITIZER
+  GTEST_SKIP() << "AddressSanitizer needs address space a limit would deny";
+#endif
+  // An address-space limit 16 MiB above what the process maps now: 64 MiB cannot be mapped.
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_AS, &saved), 0);
+  rlimit limited = saved;
+  limited.rlim_cur = static_cast<rlim_t>(ProcessStatusBytes("VmSize") + (int64_t{16} << 20));
+  ASSERT_EQ(::setrlimit(RLIMIT_AS, &limited), 0);
+  auto kv = KvStorage::Create(k64MiB);
+  ASSERT_EQ(::setrlimit(RLIMIT_AS, &saved), 0);
+  ASSERT_FALSE(kv.ok());
+  EXPECT_THAT(kv.error(), HasSubstr("--kv-cache-memory-bytes: cannot reserve 64.0 MiB"));
+}
+
+}  // namespace
+}  // namespace vllm
