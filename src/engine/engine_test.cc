@@ -9,6 +9,8 @@
 #include <fstream>
 
 #include "engine/llm_engine.h"
+#include "engine/output_processor.h"
+#include "engine/output_processor.h"
 #include "model/hf_export.h"
 #include "model/random_model.h"
 #include "vllm/llm.h"
@@ -243,6 +245,37 @@ TEST(EngineTest, StopStringsEndTheTextAndAreExcludedUnlessAsked) {
   params.include_stop_str_in_output = true;
   auto included = llm.Generate({"Once upon a time"}, params, false);
   EXPECT_EQ(included[0].outputs[0].text, ", there was a little girl named Lily");
+}
+
+TEST(EngineTest, DeltaOutputsReportEachSequencesFinishOnce) {
+  LLM llm(StoriesArgs());
+  OutputProcessor processor(llm.engine().tokenizer());
+  SamplingParams params;
+  params.n = 2;
+  params.output_kind = RequestOutputKind::kDelta;
+  processor.AddRequest("r", "p", {1, 2}, params, {"r-0", "r-1"});
+  std::vector<std::string> stopped;
+  auto step = [&](std::vector<EngineCoreOutput> outputs) {
+    auto results = processor.Process(outputs, &stopped);
+    EXPECT_EQ(results.size(), 1u);
+    return results.front();
+  };
+  // Sequence 0 ends in the first step, sequence 1 two steps later (a full batch does this).
+  const RequestOutput first = step(
+      {{.request_id = "r-0", .new_token_ids = {5}, .status = RequestStatus::kFinishedLengthCapped},
+       {.request_id = "r-1", .new_token_ids = {6}}});
+  ASSERT_EQ(first.outputs.size(), 2u);
+  EXPECT_EQ(first.outputs[0].finish_reason, "length");
+  const RequestOutput second = step({{.request_id = "r-1", .new_token_ids = {7}}});
+  ASSERT_EQ(second.outputs.size(), 1u);  // sequence 0 said all it had to say
+  EXPECT_EQ(second.outputs[0].index, 1);
+  const RequestOutput last = step({{.request_id = "r-1",
+                                    .new_token_ids = {8},
+                                    .status = RequestStatus::kFinishedLengthCapped}});
+  ASSERT_EQ(last.outputs.size(), 1u);
+  EXPECT_EQ(last.outputs[0].index, 1);
+  EXPECT_EQ(last.outputs[0].finish_reason, "length");
+  EXPECT_TRUE(last.finished);
 }
 
 TEST(EngineTest, StopTokenIdsAndMinTokens) {

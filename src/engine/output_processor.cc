@@ -154,6 +154,9 @@ RequestOutput OutputProcessor::MakeOutput(const std::string& request_id, Request
         done ? completion.text.size()
              : completion.text.size() - std::min(hold_back, completion.text.size());
     if (state.params.output_kind == RequestOutputKind::kDelta) {
+      // A sequence that finished in an earlier step (n > 1) has nothing more to say.
+      if (sequence.finish_sent) continue;
+      sequence.finish_sent = done;
       const size_t from = std::min(sequence.num_text_sent, visible);
       completion.text = completion.text.substr(from, visible - from);
       completion.token_ids.assign(sequence.output.token_ids.begin() + sequence.num_tokens_sent,

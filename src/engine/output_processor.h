@@ -39,6 +39,7 @@ class OutputProcessor {
     CompletionOutput output;
     size_t num_text_sent = 0;    // bytes of output.text already returned (delta mode)
     size_t num_tokens_sent = 0;  // token ids already returned (delta mode)
+    bool finish_sent = false;    // its finish_reason was returned (delta mode sends it once)
   };
   struct RequestState {
     std::string prompt;
