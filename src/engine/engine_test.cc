@@ -10,7 +10,6 @@
 
 #include "engine/llm_engine.h"
 #include "engine/output_processor.h"
-#include "engine/output_processor.h"
 #include "model/hf_export.h"
 #include "model/random_model.h"
 #include "vllm/llm.h"
