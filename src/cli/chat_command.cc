@@ -7,7 +7,7 @@
 
 #include "cli/generate_command.h"
 #include "server/openai/chat/protocol.h"
-#include "server/serving_context.h"
+#include "server/request_limits.h"
 #include "tokenizer/tokenizer.h"
 #include "vllm/async_llm.h"
 
@@ -25,12 +25,9 @@ struct ChatOptions {
 int RunChat(ChatOptions options) {
   std::unique_ptr<AsyncLLM> engine = StartAsyncEngine(options.engine);
   if (!engine) return 1;
-  server::Metrics metrics(options.engine.model);
-  server::ServingContext context{*engine,
-                                 {options.engine.model},
-                                 options.engine.model,
-                                 ReadChatTemplate(options.chat_template, engine->chat_template()),
-                                 metrics};
+  const std::string chat_template =
+      ReadChatTemplate(options.chat_template, engine->chat_template());
+  const server::RequestLimits limits;
   server::Json messages = server::Json::array();
   if (!options.system_prompt.empty()) {
     messages.push_back({{"role", "system"}, {"content", options.system_prompt}});
@@ -48,7 +45,8 @@ int RunChat(ChatOptions options) {
     if (line.empty()) continue;
     messages.push_back({{"role", "user"}, {"content", line}});
     server::ChatPrompt prompt;
-    if (auto error = server::RenderChatPrompt(context, {{"messages", messages}}, &prompt)) {
+    if (auto error = server::RenderChatPrompt(engine->tokenizer(), chat_template, limits,
+                                              {{"messages", messages}}, &prompt)) {
       std::cerr << "error: " << error->message << "\n";
       return 1;
     }

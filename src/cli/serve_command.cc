@@ -25,8 +25,17 @@ struct ServeOptions {
   std::vector<std::string> served_model_names;
   std::string chat_template;
   std::vector<std::string> allowed_origins = {"*"};
+  bool allow_credentials = false;
+  std::vector<std::string> allowed_methods = {"*"};
+  std::vector<std::string> allowed_headers = {"*"};
   size_t max_body_bytes = 32 << 20;
+  size_t max_connections = 0;  // 0: server::DefaultMaxConnections
+  size_t max_buffered_body_bytes = size_t{256} << 20;
   double log_interval_seconds = 10.0;
+  server::RequestLimits limits;
+  bool max_sequences_set = false;  // else --max-num-seqs
+  int api_worker_threads = 2;
+  double shutdown_timeout_seconds = 10.0;
 };
 
 int RunServer(ServeOptions options) {
@@ -46,12 +55,24 @@ int RunServer(ServeOptions options) {
     VLLM_LOG(kWarning) << "the chat template does not parse: " << parsed.error();
   }
   server::Metrics metrics(options.served_model_names.front());
-  server::ServingContext context{*engine, options.served_model_names, options.engine.model,
-                                 chat_template, metrics};
-  server::HttpServer http_server(
-      io_context,
-      {.max_body_bytes = options.max_body_bytes, .allowed_origins = options.allowed_origins},
-      server::MakeApiRouter(context, {.api_key = options.api_key}));
+  server::RequestWorkers workers({.num_threads = options.api_worker_threads});
+  server::ServingContext context{*engine,
+                                 options.served_model_names,
+                                 options.engine.model,
+                                 chat_template,
+                                 metrics,
+                                 workers,
+                                 options.limits};
+  if (!options.max_sequences_set) context.limits.max_sequences = options.engine.max_num_seqs;
+  server::HttpServer http_server(io_context,
+                                 {.max_body_bytes = options.max_body_bytes,
+                                  .cors = {.allowed_origins = options.allowed_origins,
+                                           .allow_credentials = options.allow_credentials,
+                                           .allowed_methods = options.allowed_methods,
+                                           .allowed_headers = options.allowed_headers},
+                                  .max_connections = options.max_connections,
+                                  .max_buffered_body_bytes = options.max_buffered_body_bytes},
+                                 server::MakeApiRouter(context, {.api_key = options.api_key}));
   if (Status listening = http_server.Listen(options.host, options.port); !listening.ok()) {
     std::cerr << "error: " << listening.message() << "\n";
     return 1;
@@ -60,29 +81,44 @@ int RunServer(ServeOptions options) {
                   << options.host << ":" << http_server.port() << " (Ctrl+C to stop)";
 
   // SIGINT / SIGTERM: stop accepting, let the requests under way finish (up to
-  // kShutdownGraceSeconds), then stop. A second signal stops at once.
-  constexpr int kShutdownGraceSeconds = 10;
+  // --shutdown-timeout seconds), then end those still running — streams with an error event and
+  // data: [DONE], others with a 503 — and stop once their answers are written. A second signal
+  // ends them at once.
   server::asio::signal_set signals(io_context, SIGINT, SIGTERM);
   server::asio::steady_timer shutdown_timer(io_context);
   const auto shutdown_deadline = std::make_shared<std::chrono::steady_clock::time_point>();
+  auto stop_after_answers_flush = [&] {
+    context.active_requests.CancelAll();
+    // The cancelled requests' last bytes are queued on their strands by now; give the writes a
+    // moment to reach the sockets.
+    shutdown_timer.expires_after(std::chrono::milliseconds(200));
+    shutdown_timer.async_wait([&](const boost::system::error_code&) { io_context.stop(); });
+  };
   std::function<void()> wait_for_requests = [&] {
-    if (context.num_active_requests == 0 || std::chrono::steady_clock::now() > *shutdown_deadline) {
+    if (context.active_requests.count() == 0) {
       io_context.stop();
       return;
     }
-    shutdown_timer.expires_after(std::chrono::milliseconds(100));
+    if (std::chrono::steady_clock::now() >= *shutdown_deadline) {
+      stop_after_answers_flush();
+      return;
+    }
+    shutdown_timer.expires_after(std::chrono::milliseconds(50));
     shutdown_timer.async_wait([&](const boost::system::error_code& error) {
       if (!error) wait_for_requests();
     });
   };
   signals.async_wait([&](const boost::system::error_code& error, int) {
     if (error) return;
-    VLLM_LOG(kInfo) << "Shutting down: " << context.num_active_requests << " request(s) under way";
+    VLLM_LOG(kInfo) << "Shutting down: " << context.active_requests.count()
+                    << " request(s) under way";
+    context.shutting_down = true;
     http_server.StopAccepting();
     *shutdown_deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(kShutdownGraceSeconds);
+        std::chrono::steady_clock::now() +
+        std::chrono::milliseconds(static_cast<int64_t>(options.shutdown_timeout_seconds * 1000));
     signals.async_wait([&](const boost::system::error_code& again, int) {
-      if (!again) io_context.stop();
+      if (!again) *shutdown_deadline = std::chrono::steady_clock::now();
     });
     wait_for_requests();
   });
@@ -105,6 +141,7 @@ int RunServer(ServeOptions options) {
   };
   if (options.log_interval_seconds > 0) schedule_log();
   io_context.run();
+  workers.Join();  // their tasks use the engine
   engine.reset();  // ends unfinished streams; their connections go with the io_context
   return 0;
 }
@@ -127,9 +164,48 @@ void RegisterServeCommand(CLI::App& app) {
       ->add_option("--allowed-origins", options->allowed_origins,
                    "CORS origins allowed (\"*\": any)")
       ->capture_default_str();
+  command->add_flag("--allow-credentials", options->allow_credentials,
+                    "CORS: allow credentials (the origin is then echoed, never \"*\")");
+  command
+      ->add_option("--allowed-methods", options->allowed_methods,
+                   "CORS methods allowed (\"*\": any)")
+      ->capture_default_str();
+  command
+      ->add_option("--allowed-headers", options->allowed_headers,
+                   "CORS request headers allowed (\"*\": any)")
+      ->capture_default_str();
   command
       ->add_option("--max-request-body-bytes", options->max_body_bytes,
                    "Larger request bodies get 413")
+      ->capture_default_str();
+  command->add_option("--max-connections", options->max_connections,
+                      "Open connections past which a new one gets 503 (default: the open-file "
+                      "limit less 64, at most 4096)");
+  command
+      ->add_option("--max-buffered-request-bytes", options->max_buffered_body_bytes,
+                   "Request body bytes all connections may buffer together (at least "
+                   "--max-request-body-bytes); a request over it gets 503")
+      ->capture_default_str();
+  command
+      ->add_option("--max-prompt-bytes", options->limits.max_prompt_bytes,
+                   "Longest prompt, message content or rendered chat template accepted, in bytes")
+      ->capture_default_str();
+  command
+      ->add_option("--max-sequences-per-request", options->limits.max_sequences,
+                   "Most sequences (prompts x n) one request may start (default: --max-num-seqs)")
+      ->each([options](const std::string&) { options->max_sequences_set = true; });
+  command->add_flag("--trust-request-chat-template", options->limits.trust_request_chat_template,
+                    "Accept chat templates sent in requests (chat_template, "
+                    "chat_template_kwargs.chat_template)");
+  command
+      ->add_option("--api-worker-threads", options->api_worker_threads,
+                   "Threads that parse, tokenize and render requests off the I/O thread")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  command
+      ->add_option("--shutdown-timeout", options->shutdown_timeout_seconds,
+                   "Seconds a shutdown waits for requests under way before ending them")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command
       ->add_option("--log-stats-interval", options->log_interval_seconds,

@@ -2,10 +2,13 @@
 
 #include <chrono>
 
+#include "common/logging.h"
 #include "server/openai/api_error.h"
 #include "server/openai/chat/handler.h"
 #include "server/openai/completions/handler.h"
 #include "server/openai/json.h"
+#include "server/openai/prompt_inputs.h"
+#include "server/worker_reply.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::server {
@@ -21,8 +24,12 @@ void SendError(ResponseWriter& writer, const ApiError& error) {
   writer.Send(error.status, "application/json", error.ToJson());
 }
 
-// The body as a JSON object, or the 4xx to answer with.
-std::optional<ApiError> ParseBody(const HttpRequest& request, Json* body) {
+void PostJson(const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
+  PostResponse(writer, http::status::ok, "application/json", DumpJson(body));
+}
+
+// The 415 for a body that does not say it is JSON (an absent Content-Type is taken as JSON).
+std::optional<ApiError> CheckContentType(const HttpRequest& request) {
   if (auto type = request.find(http::field::content_type); type != request.end()) {
     const std::string_view value(type->value().data(), type->value().size());
     if (value.substr(0, value.find(';')) != "application/json") {
@@ -30,11 +37,6 @@ std::optional<ApiError> ParseBody(const HttpRequest& request, Json* body) {
                       "Unsupported Media Type: Only 'application/json' is allowed", ""};
     }
   }
-  *body = Json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
-  if (body->is_discarded()) {
-    return ApiError::BadRequest("The request body is not valid JSON.");
-  }
-  if (!body->is_object()) return ApiError::BadRequest("The request body must be a JSON object.");
   return std::nullopt;
 }
 
@@ -58,51 +60,59 @@ void HandleModels(ServingContext& context, ResponseWriter& writer) {
   SendJson(writer, {{"object", "list"}, {"data", std::move(data)}});
 }
 
-void HandleTokenize(ServingContext& context, const Json& body, ResponseWriter& writer) {
+// POST /tokenize, on a worker.
+void HandleTokenize(ServingContext& context, const Json& body,
+                    const std::shared_ptr<ResponseWriter>& writer) {
   const Tokenizer& tokenizer = context.engine.tokenizer();
-  auto prompt = GetString(body, "prompt");
-  if (!prompt.ok() || !prompt->has_value()) {
-    return SendError(
-        writer,
-        ApiError::BadRequest(prompt.ok() ? "prompt: Field required" : prompt.error(), "prompt"));
+  std::optional<std::string> prompt;
+  bool add_special_tokens = true;
+  bool return_token_strs = false;
+  std::optional<ApiError> error = ReadField(body, "prompt", GetString, &prompt);
+  if (!error && !prompt) error = ApiError::BadRequest("prompt: Field required", "prompt");
+  if (!error) error = ReadField(body, "add_special_tokens", GetBool, &add_special_tokens);
+  if (!error) error = ReadField(body, "return_token_strs", GetBool, &return_token_strs);
+  if (!error && prompt->size() > context.limits.max_prompt_bytes) {
+    error = PromptTooLarge(prompt->size(), context.limits.max_prompt_bytes, "prompt");
   }
-  auto add_special_tokens = GetBool(body, "add_special_tokens");
-  auto return_token_strs = GetBool(body, "return_token_strs");
-  if (!add_special_tokens.ok()) {
-    return SendError(writer,
-                     ApiError::BadRequest(add_special_tokens.error(), "add_special_tokens"));
-  }
-  if (!return_token_strs.ok()) {
-    return SendError(writer, ApiError::BadRequest(return_token_strs.error(), "return_token_strs"));
-  }
-  const std::vector<int32_t> ids = tokenizer.Encode(**prompt, add_special_tokens->value_or(true));
+  if (error) return PostError(writer, *error);
+  const std::vector<int32_t> ids = tokenizer.Encode(*prompt, add_special_tokens);
   Json token_strs = nullptr;
-  if (return_token_strs->value_or(false)) {
+  if (return_token_strs) {
     token_strs = Json::array();
     for (int32_t id : ids) token_strs.push_back(std::string(tokenizer.TokenToPiece(id)));
   }
-  SendJson(writer, {{"count", ids.size()},
+  PostJson(writer, {{"count", ids.size()},
                     {"max_model_len", context.engine.max_model_len()},
                     {"tokens", ids},
                     {"token_strs", std::move(token_strs)}});
 }
 
-void HandleDetokenize(ServingContext& context, const Json& body, ResponseWriter& writer) {
+// POST /detokenize, on a worker.
+void HandleDetokenize(ServingContext& context, const Json& body,
+                      const std::shared_ptr<ResponseWriter>& writer) {
   const Tokenizer& tokenizer = context.engine.tokenizer();
-  auto tokens = GetIntList(body, "tokens");
-  if (!tokens.ok() || !tokens->has_value()) {
-    return SendError(
-        writer,
-        ApiError::BadRequest(tokens.ok() ? "tokens: Field required" : tokens.error(), "tokens"));
-  }
-  for (int32_t id : **tokens) {
+  std::optional<std::vector<int32_t>> tokens;
+  if (auto error = ReadField(body, "tokens", GetIntList, &tokens)) return PostError(writer, *error);
+  if (!tokens) return PostError(writer, ApiError::BadRequest("tokens: Field required", "tokens"));
+  for (int32_t id : *tokens) {
     if (id < 0 || id >= tokenizer.vocab_size()) {
-      return SendError(
+      return PostError(
           writer, ApiError::BadRequest("Token id " + std::to_string(id) + " is out of vocabulary",
                                        "tokens"));
     }
   }
-  SendJson(writer, {{"prompt", tokenizer.Decode(**tokens, false)}});
+  PostJson(writer, {{"prompt", tokenizer.Decode(*tokens, false)}});
+}
+
+// A POST route's work, on a worker: the body parsed at the edge, then the route's handler.
+void RunPostRoute(ServingContext& context, const std::string& path, const RequestMeta& meta,
+                  const std::string& body_text, const std::shared_ptr<ResponseWriter>& writer) {
+  Expected<Json> body = ParseJsonObject(body_text);
+  if (!body.ok()) return PostError(writer, ApiError::BadRequest(body.error()));
+  if (path == "/v1/completions") return HandleCompletions(context, meta, writer, *body);
+  if (path == "/v1/chat/completions") return HandleChatCompletions(context, meta, writer, *body);
+  if (path == "/tokenize") return HandleTokenize(context, *body, writer);
+  HandleDetokenize(context, *body, writer);
 }
 
 bool Authorized(const HttpRequest& request, const std::string& api_key) {
@@ -115,14 +125,10 @@ bool Authorized(const HttpRequest& request, const std::string& api_key) {
 }  // namespace
 
 RequestHandler MakeApiRouter(ServingContext& context, ApiOptions options) {
-  return [&context, options](const HttpRequest& request, std::shared_ptr<ResponseWriter> writer) {
+  return [&context, options](HttpRequest request, std::shared_ptr<ResponseWriter> writer) {
     const std::string target(request.target().data(), request.target().size());
     const std::string path = target.substr(0, target.find('?'));
     const http::verb method = request.method();
-    if (method == http::verb::options) {  // CORS preflight
-      writer->Send(http::status::ok, "text/plain", "");
-      return;
-    }
     if (path.rfind("/v1/", 0) == 0 && !Authorized(request, options.api_key)) {
       return SendError(*writer, ApiError{http::status::unauthorized, "Unauthorized", ""});
     }
@@ -151,14 +157,27 @@ RequestHandler MakeApiRouter(ServingContext& context, ApiOptions options) {
       return SendError(*writer,
                        ApiError{http::status::method_not_allowed, "Method Not Allowed", ""});
     }
-    Json body;
-    if (auto error = ParseBody(request, &body)) return SendError(*writer, *error);
-    if (path == "/v1/completions") return HandleCompletions(context, request, writer, body);
-    if (path == "/v1/chat/completions") {
-      return HandleChatCompletions(context, request, writer, body);
+    if (auto error = CheckContentType(request)) return SendError(*writer, *error);
+    const bool generates = path == "/v1/completions" || path == "/v1/chat/completions";
+    if (generates && context.shutting_down) {
+      return SendError(*writer, ApiError::Unavailable("The server is shutting down."));
     }
-    if (path == "/tokenize") return HandleTokenize(context, body, *writer);
-    HandleDetokenize(context, body, *writer);
+    RequestMeta meta;
+    if (auto header = request.find("X-Request-Id"); header != request.end()) {
+      meta.request_id_header = std::string(header->value().data(), header->value().size());
+    }
+    auto work = [&context, path, meta = std::move(meta), body = std::move(request.body()), writer] {
+      try {
+        RunPostRoute(context, path, meta, body, writer);
+      } catch (const std::exception& e) {
+        VLLM_LOG(kError) << "request handler failed: " << e.what();
+        PostError(writer, ApiError::Internal("Internal server error"));
+      }
+    };
+    if (!context.workers.TrySubmit(std::move(work))) {
+      SendError(*writer, ApiError::Unavailable("The server is busy: too many requests are being "
+                                               "prepared. Retry later."));
+    }
   };
 }
 

@@ -5,15 +5,38 @@
 #include <cstdio>
 
 #include "common/logging.h"
+#include "server/http_limits.h"
 
 namespace vllm::server {
+namespace {
+
+std::string_view FieldValue(const HttpRequest& request, http::field field) {
+  const auto it = request.find(field);
+  return it == request.end() ? std::string_view()
+                             : std::string_view(it->value().data(), it->value().size());
+}
+
+std::string TargetTooLongMessage() {
+  return "The request target exceeds the limit of " + std::to_string(kMaxTargetBytes) + " bytes.";
+}
+
+// What a read would report, without reading: eof after a half-close, an error after a reset,
+// none when bytes are waiting.
+beast::error_code PeekError(asio::ip::tcp::socket& socket) {
+  char byte;
+  beast::error_code error;
+  socket.receive(asio::buffer(&byte, 1), asio::socket_base::message_peek, error);
+  return error;
+}
+
+}  // namespace
 
 void ResponseWriter::Send(http::status status, std::string_view content_type, std::string body) {
   if (finished_) return;
   started_ = finished_ = true;
   std::string bytes = session_->Head(status, content_type);
   bytes += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-  bytes += body;
+  if (!session_->head_only_) bytes += body;
   session_->Write(std::move(bytes));
   session_->EndExchange();
 }
@@ -27,7 +50,7 @@ void ResponseWriter::StartEventStream() {
 }
 
 void ResponseWriter::SendEvent(std::string_view data) {
-  if (!started_ || finished_) return;
+  if (!started_ || finished_ || session_->head_only_) return;
   const size_t payload_size = data.size() + 8;  // "data: " + data + "\n\n"
   char size_line[24];
   std::snprintf(size_line, sizeof(size_line), "%zx\r\n", payload_size);
@@ -42,7 +65,7 @@ void ResponseWriter::SendEvent(std::string_view data) {
 void ResponseWriter::EndEventStream() {
   if (!started_ || finished_) return;
   finished_ = true;
-  session_->Write("0\r\n\r\n");
+  if (!session_->head_only_) session_->Write("0\r\n\r\n");
   session_->EndExchange();
 }
 
@@ -61,66 +84,143 @@ void ResponseWriter::Post(std::function<void()> fn) {
 }
 
 HttpSession::HttpSession(asio::ip::tcp::socket socket, const HttpOptions& options,
-                         const RequestHandler& handler)
-    : stream_(std::move(socket)), options_(options), handler_(handler) {}
+                         ConnectionLimits& limits, const RequestHandler& handler)
+    : stream_(std::move(socket)),
+      options_(options),
+      handler_(handler),
+      connection_slot_(limits.connections),
+      body_bytes_(limits.buffered_body_bytes) {}
 
 void HttpSession::Start() {
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadRequest(); });
+  const bool admitted = connection_slot_.GrowTo(1);
+  asio::dispatch(stream_.get_executor(), [self = shared_from_this(), admitted] {
+    if (!admitted) {
+      return self->Reject(http::status::service_unavailable,
+                          "The server has too many open connections. Retry later.",
+                          "ServiceUnavailableError", "Retry-After: 1\r\n");
+    }
+    self->ReadRequest();
+  });
 }
 
 void HttpSession::ReadRequest() {
   read_after_writes_ = false;
+  head_only_ = false;
+  cors_headers_.clear();
   parser_.emplace();
   parser_->body_limit(options_.max_body_bytes);
-  parser_->header_limit(64 * 1024);
+  parser_->header_limit(kMaxHeaderBytes);
   stream_.expires_after(options_.idle_timeout);
-  http::async_read(
+  http::async_read_header(
       stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code error, size_t) { self->OnRequest(error); });
+      [self = shared_from_this()](beast::error_code error, size_t) { self->OnHeader(error); });
 }
 
-void HttpSession::OnRequest(beast::error_code error) {
-  stream_.expires_never();
-  if (error == http::error::body_limit) {
-    keep_alive_ = false;
-    linger_on_close_ = true;
-    in_exchange_ = true;
-    ResponseWriter writer(shared_from_this());
-    writer.Send(http::status::payload_too_large, "application/json",
-                R"({"error":{"message":"The request body exceeds the limit of )" +
-                    std::to_string(options_.max_body_bytes) +
-                    R"( bytes.","type":"RequestEntityTooLarge","param":null,"code":413}})");
-    return;
-  }
-  if (error) {
-    Close();
-    return;
-  }
-  HttpRequest request = parser_->release();
+void HttpSession::OnHeader(beast::error_code error) {
+  if (error) return OnReadError(error);
+  const HttpRequest& request = parser_->get();
   keep_alive_ = request.keep_alive();
-  cors_origin_.clear();
-  if (auto origin = request.find(http::field::origin); origin != request.end()) {
-    const std::string value(origin->value().data(), origin->value().size());
-    const auto& allowed = options_.allowed_origins;
-    if (std::find(allowed.begin(), allowed.end(), "*") != allowed.end()) {
-      cors_origin_ = "*";
-    } else if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) {
-      cors_origin_ = value;
-    }
+  cors_headers_ = CorsResponseHeaders(options_.cors, FieldValue(request, http::field::origin));
+  if (request.target().size() > kMaxTargetBytes) {
+    return Reject(http::status::uri_too_long, TargetTooLongMessage(), "URITooLong");
   }
+  if (const auto length = parser_->content_length(); length && !ClaimBodyBytes(*length)) return;
+  if (!parser_->is_done() && request.version() == 11 &&
+      beast::iequals(request[http::field::expect], "100-continue")) {
+    Write("HTTP/1.1 100 Continue\r\n\r\n");
+  }
+  ReadBody();
+}
+
+void HttpSession::ReadBody() {
+  if (parser_->is_done()) return OnRequest();
+  http::async_read_some(stream_, buffer_, *parser_,
+                        [self = shared_from_this()](beast::error_code error, size_t) {
+                          if (error) return self->OnReadError(error);
+                          // Chunked bodies claim their bytes as they arrive.
+                          if (self->ClaimBodyBytes(self->parser_->get().body().size()))
+                            self->ReadBody();
+                        });
+}
+
+bool HttpSession::ClaimBodyBytes(size_t amount) {
+  if (body_bytes_.GrowTo(amount)) return true;
+  Reject(http::status::service_unavailable,
+         "The server is buffering too many request bodies. Retry later.", "ServiceUnavailableError",
+         "Retry-After: 1\r\n");
+  return false;
+}
+
+void HttpSession::OnReadError(beast::error_code error) {
+  if (error == http::error::body_limit) {
+    cors_headers_ =
+        CorsResponseHeaders(options_.cors, FieldValue(parser_->get(), http::field::origin));
+    return Reject(http::status::payload_too_large,
+                  "The request body exceeds the limit of " +
+                      std::to_string(options_.max_body_bytes) + " bytes.",
+                  "RequestEntityTooLarge");
+  }
+  if (error == http::error::header_limit) {
+    // The parser takes the request line as soon as it is whole: a target still missing, or
+    // long, is what went over.
+    const size_t target_size = parser_->get().target().size();
+    if (target_size == 0 || target_size > kMaxTargetBytes) {
+      return Reject(http::status::uri_too_long, TargetTooLongMessage(), "URITooLong");
+    }
+    return Reject(http::status::request_header_fields_too_large,
+                  "The request header fields exceed the limit of " +
+                      std::to_string(kMaxHeaderBytes) + " bytes.",
+                  "RequestHeaderFieldsTooLarge");
+  }
+  // The parser's errors, but for the client closing before or within a request: bad framing.
+  if (error.category() == http::make_error_code(http::error::end_of_stream).category() &&
+      error != http::error::end_of_stream && error != http::error::partial_message) {
+    return Reject(http::status::bad_request, "Invalid HTTP request: " + error.message() + ".",
+                  "BadRequestError");
+  }
+  Close();
+}
+
+void HttpSession::OnRequest() {
+  stream_.expires_never();
+  HttpRequest request = parser_->release();
+  head_only_ = request.method() == http::verb::head;
+  if (head_only_) request.method(http::verb::get);
   in_exchange_ = true;
+  may_send_interim_ = request.version() >= 11;
   ++exchange_count_;
   on_disconnect_ = nullptr;
   WatchForDisconnect(exchange_count_);
   auto writer = std::make_shared<ResponseWriter>(shared_from_this());
+  if (auto preflight = AnswerCorsPreflight(options_.cors, request)) {
+    cors_headers_ = std::move(preflight->headers);
+    return writer->Send(preflight->status, "text/plain; charset=utf-8", std::move(preflight->body));
+  }
   try {
-    handler_(request, writer);
+    handler_(std::move(request), writer);
   } catch (const std::exception& e) {
     VLLM_LOG(kError) << "request handler failed: " << e.what();
     writer->Send(
         http::status::internal_server_error, "application/json",
         R"({"error":{"message":"Internal server error","type":"InternalServerError","param":null,"code":500}})");
   }
+}
+
+void HttpSession::Reject(http::status status, std::string_view message, std::string_view type,
+                         std::string_view extra_headers) {
+  stream_.expires_never();
+  keep_alive_ = false;
+  linger_on_close_ = true;
+  std::string body = R"({"error":{"message":")";
+  body.append(message);
+  body += R"(","type":")";
+  body.append(type);
+  body += R"(","param":null,"code":)" + std::to_string(static_cast<int>(status)) + "}}";
+  std::string bytes = Head(status, "application/json");
+  bytes.append(extra_headers);
+  bytes += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  Write(std::move(bytes));
+  EndExchange();
 }
 
 std::string HttpSession::Head(http::status status, std::string_view content_type) const {
@@ -130,15 +230,13 @@ std::string HttpSession::Head(http::status status, std::string_view content_type
   head += "\r\nServer: vllm-cpp\r\nContent-Type: ";
   head += content_type;
   head += "\r\n";
-  if (!cors_origin_.empty()) {
-    head += "Access-Control-Allow-Origin: " + cors_origin_ + "\r\n";
-    head += "Access-Control-Allow-Credentials: true\r\n";
-  }
+  head += cors_headers_;
   head += keep_alive_ ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
   return head;
 }
 
 void HttpSession::Write(std::string bytes) {
+  may_send_interim_ = false;
   if (disconnected_) return;
   pending_writes_.push_back(std::move(bytes));
   if (!writing_) WriteNext();
@@ -170,6 +268,7 @@ void HttpSession::WriteNext() {
 void HttpSession::EndExchange() {
   in_exchange_ = false;
   on_disconnect_ = nullptr;
+  body_bytes_.Reset();
   if (keep_alive_) {
     read_after_writes_ = true;
   } else {
@@ -179,18 +278,33 @@ void HttpSession::EndExchange() {
 }
 
 void HttpSession::WatchForDisconnect(uint64_t exchange) {
-  stream_.socket().async_wait(asio::ip::tcp::socket::wait_read,
+  auto on_readable = [self = shared_from_this(), exchange](beast::error_code error) {
+    if (exchange != self->exchange_count_ || !self->in_exchange_ ||
+        error == asio::error::operation_aborted) {
+      return;
+    }
+    if (!error) error = PeekError(self->stream_.socket());
+    if (error == asio::error::eof) {
+      self->OnClientEof(exchange);
+    } else if (error) {
+      self->Close();
+    }
+    // Else bytes are waiting: a pipelined request, read after this exchange.
+  };
+  stream_.socket().async_wait(asio::ip::tcp::socket::wait_read, std::move(on_readable));
+}
+
+void HttpSession::OnClientEof(uint64_t exchange) {
+  keep_alive_ = false;  // nothing more can come: answer, then close
+  // A client must take unsolicited 1xx answers before the final one; a closed socket answers
+  // this one with a reset.
+  if (may_send_interim_) Write("HTTP/1.1 100 Continue\r\n\r\n");
+  stream_.socket().async_wait(asio::ip::tcp::socket::wait_error,
                               [self = shared_from_this(), exchange](beast::error_code error) {
-                                if (exchange != self->exchange_count_ || !self->in_exchange_ ||
-                                    error == asio::error::operation_aborted) {
-                                  return;
+                                if (exchange == self->exchange_count_ && self->in_exchange_ &&
+                                    error != asio::error::operation_aborted) {
+                                  self->Close();  // reset (or hung up)
                                 }
-                                beast::error_code available_error;
-                                const size_t available =
-                                    self->stream_.socket().available(available_error);
-                                // Readable with nothing to read: the peer closed its end. (Bytes
-                                // waiting are a pipelined request, read after this exchange.)
-                                if (error || available_error || available == 0) self->Close();
                               });
 }
 
@@ -220,6 +334,8 @@ void HttpSession::Close() {
   beast::error_code ignored;
   stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   stream_.socket().close(ignored);
+  connection_slot_.Reset();
+  body_bytes_.Reset();
   if (auto callback = std::move(on_disconnect_)) {
     on_disconnect_ = nullptr;
     callback();

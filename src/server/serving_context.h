@@ -1,15 +1,37 @@
-// What every route handler shares: the engine, the served model's names, the chat template
-// and the metrics.
+// What every route handler shares: the engine, the served model's names, the chat template,
+// the per-request limits, the request workers and the metrics.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "server/metrics.h"
+#include "server/request_limits.h"
+#include "server/request_workers.h"
 #include "vllm/async_llm.h"
 
 namespace vllm::server {
+
+// Generation requests under way, each with a way to end it at once (graceful shutdown's end).
+class ActiveRequests {
+ public:
+  // Registers a request; `cancel` may be called from any thread. Returns its handle.
+  uint64_t Add(std::function<void()> cancel);
+  void Remove(uint64_t handle);
+  int count() const;
+  // Calls every registered request's `cancel`.
+  void CancelAll();
+
+ private:
+  mutable std::mutex mutex_;
+  uint64_t next_handle_ = 0;
+  std::map<uint64_t, std::function<void()>> cancels_;
+};
 
 struct ServingContext {
   AsyncLLM& engine;
@@ -17,8 +39,11 @@ struct ServingContext {
   std::string model_path;
   std::string chat_template;  // --chat-template, else the model's; empty when neither has one
   Metrics& metrics;
-  // Generation requests under way (a graceful shutdown waits for them).
-  std::atomic<int> num_active_requests{0};
+  RequestWorkers& workers;
+  RequestLimits limits;
+  ActiveRequests active_requests;
+  // Set once a shutdown began: new generation requests get 503.
+  std::atomic<bool> shutting_down{false};
 
   // True when a request's "model" names this server's model (an absent name does too).
   bool Serves(const std::string& model) const {

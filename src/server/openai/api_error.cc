@@ -19,6 +19,8 @@ std::string ApiError::type() const {
       return "UnsupportedMediaType";
     case http::status::method_not_allowed:
       return "MethodNotAllowed";
+    case http::status::service_unavailable:
+      return "ServiceUnavailableError";
     default:
       return "InternalServerError";
   }

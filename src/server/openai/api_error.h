@@ -17,6 +17,9 @@ struct ApiError {
   static ApiError NotFound(std::string message) {
     return {boost::beast::http::status::not_found, std::move(message), ""};
   }
+  static ApiError Unavailable(std::string message) {
+    return {boost::beast::http::status::service_unavailable, std::move(message), ""};
+  }
   static ApiError Internal(std::string message) {
     return {boost::beast::http::status::internal_server_error, std::move(message), ""};
   }

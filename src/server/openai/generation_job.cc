@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/logging.h"
+#include "server/worker_reply.h"
 
 namespace vllm::server {
 namespace {
@@ -27,8 +28,11 @@ void MergeDelta(const RequestOutput& delta, RequestOutput* merged) {
   merged->num_cached_tokens = delta.num_cached_tokens;
   if (delta.queue_seconds) merged->queue_seconds = delta.queue_seconds;
   if (delta.prompt_logprobs) merged->prompt_logprobs = delta.prompt_logprobs;
-  if (merged->outputs.size() < delta.outputs.size()) merged->outputs.resize(delta.outputs.size());
   for (const CompletionOutput& part : delta.outputs) {
+    // A delta holds only the sequences with news: sequence i may come without those before it.
+    if (merged->outputs.size() <= static_cast<size_t>(part.index)) {
+      merged->outputs.resize(part.index + 1);
+    }
     CompletionOutput& whole = merged->outputs[part.index];
     whole.index = part.index;
     whole.text += part.text;
@@ -61,8 +65,13 @@ std::string GenerationJob::EngineRequestId(size_t prompt_index) const {
 
 void GenerationJob::Start() {
   self_ = shared_from_this();
-  ++context_.num_active_requests;
   std::weak_ptr<GenerationJob> weak = self_;
+  active_handle_ = context_.active_requests.Add([weak, writer = writer_] {
+    writer->Post([weak] {
+      if (auto job = weak.lock())
+        job->Cancel(ApiError::Unavailable("The server is shutting down."));
+    });
+  });
   for (size_t i = 0; i < prompts_.size(); ++i) {
     std::shared_ptr<ResponseWriter> writer = writer_;
     progress_[i].stream =
@@ -137,12 +146,30 @@ void GenerationJob::Drain() {
     all_ended = all_ended && progress.ended;
   }
   if (!all_ended) return;
-  if (!failed_) {
+  if (!failed_ && request_.stream) {
+    FinishStream();
+  } else if (!failed_) {
     std::vector<RequestOutput> outputs;
     for (PromptProgress& progress : progress_) outputs.push_back(std::move(progress.merged));
-    OnComplete(outputs);
+    auto build = [job = self_, outputs = std::move(outputs), usage = Usage()] {
+      std::string body = DumpJson(job->BuildResponse(outputs, usage));
+      PostResponse(job->writer_, http::status::ok, "application/json", std::move(body));
+    };
+    if (!context_.workers.TrySubmit(build)) build();  // the workers are saturated: build here
   }
-  --context_.num_active_requests;
+  Finish();
+}
+
+void GenerationJob::Cancel(const ApiError& error) {
+  if (!self_ || failed_) return;
+  failed_ = true;
+  AbortAll();
+  SendError(error);
+  Finish();
+}
+
+void GenerationJob::Finish() {
+  context_.active_requests.Remove(active_handle_);
   self_.reset();
 }
 

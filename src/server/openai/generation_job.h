@@ -1,7 +1,8 @@
 // One OpenAI generation request running in the engine: one engine request per prompt, whose
 // delta outputs arrive on the connection's strand. Subclasses turn them into server-sent events
-// as they come (stream) or into one response at the end. A client that goes away has its
-// requests aborted, which frees their KV blocks.
+// as they come (stream) or into one response at the end, built on a request worker. A client
+// that goes away has its requests aborted, which frees their KV blocks; a server that shuts
+// down ends the job with a 503 (or, mid-stream, an error event and data: [DONE]).
 #pragma once
 
 #include <chrono>
@@ -30,14 +31,18 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
                 std::vector<PromptInputs> prompts);
   virtual ~GenerationJob() = default;
 
-  // Submits the engine requests; the job keeps itself alive until they end.
+  // Submits the engine requests; the job keeps itself alive until they end. On the strand.
   void Start();
 
  protected:
   // Streaming only: what prompt `prompt_index` produced since its last output.
   virtual void OnDelta(size_t prompt_index, const RequestOutput& delta) = 0;
-  // Every prompt has ended; `outputs[i]` is prompt i's whole output.
-  virtual void OnComplete(const std::vector<RequestOutput>& outputs) = 0;
+  // Streaming only: every prompt has ended; ends the event stream.
+  virtual void FinishStream() = 0;
+  // Not streaming: the response body once every prompt has ended; `outputs[i]` is prompt i's
+  // whole output, `usage` the Usage() of the request. Runs on a request worker, so it reads
+  // only what does not change once the outputs are complete.
+  virtual Json BuildResponse(const std::vector<RequestOutput>& outputs, Json usage) const = 0;
 
   // Answers with an error: an HTTP error before streaming began, an error event after.
   void SendError(const ApiError& error);
@@ -70,10 +75,16 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   void Drain();
   void Account(PromptProgress& progress, const RequestOutput& delta);
   void AbortAll();
+  // Ends the job at once (graceful shutdown's deadline): aborts its engine requests and answers
+  // with `error`. On the strand.
+  void Cancel(const ApiError& error);
+  // The job's last act: it leaves the active requests and stops keeping itself alive.
+  void Finish();
 
   std::chrono::steady_clock::time_point arrived_at_;
   std::vector<PromptProgress> progress_;
   bool failed_ = false;
+  uint64_t active_handle_ = 0;           // in context_.active_requests
   std::shared_ptr<GenerationJob> self_;  // held while engine requests run
 };
 

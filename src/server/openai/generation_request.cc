@@ -5,27 +5,89 @@
 #include <type_traits>
 
 namespace vllm::server {
+
 namespace {
 
-// Unwraps a getter's result into `*out` (when present); returns the 400 error otherwise.
-template <typename T, typename Out>
-std::optional<ApiError> Read(Expected<std::optional<T>> value, const char* name, Out* out) {
-  if (!value.ok()) return ApiError::BadRequest(value.error(), name);
-  if (!value->has_value()) return std::nullopt;
-  if constexpr (std::is_integral_v<Out> && std::is_same_v<T, int64_t>) {
-    // Integers beyond the field's range saturate (and then fail its range check).
-    *out = static_cast<Out>(std::clamp<int64_t>(**value, std::numeric_limits<Out>::min(),
-                                                std::numeric_limits<Out>::max()));
-  } else {
-    *out = static_cast<Out>(**value);
+ApiError NotSupported(const std::string& field, const std::string& what) {
+  return ApiError::BadRequest(what + " is not supported by this server yet.", field);
+}
+
+bool Present(const Json& body, const char* name) {
+  auto it = body.find(name);
+  return it != body.end() && !it->is_null();
+}
+
+// vLLM's request fields that this build does not implement: a request that sets one to anything
+// but its no-op value gets a 400 naming it, never a silent 200.
+std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoint, int n) {
+  for (const char* name :
+       {"guided_json", "guided_regex", "guided_choice", "guided_grammar", "guided_decoding_backend",
+        "guided_whitespace_pattern", "structured_outputs", "structural_tag", "logits_processors",
+        "prompt_embeds", "kv_transfer_params", "mm_processor_kwargs", "vllm_xargs"}) {
+    if (Present(body, name)) return NotSupported(name, std::string("`") + name + "`");
+  }
+  if (auto format = body.find("response_format"); format != body.end() && !format->is_null()) {
+    const bool text = format->is_object() && format->contains("type") &&
+                      (*format)["type"].is_string() && (*format)["type"] == "text";
+    if (!text) {
+      return NotSupported("response_format",
+                          "`response_format` other than {\"type\": \"text\"} (structured output)");
+    }
+  }
+  if (auto beam = body.find("use_beam_search"); beam != body.end() && beam->is_boolean() && *beam) {
+    return NotSupported("use_beam_search", "Beam search (`use_beam_search`)");
+  }
+  if (auto best_of = body.find("best_of"); best_of != body.end() && !best_of->is_null()) {
+    if (!best_of->is_number_integer() || best_of->get<int64_t>() != n) {
+      return NotSupported("best_of", "`best_of` other than `n`");
+    }
+  }
+  for (const char* name : {"return_tokens_as_token_ids", "return_token_ids"}) {
+    if (auto flag = body.find(name); flag != body.end() && flag->is_boolean() && *flag) {
+      return NotSupported(name, std::string("`") + name + "`");
+    }
+  }
+  if (auto skip = body.find("spaces_between_special_tokens");
+      skip != body.end() && skip->is_boolean() && !*skip) {
+    auto skip_special = body.find("skip_special_tokens");
+    if (skip_special != body.end() && skip_special->is_boolean() && !*skip_special) {
+      return NotSupported("spaces_between_special_tokens",
+                          "`spaces_between_special_tokens: false` with "
+                          "`skip_special_tokens: false`");
+    }
+  }
+  if (endpoint == Endpoint::kCompletions) {
+    if (auto suffix = body.find("suffix"); suffix != body.end() && !suffix->is_null()) {
+      return ApiError::BadRequest("suffix is not currently supported", "suffix");
+    }
+    return std::nullopt;
+  }
+  // Tools: vLLM's tool_choice defaults to "auto" when tools are given, and "auto" needs a tool
+  // parser (--enable-auto-tool-choice), which this build does not have; "none" is fine.
+  const bool has_tools =
+      Present(body, "tools") && body["tools"].is_array() && !body["tools"].empty();
+  std::string tool_choice = has_tools ? "auto" : "none";
+  if (auto choice = body.find("tool_choice"); choice != body.end() && !choice->is_null()) {
+    tool_choice = choice->is_string() ? choice->get<std::string>() : "named";
+  }
+  if (tool_choice != "none" && !has_tools) {
+    return ApiError::BadRequest("When using `tool_choice`, `tools` must be set.", "tool_choice");
+  }
+  if (tool_choice == "auto") {
+    return ApiError::BadRequest(
+        "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
+        "tool_choice");
+  }
+  if (tool_choice != "none") {
+    return NotSupported("tool_choice", "Tool calling (`tool_choice`: " + tool_choice + ")");
   }
   return std::nullopt;
 }
 
-#define VLLM_READ(getter, name, out) \
-  if (auto error = Read(getter(body, name), name, out); error) return error
-
 }  // namespace
+
+#define VLLM_READ(getter, name, out) \
+  if (auto error = ReadField(body, name, getter, out); error) return error
 
 std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoint,
                                                GenerationRequest* request) {
@@ -40,12 +102,11 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
                                   "stream_options");
     }
     const Json& stream_options = **options;
-    if (auto error = Read(GetBool(stream_options, "include_usage"), "include_usage",
-                          &request->include_usage)) {
+    if (auto error = ReadField(stream_options, "include_usage", GetBool, &request->include_usage)) {
       return error;
     }
-    if (auto error = Read(GetBool(stream_options, "continuous_usage_stats"),
-                          "continuous_usage_stats", &request->continuous_usage_stats)) {
+    if (auto error = ReadField(stream_options, "continuous_usage_stats", GetBool,
+                               &request->continuous_usage_stats)) {
       return error;
     }
   }
@@ -105,6 +166,7 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
   VLLM_READ(GetInt, "priority", &priority);
   request->options.priority = static_cast<int>(std::clamp<int64_t>(priority, INT32_MIN, INT32_MAX));
   VLLM_READ(GetString, "cache_salt", &request->options.cache_salt);
+  VLLM_READ(GetString, "request_id", &request->request_id);
   std::optional<int64_t> prompt_logprobs;
   VLLM_READ(GetInt, "prompt_logprobs", &prompt_logprobs);
   if (prompt_logprobs && request->stream) {
@@ -170,6 +232,7 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
                                     std::to_string(*request->requested_max_tokens) + ".",
                                 "max_tokens");
   }
+  if (auto error = CheckUnsupportedFields(body, endpoint, params.n)) return error;
   params.max_tokens.reset();
   params.output_kind = RequestOutputKind::kDelta;
   // The checks SamplingParams makes itself, except max_tokens (resolved with the prompt).
@@ -180,6 +243,13 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
 }
 
 #undef VLLM_READ
+
+ApiError PromptTooLarge(size_t num_bytes, size_t max_bytes, std::string param) {
+  return ApiError::BadRequest("The prompt is " + std::to_string(num_bytes) +
+                                  " bytes long; this server accepts at most " +
+                                  std::to_string(max_bytes) + " bytes (--max-prompt-bytes).",
+                              std::move(param));
+}
 
 std::optional<ApiError> CheckTokenIds(const SamplingParams& params, int64_t vocab_size) {
   for (const auto& [token_id, bias] : params.logit_bias) {

@@ -28,13 +28,17 @@ struct GenerationRequest {
   bool continuous_usage_stats = false;  // stream_options.continuous_usage_stats
   bool echo = false;
   bool add_special_tokens = true;
-  RequestOptions options;  // priority, cache_salt
+  RequestOptions options;                 // priority, cache_salt
+  std::optional<std::string> request_id;  // the body's "request_id"
 };
 
 // Parses the shared fields of a request body (a JSON object) over the defaults already in
 // request->params (the model's). Unknown fields are ignored.
 std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoint,
                                                GenerationRequest* request);
+
+// The 400 for a prompt (or message content, or rendered chat) over the per-request byte limit.
+ApiError PromptTooLarge(size_t num_bytes, size_t max_bytes, std::string param);
 
 // Checks token ids the request names (logit_bias, allowed_token_ids) against the vocabulary.
 std::optional<ApiError> CheckTokenIds(const SamplingParams& params, int64_t vocab_size);

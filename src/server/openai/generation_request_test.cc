@@ -78,6 +78,47 @@ TEST(GenerationRequestTest, RefusesBadValuesWithTheirField) {
   EXPECT_EQ(error->message, "when using `top_logprobs`, `logprobs` must be set to true.");
 }
 
+TEST(GenerationRequestTest, FieldsNotImplementedAreRefusedByName) {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {R"({"best_of": 2})", "best_of"},
+      {R"({"use_beam_search": true})", "use_beam_search"},
+      {R"({"response_format": {"type": "json_object"}})", "response_format"},
+      {R"({"response_format": "text"})", "response_format"},
+      {R"({"guided_json": {}})", "guided_json"},
+      {R"({"guided_regex": "a"})", "guided_regex"},
+      {R"({"guided_choice": ["a"]})", "guided_choice"},
+      {R"({"guided_grammar": "root ::= x"})", "guided_grammar"},
+      {R"({"structured_outputs": {"regex": "a"}})", "structured_outputs"},
+      {R"({"logits_processors": ["x"]})", "logits_processors"},
+      {R"({"return_tokens_as_token_ids": true})", "return_tokens_as_token_ids"},
+      {R"({"tool_choice": "auto"})", "tool_choice"},
+      {R"({"tools": [{"type": "function"}]})", "tool_choice"},
+      {R"({"tools": [{"type": "function"}], "tool_choice": "required"})", "tool_choice"},
+      {R"({"tools": [{"type": "function"}], "tool_choice": {"type": "function"}})", "tool_choice"},
+      {R"({"spaces_between_special_tokens": false, "skip_special_tokens": false})",
+       "spaces_between_special_tokens"},
+  };
+  for (const auto& [body, field] : cases) {
+    std::optional<ApiError> error;
+    Parse(body, Endpoint::kChat, &error);
+    ASSERT_TRUE(error.has_value()) << body;
+    EXPECT_EQ(error->param, field) << body;
+  }
+  std::optional<ApiError> error;
+  Parse(R"({"suffix": "x"})", Endpoint::kCompletions, &error);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->param, "suffix");
+  // Their no-op values are accepted.
+  for (const char* body :
+       {R"({"best_of": 3, "n": 3})", R"({"use_beam_search": false})",
+        R"({"response_format": {"type": "text"}})", R"({"tool_choice": "none"})",
+        R"({"tools": [{"type": "function"}], "tool_choice": "none"})",
+        R"({"spaces_between_special_tokens": false})", R"({"guided_json": null})"}) {
+    Parse(body, Endpoint::kChat, &error);
+    EXPECT_FALSE(error.has_value()) << body << ": " << error->message;
+  }
+}
+
 TEST(GenerationRequestTest, MaxTokensFitTheContext) {
   GenerationRequest request;
   request.requested_max_tokens = 100;

@@ -13,6 +13,9 @@ std::optional<ApiError> PreparePrompt(const ServingContext& context,
                                       PromptInputs* inputs) {
   const Tokenizer& tokenizer = context.engine.tokenizer();
   if (const auto* text = std::get_if<std::string>(&prompt)) {
+    if (text->size() > context.limits.max_prompt_bytes) {
+      return PromptTooLarge(text->size(), context.limits.max_prompt_bytes, "prompt");
+    }
     inputs->text = *text;
     inputs->token_ids = tokenizer.Encode(*text, request.add_special_tokens);
   } else {
@@ -45,10 +48,22 @@ std::optional<ApiError> CheckModelAndTokenIds(const ServingContext& context,
   return CheckTokenIds(request.params, context.engine.tokenizer().vocab_size());
 }
 
-std::string MakeResponseId(const HttpRequest& http_request, const char* prefix) {
-  if (auto header = http_request.find("X-Request-Id"); header != http_request.end()) {
-    return std::string(prefix) + "-" + std::string(header->value().data(), header->value().size());
-  }
+std::optional<ApiError> CheckSequenceCount(const ServingContext& context, size_t num_prompts,
+                                           int n) {
+  const int64_t num_sequences = static_cast<int64_t>(num_prompts) * n;
+  if (num_sequences <= context.limits.max_sequences) return std::nullopt;
+  return ApiError::BadRequest(
+      "The request asks for " + std::to_string(num_sequences) + " sequences (" +
+          std::to_string(num_prompts) + " prompt(s) x n=" + std::to_string(n) +
+          "); this server allows at most " + std::to_string(context.limits.max_sequences) +
+          " per request (--max-sequences-per-request).",
+      num_prompts > 1 ? "prompt" : "n");
+}
+
+std::string MakeResponseId(const RequestMeta& meta, const GenerationRequest& request,
+                           const char* prefix) {
+  if (meta.request_id_header) return std::string(prefix) + "-" + *meta.request_id_header;
+  if (request.request_id) return std::string(prefix) + "-" + *request.request_id;
   static thread_local std::mt19937_64 generator{std::random_device{}()};
   static constexpr char kHex[] = "0123456789abcdef";
   std::string id = std::string(prefix) + "-";

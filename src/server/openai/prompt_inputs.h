@@ -20,13 +20,24 @@ std::optional<ApiError> PreparePrompt(const ServingContext& context,
                                       const std::variant<std::string, std::vector<int32_t>>& prompt,
                                       PromptInputs* inputs);
 
+// What a route's worker needs of the HTTP request besides its body.
+struct RequestMeta {
+  std::optional<std::string> request_id_header;  // X-Request-Id
+};
+
+// The 400 for a request that would start more than limits.max_sequences sequences.
+std::optional<ApiError> CheckSequenceCount(const ServingContext& context, size_t num_prompts,
+                                           int n);
+
 // The checks every generation route makes first: the model name and the token ids named in
 // the sampling parameters.
 std::optional<ApiError> CheckModelAndTokenIds(const ServingContext& context,
                                               const GenerationRequest& request);
 
-// "<prefix>-<id>": the X-Request-Id header when given, else 32 random hex digits.
-std::string MakeResponseId(const HttpRequest& http_request, const char* prefix);
+// "<prefix>-<id>": the X-Request-Id header when given, else the body's "request_id", else 32
+// random hex digits (vLLM's order).
+std::string MakeResponseId(const RequestMeta& meta, const GenerationRequest& request,
+                           const char* prefix);
 
 // The "stop_reason" field: a stop string, a stop token id, or null.
 Json StopReasonJson(const CompletionOutput& output);

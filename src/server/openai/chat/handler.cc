@@ -4,6 +4,7 @@
 #include "server/openai/generation_job.h"
 #include "server/openai/logprobs_format.h"
 #include "server/openai/prompt_inputs.h"
+#include "server/worker_reply.h"
 
 namespace vllm::server {
 namespace {
@@ -70,12 +71,12 @@ class ChatJob : public GenerationJob {
     }
   }
 
-  void OnComplete(const std::vector<RequestOutput>& outputs) override {
-    if (request_.stream) {
-      if (!writer_->started()) StartStream();
-      EndStream(Chunk(Json::array()));
-      return;
-    }
+  void FinishStream() override {
+    if (!writer_->started()) StartStream();
+    EndStream(Chunk(Json::array()));
+  }
+
+  Json BuildResponse(const std::vector<RequestOutput>& outputs, Json usage) const override {
     const RequestOutput& output = outputs.front();
     Json choices = Json::array();
     for (const CompletionOutput& completion : output.outputs) {
@@ -98,11 +99,11 @@ class ChatJob : public GenerationJob {
                      {"created", created_},
                      {"model", context_.served_model_names.front()},
                      {"choices", std::move(choices)},
-                     {"usage", Usage()},
+                     {"usage", std::move(usage)},
                      {"prompt_logprobs", output.prompt_logprobs && request_.params.prompt_logprobs
                                              ? PromptLogprobs(*output.prompt_logprobs)
                                              : Json(nullptr)}};
-    writer_->Send(http::status::ok, "application/json", DumpJson(response));
+    return response;
   }
 
   const ChatPrompt chat_;
@@ -110,23 +111,24 @@ class ChatJob : public GenerationJob {
 
 }  // namespace
 
-void HandleChatCompletions(ServingContext& context, const HttpRequest& http_request,
-                           std::shared_ptr<ResponseWriter> writer, const Json& body) {
-  auto fail = [&](const ApiError& error) {
-    writer->Send(error.status, "application/json", error.ToJson());
-  };
+void HandleChatCompletions(ServingContext& context, const RequestMeta& meta,
+                           const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
+  auto fail = [&](const ApiError& error) { PostError(writer, error); };
   GenerationRequest request;
   request.params = context.engine.default_sampling_params();
   if (auto error = ParseGenerationRequest(body, Endpoint::kChat, &request)) return fail(*error);
   if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
+  if (auto error = CheckSequenceCount(context, 1, request.params.n)) return fail(*error);
   ChatPrompt chat;
-  if (auto error = RenderChatPrompt(context, body, &chat)) return fail(*error);
+  if (auto error = RenderChatPrompt(context.engine.tokenizer(), context.chat_template,
+                                    context.limits, body, &chat))
+    return fail(*error);
   std::vector<PromptInputs> inputs(1);
   if (auto error = PreparePrompt(context, request, chat.text, &inputs[0])) return fail(*error);
-  auto job = std::make_shared<ChatJob>(context, std::move(writer),
-                                       MakeResponseId(http_request, "chatcmpl"), std::move(request),
+  std::string id = MakeResponseId(meta, request, "chatcmpl");
+  auto job = std::make_shared<ChatJob>(context, writer, std::move(id), std::move(request),
                                        std::move(inputs), std::move(chat));
-  job->Start();
+  writer->Post([job] { job->Start(); });
 }
 
 }  // namespace vllm::server

@@ -1,87 +1,33 @@
 #include "server/openai/chat/protocol.h"
 
+#include "server/openai/chat/messages.h"
+#include "server/openai/generation_request.h"
 #include "tokenizer/chat_template/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::server {
-namespace {
 
-// A message's content as one string: text parts are joined with newlines, as vLLM does for
-// templates that take string content.
-std::optional<ApiError> ContentText(const Json& content, std::string* text) {
-  if (content.is_null()) return std::nullopt;
-  if (content.is_string()) {
-    *text = content.get<std::string>();
-    return std::nullopt;
-  }
-  if (!content.is_array()) {
-    return ApiError::BadRequest("messages: content should be a string or a list of parts",
-                                "messages");
-  }
-  for (const Json& part : content) {
-    if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
-      return ApiError::BadRequest("messages: each content part needs a type", "messages");
-    }
-    const std::string type = part["type"].get<std::string>();
-    if (type != "text") {
-      return ApiError::BadRequest("Unsupported content part type: " + type, "messages");
-    }
-    if (!part.contains("text") || !part["text"].is_string()) {
-      return ApiError::BadRequest("messages: a text part needs its text", "messages");
-    }
-    if (!text->empty()) *text += "\n";
-    *text += part["text"].get<std::string>();
-  }
-  return std::nullopt;
-}
-
-std::optional<ApiError> ReadBool(const Json& body, const char* name, bool* value) {
-  auto read = GetBool(body, name);
-  if (!read.ok()) return ApiError::BadRequest(read.error(), name);
-  if (read->has_value()) *value = **read;
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<ApiError> RenderChatPrompt(const ServingContext& context, const Json& body,
+std::optional<ApiError> RenderChatPrompt(const Tokenizer& tokenizer,
+                                         const std::string& server_template,
+                                         const RequestLimits& limits, const Json& body,
                                          ChatPrompt* prompt) {
-  auto messages_field = body.find("messages");
-  if (messages_field == body.end() || !messages_field->is_array()) {
-    return ApiError::BadRequest("messages: Field required (a list of messages)", "messages");
-  }
-  Json messages = Json::array();
-  for (const Json& message : *messages_field) {
-    if (!message.is_object() || !message.contains("role") || !message["role"].is_string()) {
-      return ApiError::BadRequest("messages: each message needs a string role", "messages");
+  ChatMessages chat;
+  if (auto error = ParseChatMessages(body, limits.max_prompt_bytes, &chat)) return error;
+  prompt->last_message_role = chat.last_message_role;
+  prompt->last_message_content = chat.last_message_content;
+  std::string source = server_template;
+  std::optional<std::string> request_template;
+  if (auto error = ReadField(body, "chat_template", GetString, &request_template)) return error;
+  std::optional<Json> kwargs;
+  if (auto error = ReadField(body, "chat_template_kwargs", GetObject, &kwargs)) return error;
+  if (request_template || (kwargs && kwargs->contains("chat_template"))) {
+    if (!limits.trust_request_chat_template) {
+      return ApiError::BadRequest(
+          "Chat template is passed with request, but --trust-request-chat-template is not set. "
+          "Refused request with untrusted chat template.",
+          "chat_template");
     }
-    Json normalized = message;
-    std::string text;
-    if (message.contains("content")) {
-      if (auto error = ContentText(message["content"], &text)) return error;
-      if (!message["content"].is_null()) normalized["content"] = text;
-    }
-    prompt->last_message_role = message["role"].get<std::string>();
-    prompt->last_message_content = text;
-    messages.push_back(std::move(normalized));
-  }
-  bool add_generation_prompt = true;
-  bool continue_final_message = false;
-  if (auto error = ReadBool(body, "add_generation_prompt", &add_generation_prompt)) return error;
-  if (auto error = ReadBool(body, "continue_final_message", &continue_final_message)) {
-    return error;
-  }
-  if (add_generation_prompt && continue_final_message) {
-    return ApiError::BadRequest(
-        "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
-        "continue_final_message");
-  }
-
-  std::string source = context.chat_template;
-  if (auto request_template = GetString(body, "chat_template"); !request_template.ok()) {
-    return ApiError::BadRequest(request_template.error(), "chat_template");
-  } else if (request_template->has_value()) {
-    source = **request_template;
+    if (request_template) source = *request_template;
   }
   if (source.empty()) {
     return ApiError::BadRequest(
@@ -94,16 +40,13 @@ std::optional<ApiError> RenderChatPrompt(const ServingContext& context, const Js
     return ApiError::BadRequest("Invalid chat template: " + chat_template.error(), "chat_template");
   }
 
-  const Tokenizer& tokenizer = context.engine.tokenizer();
   Json variables = Json::object();
-  if (auto kwargs = GetObject(body, "chat_template_kwargs"); !kwargs.ok()) {
-    return ApiError::BadRequest(kwargs.error(), "chat_template_kwargs");
-  } else if (kwargs->has_value()) {
-    for (const auto& [key, value] : (*kwargs)->items()) variables[key] = value;
+  if (kwargs) {
+    for (const auto& [key, value] : kwargs->items()) variables[key] = value;
   }
-  variables["messages"] = std::move(messages);
-  variables["add_generation_prompt"] = add_generation_prompt;
-  variables["continue_final_message"] = continue_final_message;
+  variables["messages"] = std::move(chat.messages);
+  variables["add_generation_prompt"] = chat.add_generation_prompt;
+  variables["continue_final_message"] = chat.continue_final_message;
   variables["bos_token"] =
       tokenizer.bos_id() >= 0 ? std::string(tokenizer.TokenToPiece(tokenizer.bos_id())) : "";
   variables["eos_token"] =
@@ -113,10 +56,15 @@ std::optional<ApiError> RenderChatPrompt(const ServingContext& context, const Js
       variables[optional] = *it;
     }
   }
-  auto rendered = chat_template->Render(variables);
+  ChatTemplate::RenderLimits render_limits;
+  render_limits.max_output_bytes = limits.max_prompt_bytes;
+  render_limits.max_steps = limits.max_template_steps;
+  render_limits.max_duration =
+      std::chrono::milliseconds(static_cast<int64_t>(limits.max_template_seconds * 1000));
+  auto rendered = chat_template->Render(variables, render_limits);
   if (!rendered.ok()) return ApiError::BadRequest(rendered.error(), "messages");
   prompt->text = std::move(*rendered);
-  if (continue_final_message) {
+  if (chat.continue_final_message) {
     // The prompt ends where the final message's content ends, so the model continues it.
     const size_t at = prompt->last_message_content.empty()
                           ? std::string::npos

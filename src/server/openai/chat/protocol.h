@@ -7,7 +7,8 @@
 
 #include "server/openai/api_error.h"
 #include "server/openai/json.h"
-#include "server/serving_context.h"
+#include "server/request_limits.h"
+#include "tokenizer/tokenizer.h"
 
 namespace vllm::server {
 
@@ -17,10 +18,13 @@ struct ChatPrompt {
   std::string last_message_content;
 };
 
-// Checks the messages, renders the template (the request's chat_template, else the server's)
+// Checks the messages, renders the template (the request's chat_template when `limits` trust
+// it, else `server_template`)
 // with add_generation_prompt / continue_final_message / tools / documents /
 // chat_template_kwargs, and returns the prompt. Template errors (raise_exception) are 400s.
-std::optional<ApiError> RenderChatPrompt(const ServingContext& context, const Json& body,
+std::optional<ApiError> RenderChatPrompt(const Tokenizer& tokenizer,
+                                         const std::string& server_template,
+                                         const RequestLimits& limits, const Json& body,
                                          ChatPrompt* prompt);
 
 }  // namespace vllm::server

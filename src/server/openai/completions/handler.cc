@@ -4,6 +4,7 @@
 #include "server/openai/generation_job.h"
 #include "server/openai/logprobs_format.h"
 #include "server/openai/prompt_inputs.h"
+#include "server/worker_reply.h"
 
 namespace vllm::server {
 namespace {
@@ -59,12 +60,12 @@ class CompletionJob : public GenerationJob {
     }
   }
 
-  void OnComplete(const std::vector<RequestOutput>& outputs) override {
-    if (request_.stream) {
-      writer_->StartEventStream();
-      EndStream(Chunk(Json::array()));
-      return;
-    }
+  void FinishStream() override {
+    writer_->StartEventStream();
+    EndStream(Chunk(Json::array()));
+  }
+
+  Json BuildResponse(const std::vector<RequestOutput>& outputs, Json usage) const override {
     Json choices = Json::array();
     const int num_logprobs = request_.params.logprobs.value_or(0);
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -100,8 +101,8 @@ class CompletionJob : public GenerationJob {
       }
     }
     Json response = Chunk(std::move(choices));
-    response["usage"] = Usage();
-    writer_->Send(http::status::ok, "application/json", DumpJson(response));
+    response["usage"] = std::move(usage);
+    return response;
   }
 
   std::vector<int64_t> text_offsets_;  // per choice: characters streamed so far (-1: none yet)
@@ -109,11 +110,9 @@ class CompletionJob : public GenerationJob {
 
 }  // namespace
 
-void HandleCompletions(ServingContext& context, const HttpRequest& http_request,
-                       std::shared_ptr<ResponseWriter> writer, const Json& body) {
-  auto fail = [&](const ApiError& error) {
-    writer->Send(error.status, "application/json", error.ToJson());
-  };
+void HandleCompletions(ServingContext& context, const RequestMeta& meta,
+                       const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
+  auto fail = [&](const ApiError& error) { PostError(writer, error); };
   GenerationRequest request;
   request.params = context.engine.default_sampling_params();
   if (auto error = ParseGenerationRequest(body, Endpoint::kCompletions, &request)) {
@@ -122,14 +121,17 @@ void HandleCompletions(ServingContext& context, const HttpRequest& http_request,
   if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
   std::vector<CompletionPrompt> prompts;
   if (auto error = ParseCompletionPrompts(body, &prompts)) return fail(*error);
+  if (auto error = CheckSequenceCount(context, prompts.size(), request.params.n)) {
+    return fail(*error);
+  }
   std::vector<PromptInputs> inputs(prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {
     if (auto error = PreparePrompt(context, request, prompts[i], &inputs[i])) return fail(*error);
   }
-  auto job = std::make_shared<CompletionJob>(context, std::move(writer),
-                                             MakeResponseId(http_request, "cmpl"),
-                                             std::move(request), std::move(inputs));
-  job->Start();
+  std::string id = MakeResponseId(meta, request, "cmpl");
+  auto job = std::make_shared<CompletionJob>(context, writer, std::move(id), std::move(request),
+                                             std::move(inputs));
+  writer->Post([job] { job->Start(); });
 }
 
 }  // namespace vllm::server
