@@ -95,7 +95,7 @@ int RunServer(ServeOptions options) {
     shutdown_timer.async_wait([&](const boost::system::error_code&) { io_context.stop(); });
   };
   std::function<void()> wait_for_requests = [&] {
-    if (context.active_requests.count() == 0) {
+    if (context.active_requests.count() == 0 && workers.num_pending_tasks() == 0) {
       io_context.stop();
       return;
     }
