@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/generate_command.h"
 #include "common/logging.h"
@@ -33,7 +34,7 @@ struct ServeOptions {
   size_t max_buffered_body_bytes = size_t{256} << 20;
   double log_interval_seconds = 10.0;
   server::RequestLimits limits;
-  bool max_sequences_set = false;  // else --max-num-seqs
+  std::optional<int64_t> max_sequences_per_request;  // unset: --max-num-seqs
   int api_worker_threads = 2;
   double shutdown_timeout_seconds = 10.0;
 };
@@ -63,7 +64,8 @@ int RunServer(ServeOptions options) {
                                  metrics,
                                  workers,
                                  options.limits};
-  if (!options.max_sequences_set) context.limits.max_sequences = options.engine.max_num_seqs;
+  context.limits.max_sequences =
+      options.max_sequences_per_request.value_or(options.engine.max_num_seqs);
   server::HttpServer http_server(io_context,
                                  {.max_body_bytes = options.max_body_bytes,
                                   .cors = {.allowed_origins = options.allowed_origins,
@@ -190,10 +192,9 @@ void RegisterServeCommand(CLI::App& app) {
       ->add_option("--max-prompt-bytes", options->limits.max_prompt_bytes,
                    "Longest prompt, message content or rendered chat template accepted, in bytes")
       ->capture_default_str();
-  command
-      ->add_option("--max-sequences-per-request", options->limits.max_sequences,
-                   "Most sequences (prompts x n) one request may start (default: --max-num-seqs)")
-      ->each([options](const std::string&) { options->max_sequences_set = true; });
+  command->add_option(
+      "--max-sequences-per-request", options->max_sequences_per_request,
+      "Most sequences (prompts x n) one request may start (default: --max-num-seqs)");
   command->add_flag("--trust-request-chat-template", options->limits.trust_request_chat_template,
                     "Accept chat templates sent in requests (chat_template, "
                     "chat_template_kwargs.chat_template)");

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/logging.h"
+#include "server/header_value.h"
 #include "server/openai/api_error.h"
 #include "server/openai/chat/handler.h"
 #include "server/openai/completions/handler.h"
@@ -30,9 +31,8 @@ void PostJson(const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
 
 // The 415 for a body that does not say it is JSON (an absent Content-Type is taken as JSON).
 std::optional<ApiError> CheckContentType(const HttpRequest& request) {
-  if (auto type = request.find(http::field::content_type); type != request.end()) {
-    const std::string_view value(type->value().data(), type->value().size());
-    if (value.substr(0, value.find(';')) != "application/json") {
+  if (auto type = HeaderValue(request, http::field::content_type)) {
+    if (type->substr(0, type->find(';')) != "application/json") {
       return ApiError{http::status::unsupported_media_type,
                       "Unsupported Media Type: Only 'application/json' is allowed", ""};
     }
@@ -117,9 +117,7 @@ void RunPostRoute(ServingContext& context, const std::string& path, const Reques
 
 bool Authorized(const HttpRequest& request, const std::string& api_key) {
   if (api_key.empty()) return true;
-  auto header = request.find(http::field::authorization);
-  return header != request.end() &&
-         std::string_view(header->value().data(), header->value().size()) == "Bearer " + api_key;
+  return HeaderValue(request, http::field::authorization) == "Bearer " + api_key;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "server/header_value.h"
+
 namespace vllm::server {
 namespace {
 
@@ -49,13 +51,6 @@ bool AllListed(const std::vector<std::string>& allowed, std::string_view names) 
   }
 }
 
-std::optional<std::string_view> FieldValue(const http::request_header<>& request,
-                                           http::field field) {
-  const auto it = request.find(field);
-  if (it == request.end()) return std::nullopt;
-  return std::string_view(it->value().data(), it->value().size());
-}
-
 }  // namespace
 
 std::string CorsResponseHeaders(const CorsOptions& options, std::string_view origin) {
@@ -72,9 +67,9 @@ std::string CorsResponseHeaders(const CorsOptions& options, std::string_view ori
 
 std::optional<CorsPreflightAnswer> AnswerCorsPreflight(const CorsOptions& options,
                                                        const http::request_header<>& request) {
-  const std::optional<std::string_view> origin = FieldValue(request, http::field::origin);
+  const std::optional<std::string_view> origin = HeaderValue(request, http::field::origin);
   const std::optional<std::string_view> requested_method =
-      FieldValue(request, http::field::access_control_request_method);
+      HeaderValue(request, http::field::access_control_request_method);
   if (request.method() != http::verb::options || !origin || !requested_method) return std::nullopt;
   std::vector<std::string> failures;
   std::string headers;
@@ -99,7 +94,7 @@ std::optional<CorsPreflightAnswer> AnswerCorsPreflight(const CorsOptions& option
   headers += "Access-Control-Max-Age: 600\r\n";
 
   const std::optional<std::string_view> requested_headers =
-      FieldValue(request, http::field::access_control_request_headers);
+      HeaderValue(request, http::field::access_control_request_headers);
   if (Contains(options.allowed_headers, "*")) {
     if (requested_headers) {
       headers += "Access-Control-Allow-Headers: " + std::string(*requested_headers) + "\r\n";

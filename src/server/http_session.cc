@@ -5,19 +5,17 @@
 #include <cstdio>
 
 #include "common/logging.h"
+#include "server/header_value.h"
 #include "server/http_limits.h"
+#include "server/openai/api_error.h"
 
 namespace vllm::server {
 namespace {
 
-std::string_view FieldValue(const HttpRequest& request, http::field field) {
-  const auto it = request.find(field);
-  return it == request.end() ? std::string_view()
-                             : std::string_view(it->value().data(), it->value().size());
-}
-
-std::string TargetTooLongMessage() {
-  return "The request target exceeds the limit of " + std::to_string(kMaxTargetBytes) + " bytes.";
+ApiError TargetTooLong() {
+  return {http::status::uri_too_long,
+          "The request target exceeds the limit of " + std::to_string(kMaxTargetBytes) + " bytes.",
+          ""};
 }
 
 // What a read would report, without reading: eof after a half-close, an error after a reset,
@@ -95,9 +93,9 @@ void HttpSession::Start() {
   const bool admitted = connection_slot_.GrowTo(1);
   asio::dispatch(stream_.get_executor(), [self = shared_from_this(), admitted] {
     if (!admitted) {
-      return self->Reject(http::status::service_unavailable,
-                          "The server has too many open connections. Retry later.",
-                          "ServiceUnavailableError", "Retry-After: 1\r\n");
+      return self->Reject(
+          ApiError::Unavailable("The server has too many open connections. Retry later."),
+          "Retry-After: 1\r\n");
     }
     self->ReadRequest();
   });
@@ -120,9 +118,10 @@ void HttpSession::OnHeader(beast::error_code error) {
   if (error) return OnReadError(error);
   const HttpRequest& request = parser_->get();
   keep_alive_ = request.keep_alive();
-  cors_headers_ = CorsResponseHeaders(options_.cors, FieldValue(request, http::field::origin));
+  cors_headers_ =
+      CorsResponseHeaders(options_.cors, HeaderValue(request, http::field::origin).value_or(""));
   if (request.target().size() > kMaxTargetBytes) {
-    return Reject(http::status::uri_too_long, TargetTooLongMessage(), "URITooLong");
+    return Reject(TargetTooLong());
   }
   if (const auto length = parser_->content_length(); length && !ClaimBodyBytes(*length)) return;
   if (!parser_->is_done() && request.version() == 11 &&
@@ -145,38 +144,36 @@ void HttpSession::ReadBody() {
 
 bool HttpSession::ClaimBodyBytes(size_t amount) {
   if (body_bytes_.GrowTo(amount)) return true;
-  Reject(http::status::service_unavailable,
-         "The server is buffering too many request bodies. Retry later.", "ServiceUnavailableError",
+  Reject(ApiError::Unavailable("The server is buffering too many request bodies. Retry later."),
          "Retry-After: 1\r\n");
   return false;
 }
 
 void HttpSession::OnReadError(beast::error_code error) {
   if (error == http::error::body_limit) {
-    cors_headers_ =
-        CorsResponseHeaders(options_.cors, FieldValue(parser_->get(), http::field::origin));
-    return Reject(http::status::payload_too_large,
-                  "The request body exceeds the limit of " +
-                      std::to_string(options_.max_body_bytes) + " bytes.",
-                  "RequestEntityTooLarge");
+    cors_headers_ = CorsResponseHeaders(
+        options_.cors, HeaderValue(parser_->get(), http::field::origin).value_or(""));
+    return Reject({http::status::payload_too_large,
+                   "The request body exceeds the limit of " +
+                       std::to_string(options_.max_body_bytes) + " bytes.",
+                   ""});
   }
   if (error == http::error::header_limit) {
     // The parser takes the request line as soon as it is whole: a target still missing, or
     // long, is what went over.
     const size_t target_size = parser_->get().target().size();
     if (target_size == 0 || target_size > kMaxTargetBytes) {
-      return Reject(http::status::uri_too_long, TargetTooLongMessage(), "URITooLong");
+      return Reject(TargetTooLong());
     }
-    return Reject(http::status::request_header_fields_too_large,
-                  "The request header fields exceed the limit of " +
-                      std::to_string(kMaxHeaderBytes) + " bytes.",
-                  "RequestHeaderFieldsTooLarge");
+    return Reject({http::status::request_header_fields_too_large,
+                   "The request header fields exceed the limit of " +
+                       std::to_string(kMaxHeaderBytes) + " bytes.",
+                   ""});
   }
   // The parser's errors, but for the client closing before or within a request: bad framing.
   if (error.category() == http::make_error_code(http::error::end_of_stream).category() &&
       error != http::error::end_of_stream && error != http::error::partial_message) {
-    return Reject(http::status::bad_request, "Invalid HTTP request: " + error.message() + ".",
-                  "BadRequestError");
+    return Reject(ApiError::BadRequest("Invalid HTTP request: " + error.message() + "."));
   }
   Close();
 }
@@ -200,23 +197,17 @@ void HttpSession::OnRequest() {
     handler_(std::move(request), writer);
   } catch (const std::exception& e) {
     VLLM_LOG(kError) << "request handler failed: " << e.what();
-    writer->Send(
-        http::status::internal_server_error, "application/json",
-        R"({"error":{"message":"Internal server error","type":"InternalServerError","param":null,"code":500}})");
+    const ApiError internal = ApiError::Internal("Internal server error");
+    writer->Send(internal.status, "application/json", internal.ToJson());
   }
 }
 
-void HttpSession::Reject(http::status status, std::string_view message, std::string_view type,
-                         std::string_view extra_headers) {
+void HttpSession::Reject(const ApiError& error, std::string_view extra_headers) {
   stream_.expires_never();
   keep_alive_ = false;
   linger_on_close_ = true;
-  std::string body = R"({"error":{"message":")";
-  body.append(message);
-  body += R"(","type":")";
-  body.append(type);
-  body += R"(","param":null,"code":)" + std::to_string(static_cast<int>(status)) + "}}";
-  std::string bytes = Head(status, "application/json");
+  const std::string body = error.ToJson();
+  std::string bytes = Head(error.status, "application/json");
   bytes.append(extra_headers);
   bytes += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   Write(std::move(bytes));

@@ -30,6 +30,7 @@
 #include "server/asio.h"
 #include "server/connection_limits.h"
 #include "server/cors.h"
+#include "server/openai/api_error.h"
 
 namespace vllm::server {
 
@@ -101,9 +102,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // when the budget has no room.
   bool ClaimBodyBytes(size_t amount);
   void OnReadError(beast::error_code error);
-  // Answers with a JSON error and closes, reading no more of the request.
-  void Reject(http::status status, std::string_view message, std::string_view type,
-              std::string_view extra_headers = "");
+  // Answers with `error` (its JSON shape) and closes, reading no more of the request.
+  void Reject(const ApiError& error, std::string_view extra_headers = "");
   void Write(std::string bytes);
   void WriteNext();
   void EndExchange();

@@ -1,12 +1,14 @@
 // Bounds on what one request may ask of the server (serve flags).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
+#include "tokenizer/chat_template/chat_template.h"
+
 namespace vllm::server {
 
-// Bounds on what one request may ask of the server.
 struct RequestLimits {
   // Bytes of one prompt: each text prompt, each message's content, and the rendered chat
   // template's output (which is also the template's output limit).
@@ -16,8 +18,17 @@ struct RequestLimits {
   // Chat templates in requests (chat_template, chat_template_kwargs.chat_template) are refused
   // unless the server trusts them (--trust-request-chat-template), as vLLM does.
   bool trust_request_chat_template = false;
-  int64_t max_template_steps = 1'000'000;  // loop iterations and macro calls in one rendering
-  double max_template_seconds = 2.0;       // wall time of one rendering
+  // Steps of one rendering (ChatTemplate::RenderLimits says what a step is).
+  int64_t max_template_steps = 1'000'000;
+  double max_template_seconds = 2.0;  // wall time of one rendering
+
+  // The limits of one chat-template rendering.
+  ChatTemplate::RenderLimits TemplateLimits() const {
+    return {.max_output_bytes = max_prompt_bytes,
+            .max_steps = max_template_steps,
+            .max_duration =
+                std::chrono::milliseconds(static_cast<int64_t>(max_template_seconds * 1000))};
+  }
 };
 
 }  // namespace vllm::server

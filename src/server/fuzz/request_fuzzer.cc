@@ -70,10 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Json variables = {{"messages", std::move(chat.messages)},
                     {"add_generation_prompt", chat.add_generation_prompt}};
   if (auto tools = body->find("tools"); tools != body->end()) variables["tools"] = *tools;
-  vllm::ChatTemplate::RenderLimits render_limits;
-  render_limits.max_output_bytes = limits.max_prompt_bytes;
-  render_limits.max_steps = limits.max_template_steps;
-  (void)chat_template.Render(variables, render_limits);
+  (void)chat_template.Render(variables, limits.TemplateLimits());
   (void)DumpJson(*body);
   return 0;
 }

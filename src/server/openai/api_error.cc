@@ -19,6 +19,10 @@ std::string ApiError::type() const {
       return "UnsupportedMediaType";
     case http::status::method_not_allowed:
       return "MethodNotAllowed";
+    case http::status::uri_too_long:
+      return "URITooLong";
+    case http::status::request_header_fields_too_large:
+      return "RequestHeaderFieldsTooLarge";
     case http::status::service_unavailable:
       return "ServiceUnavailableError";
     default:

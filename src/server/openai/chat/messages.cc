@@ -73,7 +73,6 @@ std::optional<ApiError> ParseChatMessages(const Json& body, size_t max_content_b
         "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
         "continue_final_message");
   }
-
   return std::nullopt;
 }
 

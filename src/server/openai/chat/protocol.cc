@@ -56,12 +56,7 @@ std::optional<ApiError> RenderChatPrompt(const Tokenizer& tokenizer,
       variables[optional] = *it;
     }
   }
-  ChatTemplate::RenderLimits render_limits;
-  render_limits.max_output_bytes = limits.max_prompt_bytes;
-  render_limits.max_steps = limits.max_template_steps;
-  render_limits.max_duration =
-      std::chrono::milliseconds(static_cast<int64_t>(limits.max_template_seconds * 1000));
-  auto rendered = chat_template->Render(variables, render_limits);
+  auto rendered = chat_template->Render(variables, limits.TemplateLimits());
   if (!rendered.ok()) return ApiError::BadRequest(rendered.error(), "messages");
   prompt->text = std::move(*rendered);
   if (chat.continue_final_message) {
