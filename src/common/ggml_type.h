@@ -1,9 +1,6 @@
-// Tensor element types as numbered by GGUF/ggml, with their block layouts.
-//
-// Quantized types store a row as consecutive blocks of kQuantBlockSize (32) values:
-//   Q8_0 block (34 bytes): fp16 scale d, int8 q[32];         value = d * q[i]
-//   Q4_0 block (18 bytes): fp16 scale d, uint8 nibbles[16];  value = d * (nibble - 8), where
-//                          byte j holds element j in its low nibble and element j + 16 in its high.
+// Tensor element types as numbered by GGUF/ggml, with the byte layout of each type this project
+// reads (values per block, bytes per block). The block structs themselves, and everything that
+// computes with them, live in kernels/ (quant_blocks.h, type_traits.h).
 #pragma once
 
 #include <cstdint>
@@ -27,42 +24,41 @@ enum class GgmlType : uint32_t {
   kQ5_K = 13,
   kQ6_K = 14,
   kQ8_K = 15,
+  kIQ4_NL = 20,
+  kIQ4_XS = 23,
   kI8 = 24,
   kI16 = 25,
   kI32 = 26,
   kI64 = 27,
   kF64 = 28,
   kBF16 = 30,
+  kMXFP4 = 39,
 };
 
+// Values per block of the legacy quants (Q4_0 ... Q8_0, IQ4_NL, MXFP4) and per sub-block of the
+// K-quants' activations.
 constexpr int kQuantBlockSize = 32;
-
-struct BlockQ8_0 {
-  uint16_t d;  // fp16 scale
-  int8_t qs[kQuantBlockSize];
-};
-static_assert(sizeof(BlockQ8_0) == 34);
-
-struct BlockQ4_0 {
-  uint16_t d;  // fp16 scale
-  uint8_t qs[kQuantBlockSize / 2];
-};
-static_assert(sizeof(BlockQ4_0) == 18);
+// Values per super-block of the K-quants and IQ4_XS.
+constexpr int kSuperBlockSize = 256;
 
 // The layout of a type this project can compute with: values per block and bytes per block.
 struct GgmlTypeTraits {
-  const char* name;
+  const char* name;     // as llama.cpp prints it: "q4_K", "iq4_xs", "bf16"
   int64_t block_size;   // values per block (1 for plain types)
   int64_t block_bytes;  // bytes per block
 };
 
-// Traits for supported types (F32, F16, BF16, Q8_0, Q4_0); nullopt for every other type.
+// Layouts of the supported types: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K,
+// Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4; nullopt for every other type.
 std::optional<GgmlTypeTraits> GetSupportedTypeTraits(GgmlType type);
 
-// A printable name for any type id, supported or not ("q4_K", "type 77").
+// The supported types' names, comma-separated, for error messages.
+const std::string& SupportedTypeNames();
+
+// A printable name for any type id, supported or not ("q4_K", "iq2_xxs", "type 77").
 std::string GgmlTypeName(uint32_t type);
 
-// Parses "f32", "f16", "bf16", "q8_0", "q4_0" (case-insensitive).
+// Parses a supported type's name (case-insensitive: "q4_k", "Q4_K", "bf16", "mxfp4").
 std::optional<GgmlType> ParseGgmlType(const std::string& name);
 
 // Bytes of one row of `num_values` values; num_values must be a multiple of the block size.

@@ -280,7 +280,7 @@ class GgufParser {
     auto traits = GetSupportedTypeTraits(static_cast<GgmlType>(raw_type));
     if (!traits) {
       return Error{"tensor '" + tensor->name + "' has unsupported tensor type " +
-                   GgmlTypeName(raw_type) + " (supported: f32, f16, bf16, q8_0, q4_0)"};
+                   GgmlTypeName(raw_type) + " (supported: " + SupportedTypeNames() + ")"};
     }
     tensor->type = static_cast<GgmlType>(raw_type);
     if (tensor->shape[0] % traits->block_size != 0) {

@@ -48,7 +48,7 @@ std::vector<uint8_t> MakeSampleFile() {
   std::string path = TempPath("sample");
   EXPECT_TRUE(writer.Begin(path).ok());
   std::vector<float> a_data(64, 1.5f);
-  std::vector<uint8_t> b_data(2 * sizeof(BlockQ8_0), 7);
+  std::vector<uint8_t> b_data(2 * GetSupportedTypeTraits(GgmlType::kQ8_0)->block_bytes, 7);
   EXPECT_TRUE(writer.WriteTensorData(a, a_data.data(), a_data.size() * 4).ok());
   EXPECT_TRUE(writer.WriteTensorData(b, b_data.data(), b_data.size()).ok());
   EXPECT_TRUE(writer.Finish().ok());
@@ -141,8 +141,8 @@ TEST(GgufFileTest, RejectsAbsurdCounts) {
 }
 
 // Builds a file byte by byte: header, one tensor info with the given fields, and data.
-std::vector<uint8_t> OneTensorFile(uint32_t num_dims, uint64_t dim, uint32_t type,
-                                   uint64_t offset, size_t data_bytes) {
+std::vector<uint8_t> OneTensorFile(uint32_t num_dims, uint64_t dim, uint32_t type, uint64_t offset,
+                                   size_t data_bytes) {
   std::vector<uint8_t> out;
   auto pod = [&out](auto value) {
     auto* p = reinterpret_cast<const uint8_t*>(&value);
@@ -166,8 +166,7 @@ TEST(GgufFileTest, ChecksTensorInfos) {
   auto ok = OneTensorFile(1, 32, 0, 0, 128);
   EXPECT_TRUE(GgufFile::Parse(ok.data(), ok.size()).ok());
   auto past_end = OneTensorFile(1, 32, 0, 64, 128);
-  EXPECT_THAT(GgufFile::Parse(past_end.data(), past_end.size()).error(),
-              HasSubstr("past the end"));
+  EXPECT_THAT(GgufFile::Parse(past_end.data(), past_end.size()).error(), HasSubstr("past the end"));
   auto misaligned = OneTensorFile(1, 32, 0, 3, 256);
   EXPECT_THAT(GgufFile::Parse(misaligned.data(), misaligned.size()).error(),
               HasSubstr("not aligned"));
@@ -178,8 +177,17 @@ TEST(GgufFileTest, ChecksTensorInfos) {
   EXPECT_THAT(GgufFile::Parse(absurd_dim.data(), absurd_dim.size()).error(),
               HasSubstr("invalid dimension"));
   auto q4_k = OneTensorFile(1, 256, 12, 0, 256);
-  EXPECT_THAT(GgufFile::Parse(q4_k.data(), q4_k.size()).error(),
-              HasSubstr("tensor 'weig' has unsupported tensor type q4_K"));
+  EXPECT_TRUE(GgufFile::Parse(q4_k.data(), q4_k.size()).ok());
+  auto q4_k_short_row = OneTensorFile(1, 128, 12, 0, 256);
+  EXPECT_THAT(GgufFile::Parse(q4_k_short_row.data(), q4_k_short_row.size()).error(),
+              HasSubstr("row length 128 is not a multiple of the q4_K block size"));
+  // The types no kernel computes with (IQ2/IQ3/IQ1, TQ) are refused by name.
+  for (auto [type, name] :
+       {std::pair{16, "iq2_xxs"}, {18, "iq3_xxs"}, {29, "iq1_m"}, {35, "tq2_0"}}) {
+    auto file = OneTensorFile(1, 256, type, 0, 256);
+    EXPECT_THAT(GgufFile::Parse(file.data(), file.size()).error(),
+                HasSubstr(std::string("tensor 'weig' has unsupported tensor type ") + name));
+  }
 }
 
 TEST(GgufFileTest, OpensTheDemoModel) {

@@ -1,5 +1,7 @@
-// LinearWeight and the Linear entry point: activations are prepared once per call, then W's rows
-// are split into tiles dealt to the pool's threads; each ISA path computes whole tiles.
+// LinearWeight and the Linear entry point. A weight is its type's table entry plus either the
+// bytes where they lie (the mmap'd file, or bytes it owns) or its packed form, built at Create
+// when the type has one for this CPU. Linear prepares the activations once per call in the
+// format the type's dot products consume, then deals W's rows in tiles to the pool's threads.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,21 +14,9 @@
 namespace vllm::kernels {
 namespace {
 
-// Rows of W per work item: small enough to spread over threads, large enough to amortize.
+// Rows of W per work item of the in-place kernels: small enough to spread over threads, large
+// enough to amortize.
 constexpr int64_t kRowsPerTile = 16;
-
-// Reads the weight where it lies (the mmap'd file); owns nothing.
-class InPlaceLinearWeight : public LinearWeight {
- public:
-  explicit InPlaceLinearWeight(const WeightView& view) : view_(view) {}
-  GgmlType type() const override { return view_.type; }
-  int64_t rows() const override { return view_.rows; }
-  int64_t cols() const override { return view_.cols; }
-  const WeightView& view() const { return view_; }
-
- private:
-  WeightView view_;
-};
 
 // Tells the kernel the source bytes will not be read again soon: pages of a file mapping leave
 // memory (they read back from the file if touched). Contents never change.
@@ -42,124 +32,113 @@ void ReleaseSourcePages(const uint8_t* data, int64_t size) {
 #endif
 }
 
-// Q8_0 / Q4_0 / BF16 packed for the AVX-512 kernel; the source bytes are read once, at Create.
-class PackedLinearWeight : public LinearWeight {
+bool UsesPackedForm(const TypeTraits& traits, int64_t rows, int64_t cols) {
+  const PackedForm& form = traits.packed;
+  return form.rows_per_group > 0 && BestIsa() == form.isa && rows % form.rows_per_group == 0 &&
+         cols % form.cols_per_block == 0;
+}
+
+// The one LinearWeight implementation.
+class TableLinearWeight : public LinearWeight {
  public:
-  explicit PackedLinearWeight(const WeightView& source)
-      : quants_(source.rows / kPackedRowsPerGroup * source.cols / kQuantBlockSize *
-                PackedBytesPerGroupBlock(source.type)),
-        scales_(source.type == GgmlType::kBF16 ? 0 : source.rows * source.cols / kQuantBlockSize) {
-    PackQuantized(source, quants_.data(), scales_.data());
-    view_ = {source.type, source.rows, source.cols, quants_.data(), scales_.data()};
-    ReleaseSourcePages(source.data, source.rows * source.row_bytes);
+  TableLinearWeight(const WeightView& view, std::vector<uint8_t> owned)
+      : view_(view), owned_(std::move(owned)) {
+    const TypeTraits& traits = *view.traits;
+    if (!UsesPackedForm(traits, view.rows, view.cols)) return;
+    packed_.resize(traits.packed.packed_bytes(view.rows, view.cols));
+    traits.packed.pack(view_, packed_.data());
+    if (owned_.empty()) {
+      ReleaseSourcePages(view.data, view.rows * view.row_bytes);
+    } else {
+      std::vector<uint8_t>().swap(owned_);
+    }
+    view_.data = nullptr;
   }
-  GgmlType type() const override { return view_.type; }
+  GgmlType type() const override { return view_.traits->type; }
   int64_t rows() const override { return view_.rows; }
   int64_t cols() const override { return view_.cols; }
-  const PackedWeightView& view() const { return view_; }
+
+  void Apply(const float* x, int64_t m, float* y, ThreadPool& pool) const {
+    if (m <= 0) return;
+    if (packed_.empty()) {
+      LinearWithIsa(BestIsa(), view_, x, m, y, pool);
+      return;
+    }
+    const TypeTraits& traits = *view_.traits;
+    const PreparedActivations prepared =
+        PrepareActivations(traits.packed.isa, traits.activation, x, m, view_.cols, pool);
+    const PackedWeightView packed{&traits, view_.rows, view_.cols, packed_.data()};
+    const int64_t rows_per_group = traits.packed.rows_per_group;
+    pool.ParallelFor(view_.rows / rows_per_group, [&](int64_t group_begin, int64_t group_end) {
+      traits.packed.rows(packed, prepared, group_begin * rows_per_group, group_end * rows_per_group,
+                         y);
+    });
+  }
 
  private:
-  std::vector<uint8_t> quants_;
-  std::vector<uint16_t> scales_;
-  PackedWeightView view_;
+  WeightView view_;             // data: nullptr once packed
+  std::vector<uint8_t> owned_;  // the stored bytes when the weight owns them (and is not packed)
+  std::vector<uint8_t> packed_;
 };
 
-using RowsFn = void (*)(const WeightView&, const PreparedActivations&, int64_t, int64_t, float*);
-
-RowsFn RowsFnFor(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512:
-      return LinearRowsAvx512;
-    case Isa::kAvx2:
-      return LinearRowsAvx2;
-    case Isa::kScalar:
-      break;
+Expected<WeightView> CheckedView(GgmlType type, const void* data, int64_t rows, int64_t cols) {
+  const TypeTraits* traits = FindTypeTraits(type);
+  if (traits == nullptr) {
+    return Error{"unsupported weight type " + GgmlTypeName(static_cast<uint32_t>(type))};
   }
-  return LinearRowsScalar;
+  if (rows <= 0 || cols <= 0 || cols % traits->layout.block_size != 0) {
+    return Error{"weight shape [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                 "] does not fit " + traits->layout.name + " rows"};
+  }
+  return WeightView{traits, static_cast<const uint8_t*>(data), rows, cols,
+                    RowBytes(traits->layout, cols)};
 }
 
 }  // namespace
 
-namespace {
-
-// A weight built over bytes it owns; forwards to the weight built on them.
-class OwnedLinearWeight : public LinearWeight {
- public:
-  OwnedLinearWeight(std::vector<uint8_t> bytes, std::unique_ptr<LinearWeight> inner)
-      : bytes_(std::move(bytes)), inner_(std::move(inner)) {}
-  GgmlType type() const override { return inner_->type(); }
-  int64_t rows() const override { return inner_->rows(); }
-  int64_t cols() const override { return inner_->cols(); }
-  const LinearWeight& inner() const { return *inner_; }
-
- private:
-  std::vector<uint8_t> bytes_;
-  std::unique_ptr<LinearWeight> inner_;
-};
-
-}  // namespace
+Expected<std::unique_ptr<LinearWeight>> LinearWeight::Create(GgmlType type, const void* data,
+                                                             int64_t rows, int64_t cols) {
+  auto view = CheckedView(type, data, rows, cols);
+  if (!view) return Error{view.error()};
+  return std::unique_ptr<LinearWeight>(new TableLinearWeight(*view, {}));
+}
 
 Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateOwned(GgmlType type,
                                                                   std::vector<uint8_t> bytes,
                                                                   int64_t rows, int64_t cols) {
-  auto traits = GetSupportedTypeTraits(type);
-  if (!traits || rows <= 0 || cols <= 0 || cols % traits->block_size != 0 ||
-      static_cast<int64_t>(bytes.size()) != rows * RowBytes(*traits, cols)) {
+  auto view = CheckedView(type, bytes.data(), rows, cols);
+  if (!view) return Error{view.error()};
+  if (static_cast<int64_t>(bytes.size()) != rows * view->row_bytes) {
     return Error{"weight bytes do not hold [" + std::to_string(rows) + ", " + std::to_string(cols) +
                  "] rows"};
   }
-  auto inner = Create(type, bytes.data(), rows, cols);
-  if (!inner) return Error{inner.error()};
-  return std::unique_ptr<LinearWeight>(new OwnedLinearWeight(std::move(bytes), std::move(*inner)));
-}
-
-Expected<std::unique_ptr<LinearWeight>> LinearWeight::Create(GgmlType type, const void* data,
-                                                             int64_t rows, int64_t cols) {
-  auto traits = GetSupportedTypeTraits(type);
-  if (!traits) return Error{"unsupported weight type " + GgmlTypeName(static_cast<uint32_t>(type))};
-  if (rows <= 0 || cols <= 0 || cols % traits->block_size != 0) {
-    return Error{"weight shape [" + std::to_string(rows) + ", " + std::to_string(cols) +
-                 "] does not fit " + traits->name + " rows"};
-  }
-  WeightView view{type, static_cast<const uint8_t*>(data), rows, cols, RowBytes(*traits, cols)};
-  const bool packable =
-      type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kBF16;
-  if (packable && rows % kPackedRowsPerGroup == 0 && cols % kQuantBlockSize == 0 &&
-      BestIsa() == Isa::kAvx512) {
-    return std::unique_ptr<LinearWeight>(new PackedLinearWeight(view));
-  }
-  return std::unique_ptr<LinearWeight>(new InPlaceLinearWeight(view));
+  return std::unique_ptr<LinearWeight>(new TableLinearWeight(*view, std::move(bytes)));
 }
 
 void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, float* y,
                    ThreadPool& pool) {
   if (m <= 0) return;
-  const PreparedActivations prepared = PrepareActivations(isa, w.type, x, m, w.cols, pool);
-  const RowsFn rows_fn = RowsFnFor(isa);
+  const PreparedActivations prepared =
+      PrepareActivations(isa, w.traits->activation, x, m, w.cols, pool);
+  const RowsKernel rows_kernel = w.traits->rows[static_cast<int>(isa)];
   const int64_t num_tiles = (w.rows + kRowsPerTile - 1) / kRowsPerTile;
   pool.ParallelFor(num_tiles, [&](int64_t tile_begin, int64_t tile_end) {
-    rows_fn(w, prepared, tile_begin * kRowsPerTile, std::min(tile_end * kRowsPerTile, w.rows), y);
+    rows_kernel(w, prepared, tile_begin * kRowsPerTile, std::min(tile_end * kRowsPerTile, w.rows),
+                y);
   });
 }
 
 void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
-  if (const auto* owned = dynamic_cast<const OwnedLinearWeight*>(&w)) {
-    Linear(owned->inner(), x, m, y, pool);
-    return;
-  }
-  if (const auto* packed = dynamic_cast<const PackedLinearWeight*>(&w)) {
-    if (m <= 0) return;
-    const PackedWeightView& view = packed->view();
-    const PreparedActivations prepared =
-        PrepareActivations(Isa::kAvx512, view.type, x, m, view.cols, pool);
-    const int64_t num_groups = view.rows / kPackedRowsPerGroup;
-    pool.ParallelFor(num_groups, [&](int64_t group_begin, int64_t group_end) {
-      LinearRowsPackedAvx512(view, prepared, group_begin * kPackedRowsPerGroup,
-                             group_end * kPackedRowsPerGroup, y);
-    });
-    return;
-  }
-  LinearWithIsa(BestIsa(), static_cast<const InPlaceLinearWeight&>(w).view(), x, m, y, pool);
+  // TableLinearWeight is the only implementation (LinearWeight::Create / CreateOwned).
+  static_cast<const TableLinearWeight&>(w).Apply(x, m, y, pool);
+}
+
+void DequantizeRow(GgmlType type, const void* row, int64_t n, float* out) {
+  FindTypeTraits(type)->dequantize_row(row, n, out);
+}
+
+void QuantizeRow(GgmlType type, const float* x, int64_t n, void* out) {
+  FindTypeTraits(type)->quantize_row(x, n, out);
 }
 
 }  // namespace vllm::kernels

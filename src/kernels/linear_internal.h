@@ -1,24 +1,27 @@
-// Internal to kernels: the weight view every Linear implementation reads, the activations
-// prepared once per call, and the per-ISA entry points.
+// Internal to kernels: the weight views every Linear implementation reads, the activations
+// prepared once per call, and the per-ISA kernels the type table (type_table.cc) points at.
 //
 // Semantics shared by every path (so they agree up to summation order):
-//   F32, F16 weights: x stays f32.
-//   BF16 weights:     x is rounded to bf16 first.
-//   Q8_0, Q4_0:       x is quantized to Q8_0 blocks first (ggml's reference quantizer); each
-//                     block contributes d_w * d_x * (integer dot product).
+//   F32, F16 weights:  x stays f32.
+//   BF16 weights:      x is rounded to bf16 first.
+//   integer weights:   x is quantized to Q8_0 blocks of 32 first (ggml's reference quantizer).
+//                      With W's blocks decoded (DecodedBlock: value = scale[s] q - min[s]) each
+//                      32-column chunk c of x contributes
+//                        d_x[c] · Σ_{sub-blocks s in c} (scale[s] · Σ q·x_q − min[s] · Σ x_q).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "common/ggml_type.h"
 #include "common/thread_pool.h"
 #include "kernels/isa.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/type_traits.h"
 
 namespace vllm::kernels {
 
 struct WeightView {
-  GgmlType type;
+  const TypeTraits* traits;
   const uint8_t* data;  // [rows] rows of row_bytes each
   int64_t rows;
   int64_t cols;
@@ -33,63 +36,68 @@ struct PreparedActivations {
   // BF16 weights: x rounded to bf16, as bf16 bits (AVX-512) or as f32 values (other paths).
   std::vector<uint16_t> bf16;      // [m, cols]
   std::vector<float> bf16_as_f32;  // [m, cols]
-  // Q8_0 / Q4_0 weights: x quantized to Q8_0 blocks. AVX-512 reads the same values as
-  // q + 128 (unsigned, for vpdpbusd) with f32 scales.
-  std::vector<BlockQ8_0> q8;       // [m, cols / 32]
-  std::vector<uint8_t> q8_biased;  // [m, cols]
-  std::vector<float> q8_scales;    // [m, cols / 32]
-  // Per pair of blocks, their two scales spread over 16 lanes (8 each), as the AVX-512 kernel
-  // multiplies them: [m, cols / 64, 16].
-  std::vector<float> q8_scale_lanes;
-  // Per block, the sum of its quants (the packed kernels' bias correction): [m, cols / 32].
-  std::vector<int32_t> q8_sums;
+  // Integer weights: x quantized to Q8_0 blocks, their scales as f32, and the integer sums of
+  // their quants per 32 and per 16 values.
+  std::vector<BlockQ8_0> q8;          // [m, cols / 32]
+  std::vector<float> q8_scales;       // [m, cols / 32]
+  std::vector<int32_t> q8_sums;       // [m, cols / 32]
+  std::vector<int32_t> q8_half_sums;  // [m, cols / 16]
+  // AVX-512 only: the same quants as q + 128 (unsigned, for vpdpbusd), and per pair of blocks
+  // their two scales spread over 16 lanes (8 each), as the in-place Q8_0 / Q4_0 kernel reads them.
+  std::vector<uint8_t> q8_biased;     // [m, cols]
+  std::vector<float> q8_scale_lanes;  // [m, cols / 64, 16]
 };
 
-// Q8_0 / Q4_0 / BF16 weights packed for AVX-512, 16 rows at a time (rows a multiple of 16, cols
-// of 32), so one instruction serves 16 rows: 4 consecutive quants of a row share a lane (unsigned,
-// vpdpbusd's first operand), or 2 consecutive bf16 values (vdpbf16ps). For row group g and
-// 32-column block b:
-//   Q8_0: 8 steps k of 64 bytes; lane l holds row 16g + l's quants [4k, 4k + 4) plus 128.
-//   Q4_0: 4 steps s of 64 bytes; lane l holds row 16g + l's 4 bytes qs[4s, 4s + 4): low nibbles
-//         are elements [4s, +4), high nibbles elements [16 + 4s, +4), each plus 8 (as stored).
-//   BF16: 16 steps k of 64 bytes; lane l holds row 16g + l's values [2k, 2k + 2).
-// then, for Q8_0 / Q4_0, the group's 16 block scales (fp16).
-struct PackedWeightView {
-  GgmlType type = GgmlType::kQ8_0;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  const uint8_t* quants = nullptr;   // [rows / 16][cols / 32][bytes per group block]
-  const uint16_t* scales = nullptr;  // [rows / 16][cols / 32][16]; none for BF16
-};
-constexpr int64_t kPackedRowsPerGroup = 16;
-// Bytes of packed quants per group of 16 rows and block of 32 columns.
-constexpr int64_t PackedBytesPerGroupBlock(GgmlType type) {
-  return type == GgmlType::kQ4_0 ? 256 : type == GgmlType::kBF16 ? 1024 : 512;
-}
-
-// Packs W's rows (any CPU): quants of rows / 16 * cols / 32 * PackedBytesPerGroupBlock bytes,
-// rows * cols / 32 scales (Q8_0 / Q4_0).
-void PackQuantized(const WeightView& w, uint8_t* quants, uint16_t* scales);
-// y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: Σ over blocks, in
-// order, of d_w · d_x · (integer dot): independent of m and of the row range.
-void LinearRowsPackedAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                            int64_t row_begin, int64_t row_end, float* y);
-
-PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const float* x, int64_t m,
+PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const float* x, int64_t m,
                                        int64_t cols, ThreadPool& pool);
 
-// y: [m, rows] for W rows [row_begin, row_end). Each path's per-element arithmetic depends only
-// on cols, never on m or on the row range.
-void LinearRowsScalar(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                      int64_t row_end, float* y);
-void LinearRowsAvx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                    int64_t row_end, float* y);
-void LinearRowsAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                      int64_t row_end, float* y);
+// A weight in a packed form (PackedForm in type_traits.h): `data` holds PackedForm::packed_bytes.
+struct PackedWeightView {
+  const TypeTraits* traits = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const uint8_t* data = nullptr;
+};
 
-// Runs the whole product on one chosen path (tests compare paths with this).
+// Runs the whole product on one chosen path over the weight in place (tests compare paths).
 void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, float* y,
                    ThreadPool& pool);
+
+// The in-place kernels: y: [m, rows] for W rows [row_begin, row_end). Each path's per-element
+// arithmetic depends only on cols, never on m or on the row range.
+void LinearRowsFloatScalar(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                           int64_t row_end, float* y);  // F32 / F16 / BF16
+void LinearRowsDecodedScalar(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                             int64_t row_end, float* y);  // every integer type
+void LinearRowsF32Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                       int64_t row_end, float* y);
+void LinearRowsF16Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                       int64_t row_end, float* y);
+void LinearRowsBf16Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                        int64_t row_end, float* y);
+void LinearRowsQ8_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                        int64_t row_end, float* y);
+void LinearRowsQ4_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                        int64_t row_end, float* y);
+void LinearRowsDecodedAvx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                           int64_t row_end, float* y);
+void LinearRowsF32Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                         int64_t row_end, float* y);
+void LinearRowsF16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                         int64_t row_end, float* y);
+void LinearRowsBf16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                          int64_t row_end, float* y);
+void LinearRowsQ8_0Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                          int64_t row_end, float* y);
+void LinearRowsQ4_0Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                          int64_t row_end, float* y);
+void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                             int64_t row_end, float* y);
+
+// The packed forms of Q8_0 / Q4_0 / BF16 for AVX-512 (pack_quantized.cc, linear_packed_avx512.cc).
+PackedForm PackedFormQ8_0Avx512();
+PackedForm PackedFormQ4_0Avx512();
+PackedForm PackedFormBf16Avx512();
 
 // Vector helpers per path.
 float DotF32Scalar(const float* a, const float* b, int64_t n);

@@ -1,18 +1,23 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "common/cpu_features.h"
+#include "common/half.h"
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
 
 namespace vllm::kernels {
 namespace {
 
-const GgmlType kTypes[] = {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
-                           GgmlType::kQ4_0};
+// Every supported type: F32, F16, BF16 and the integer types.
+const GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,    GgmlType::kBF16,   GgmlType::kQ4_0,
+                           GgmlType::kQ4_1, GgmlType::kQ5_0,   GgmlType::kQ5_1,   GgmlType::kQ8_0,
+                           GgmlType::kQ2_K, GgmlType::kQ3_K,   GgmlType::kQ4_K,   GgmlType::kQ5_K,
+                           GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4};
 
 std::vector<Isa> AvailableIsas() {
   std::vector<Isa> isas = {Isa::kScalar};
@@ -30,21 +35,104 @@ std::vector<float> RandomValues(int64_t count, uint32_t seed) {
   return values;
 }
 
-// A random weight of the given type: [rows, cols].
+// Byte offsets of the fp16 scale fields in one block of each integer type (E8M0 for MXFP4).
+std::vector<int> ScaleOffsets(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+      return {0, 2};
+    case GgmlType::kQ2_K:
+      return {80, 82};
+    case GgmlType::kQ3_K:
+      return {108};
+    case GgmlType::kQ6_K:
+      return {208};
+    default:
+      return {0};
+  }
+}
+
+// Random blocks: random bytes everywhere, then scales drawn so that some are zero, some tiny
+// (fp16 subnormal) and some large, the rest around 1/64.
+void RandomizeBlocks(GgmlType type, int64_t num_blocks, uint8_t* bytes, std::mt19937& rng) {
+  const GgmlTypeTraits layout = *GetSupportedTypeTraits(type);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_int_distribution<int> kind(0, 15);
+  std::uniform_real_distribution<float> magnitude(0.002f, 0.03f);
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    uint8_t* block = bytes + b * layout.block_bytes;
+    for (int64_t i = 0; i < layout.block_bytes; ++i) block[i] = static_cast<uint8_t>(byte(rng));
+    for (int offset : ScaleOffsets(type)) {
+      if (type == GgmlType::kMXFP4) {
+        block[offset] = static_cast<uint8_t>(kind(rng) == 0 ? byte(rng) % 4 : 115 + kind(rng));
+        continue;
+      }
+      const int k = kind(rng);
+      float scale = k == 0 ? 0.0f : k == 1 ? 3e-7f : k == 2 ? 4.0f : magnitude(rng);
+      if (byte(rng) & 1) scale = -scale;
+      const uint16_t half = Fp32ToFp16(scale);
+      std::memcpy(block + offset, &half, sizeof(half));
+    }
+  }
+}
+
+// A random weight of the given type: [rows, cols]. Float types hold random normals; integer
+// types random blocks.
 struct TestWeight {
   std::vector<uint8_t> bytes;
   WeightView view;
 };
 TestWeight MakeWeight(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
   TestWeight weight;
-  const int64_t row_bytes = RowBytes(*GetSupportedTypeTraits(type), cols);
+  const TypeTraits* traits = FindTypeTraits(type);
+  const int64_t row_bytes = RowBytes(traits->layout, cols);
   weight.bytes.resize(rows * row_bytes);
-  std::vector<float> values = RandomValues(rows * cols, seed);
-  for (int64_t r = 0; r < rows; ++r) {
-    QuantizeRow(type, values.data() + r * cols, cols, weight.bytes.data() + r * row_bytes);
+  if (traits->decode == nullptr) {
+    std::vector<float> values = RandomValues(rows * cols, seed);
+    for (int64_t r = 0; r < rows; ++r) {
+      QuantizeRow(type, values.data() + r * cols, cols, weight.bytes.data() + r * row_bytes);
+    }
+  } else {
+    std::mt19937 rng(seed);
+    RandomizeBlocks(type, rows * cols / traits->layout.block_size, weight.bytes.data(), rng);
   }
-  weight.view = {type, weight.bytes.data(), rows, cols, row_bytes};
+  weight.view = {traits, weight.bytes.data(), rows, cols, row_bytes};
   return weight;
+}
+
+// Per output element, the sum of the magnitudes of its terms (the weights split into scale · q
+// and min, against x): the scale of the rounding error any summation order makes.
+std::vector<float> TermMagnitudes(const TestWeight& weight, const std::vector<float>& x,
+                                  int64_t m) {
+  const WeightView& w = weight.view;
+  const TypeTraits& traits = *w.traits;
+  std::vector<float> row(w.cols), magnitudes(m * w.rows);
+  for (int64_t j = 0; j < w.rows; ++j) {
+    const uint8_t* bytes = w.data + j * w.row_bytes;
+    if (traits.decode == nullptr) {
+      DequantizeRow(traits.type, bytes, w.cols, row.data());
+      for (float& v : row) v = std::fabs(v);
+    } else {
+      DecodedBlock decoded;
+      const int64_t block_size = traits.layout.block_size;
+      for (int64_t b = 0; b < w.cols / block_size; ++b) {
+        traits.decode(bytes + b * traits.layout.block_bytes, &decoded);
+        for (int64_t k = 0; k < block_size; ++k) {
+          const int64_t s = k / traits.sub_block_size;
+          row[b * block_size + k] =
+              std::fabs(decoded.scale[s] * decoded.q[k]) + std::fabs(decoded.min[s]);
+        }
+      }
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      double sum = 0;
+      for (int64_t c = 0; c < w.cols; ++c) sum += row[c] * std::fabs(x[i * w.cols + c]);
+      magnitudes[i * w.rows + j] = static_cast<float>(sum);
+    }
+  }
+  return magnitudes;
 }
 
 struct Shape {
@@ -53,20 +141,20 @@ struct Shape {
 
 TEST(LinearTest, EveryPathMatchesTheScalarReference) {
   ThreadPool pool(ThreadPool::Options{.num_threads = 2});
-  const Shape shapes[] = {{1, 32, 1}, {7, 64, 3}, {33, 96, 5}, {17, 2080, 17}, {50, 2048, 1}};
+  const Shape shapes[] = {{1, 256, 1}, {7, 512, 3}, {33, 768, 5}, {17, 2304, 17}, {50, 2048, 1}};
   for (GgmlType type : kTypes) {
     for (const Shape& shape : shapes) {
       TestWeight weight = MakeWeight(type, shape.rows, shape.cols, 1);
       std::vector<float> x = RandomValues(shape.m * shape.cols, 2);
       std::vector<float> expected(shape.m * shape.rows);
       LinearWithIsa(Isa::kScalar, weight.view, x.data(), shape.m, expected.data(), pool);
+      const std::vector<float> magnitudes = TermMagnitudes(weight, x, shape.m);
       for (Isa isa : AvailableIsas()) {
         std::vector<float> y(shape.m * shape.rows);
         LinearWithIsa(isa, weight.view, x.data(), shape.m, y.data(), pool);
         for (size_t i = 0; i < y.size(); ++i) {
           // Only the summation order differs: relative to the size of the terms.
-          const float tolerance = 2e-5f * std::sqrt(static_cast<float>(shape.cols)) *
-                                  std::max(1.0f, std::fabs(expected[i]));
+          const float tolerance = 2e-6f * magnitudes[i] + 1e-30f;
           ASSERT_NEAR(y[i], expected[i], tolerance)
               << GetSupportedTypeTraits(type)->name << " " << IsaName(isa) << " rows " << shape.rows
               << " cols " << shape.cols << " m " << shape.m << " at " << i;
@@ -79,7 +167,7 @@ TEST(LinearTest, EveryPathMatchesTheScalarReference) {
 TEST(LinearTest, ResultsDoNotDependOnBatchOrThreads) {
   ThreadPool one_thread(ThreadPool::Options{.num_threads = 1});
   ThreadPool two_threads(ThreadPool::Options{.num_threads = 2});
-  const int64_t rows = 45, cols = 160, m = 37;
+  const int64_t rows = 45, cols = 512, m = 37;
   for (GgmlType type : kTypes) {
     TestWeight weight = MakeWeight(type, rows, cols, 3);
     std::vector<float> x = RandomValues(m * cols, 4);
@@ -98,15 +186,18 @@ TEST(LinearTest, ResultsDoNotDependOnBatchOrThreads) {
   }
 }
 
-// Q8_0 / Q4_0 / BF16 weights with rows in groups of 16 are packed for AVX-512 by Create;
+// Weights of a type with a packed form for this CPU (rows in its groups) are packed by Create;
 // the public Linear must then agree with the reference and stay batch and thread invariant.
 TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
   if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 VNNI / BF16 on this CPU";
   ThreadPool one_thread(ThreadPool::Options{.num_threads = 1});
   ThreadPool two_threads(ThreadPool::Options{.num_threads = 2});
-  const Shape shapes[] = {{16, 32, 1}, {48, 96, 13}, {64, 2080, 21}};
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kBF16}) {
+  const Shape shapes[] = {{16, 32, 1}, {48, 96, 13}, {16, 256, 3}, {64, 2304, 21}};
+  for (GgmlType type : kTypes) {
+    const PackedForm& form = FindTypeTraits(type)->packed;
+    if (form.rows_per_group == 0) continue;
     for (const Shape& shape : shapes) {
+      if (shape.cols % form.cols_per_block != 0) continue;
       const char* name = GetSupportedTypeTraits(type)->name;
       TestWeight weight = MakeWeight(type, shape.rows, shape.cols, 5);
       auto packed = LinearWeight::Create(type, weight.bytes.data(), shape.rows, shape.cols);
@@ -116,9 +207,9 @@ TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
       LinearWithIsa(Isa::kScalar, weight.view, x.data(), shape.m, expected.data(), two_threads);
       std::vector<float> batched(shape.m * shape.rows);
       Linear(**packed, x.data(), shape.m, batched.data(), two_threads);
+      const std::vector<float> magnitudes = TermMagnitudes(weight, x, shape.m);
       for (size_t i = 0; i < batched.size(); ++i) {
-        const float tolerance = 2e-5f * std::sqrt(static_cast<float>(shape.cols)) *
-                                std::max(1.0f, std::fabs(expected[i]));
+        const float tolerance = 2e-6f * magnitudes[i] + 1e-30f;
         ASSERT_NEAR(batched[i], expected[i], tolerance)
             << name << " cols " << shape.cols << " at " << i;
       }
@@ -165,7 +256,8 @@ TEST(LinearTest, RowsVariantsEqualTheSingleRowKernels) {
 TEST(LinearTest, CreateRejectsBadShapes) {
   std::vector<uint8_t> bytes(1024);
   EXPECT_FALSE(LinearWeight::Create(GgmlType::kQ8_0, bytes.data(), 2, 33).ok());
-  EXPECT_FALSE(LinearWeight::Create(GgmlType::kQ4_K, bytes.data(), 2, 256).ok());
+  EXPECT_FALSE(LinearWeight::Create(GgmlType::kQ4_K, bytes.data(), 2, 96).ok());
+  EXPECT_FALSE(LinearWeight::Create(GgmlType::kQ8_K, bytes.data(), 2, 256).ok());
   EXPECT_TRUE(LinearWeight::Create(GgmlType::kF32, bytes.data(), 2, 33).ok());
 }
 

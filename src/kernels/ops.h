@@ -38,12 +38,13 @@ class LinearWeight {
 // y: [m, w.rows()] = x: [m, w.cols()] · Wᵀ, all f32 row-major. Parallel over `pool`.
 void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool);
 
-// Converts one row of `n` values in `type` to f32 (n a multiple of the block size).
-// Used for embedding lookups.
+// Converts one row of `n` values in any supported `type` to f32 (n a multiple of the block
+// size), bit-identical to ggml's dequantizers. Used for embedding lookups and conversions.
 void DequantizeRow(GgmlType type, const void* row, int64_t n, float* out);
 
-// Writes `n` f32 values as one row of `type` (n a multiple of the block size); `out` receives
-// RowBytes(type, n) bytes. Round to nearest; Q8_0 / Q4_0 follow ggml's reference quantizers.
+// Writes `n` f32 values as one row of any supported `type` (n a multiple of the block size);
+// `out` receives RowBytes(type, n) bytes. The quantizers follow ggml's reference algorithms
+// (kernels/quantizers.h); float types round to nearest.
 void QuantizeRow(GgmlType type, const float* x, int64_t n, void* out);
 
 // out[i] = x[i] / sqrt(mean(x²) + eps) * weight[i], over `n` values per row, `m` rows.

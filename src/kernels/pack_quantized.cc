@@ -1,24 +1,39 @@
-// Packing Q8_0 / Q4_0 / BF16 weights into the layout of the AVX-512 VNNI kernel (PackedWeightView).
-#include "kernels/linear_internal.h"
+// Packing Q8_0 / Q4_0 / BF16 weights into the layout of the AVX-512 kernels in
+// cpu/linear_packed_avx512.cc (any CPU can pack; only AVX-512 VNNI / BF16 ones compute).
+//
+// 16 rows at a time (rows a multiple of 16, cols of 32), so one instruction serves 16 rows: 4
+// consecutive quants of a row share a lane (unsigned, vpdpbusd's first operand), or 2 consecutive
+// bf16 values (vdpbf16ps). For row group g and 32-column block b:
+//   Q8_0: 8 steps k of 64 bytes; lane l holds row 16g + l's quants [4k, 4k + 4) plus 128.
+//   Q4_0: 4 steps s of 64 bytes; lane l holds row 16g + l's 4 bytes qs[4s, 4s + 4): low nibbles
+//         are elements [4s, +4), high nibbles elements [16 + 4s, +4), each plus 8 (as stored).
+//   BF16: 16 steps k of 64 bytes; lane l holds row 16g + l's values [2k, 2k + 2).
+// The quants of all groups come first ([rows / 16][cols / 32][group block bytes]), then for Q8_0 /
+// Q4_0 the blocks' fp16 scales ([rows / 16][cols / 32][16]).
+#include "kernels/packed_q8_layout.h"
 
 namespace vllm::kernels {
+namespace {
 
-void PackQuantized(const WeightView& w, uint8_t* quants, uint16_t* scales) {
+void Pack(const WeightView& w, uint8_t* out) {
+  const GgmlType type = w.traits->type;
   const int64_t num_blocks = w.cols / kQuantBlockSize;
-  const int64_t group_block_bytes = PackedBytesPerGroupBlock(w.type);
+  const int64_t group_block_bytes = PackedBytesPerGroupBlock(type);
+  uint8_t* quants = out;
+  auto* scales = reinterpret_cast<uint16_t*>(out + PackedQuantBytes(type, w.rows, w.cols));
   for (int64_t group = 0; group < w.rows / kPackedRowsPerGroup; ++group) {
     for (int64_t b = 0; b < num_blocks; ++b) {
       uint8_t* block_quants = quants + (group * num_blocks + b) * group_block_bytes;
       uint16_t* block_scales = scales + (group * num_blocks + b) * kPackedRowsPerGroup;  // Q8/Q4
       for (int64_t lane = 0; lane < kPackedRowsPerGroup; ++lane) {
         const uint8_t* row = w.data + (group * kPackedRowsPerGroup + lane) * w.row_bytes;
-        if (w.type == GgmlType::kBF16) {
-          const auto* values = reinterpret_cast<const uint8_t*>(row) + b * kQuantBlockSize * 2;
+        if (type == GgmlType::kBF16) {
+          const uint8_t* values = row + b * kQuantBlockSize * 2;
           for (int step = 0; step < 16; ++step) {
             for (int i = 0; i < 4; ++i)
               block_quants[step * 64 + lane * 4 + i] = values[step * 4 + i];
           }
-        } else if (w.type == GgmlType::kQ4_0) {
+        } else if (type == GgmlType::kQ4_0) {
           const BlockQ4_0& block = reinterpret_cast<const BlockQ4_0*>(row)[b];
           block_scales[lane] = block.d;
           for (int step = 0; step < 4; ++step) {
@@ -39,5 +54,23 @@ void PackQuantized(const WeightView& w, uint8_t* quants, uint16_t* scales) {
     }
   }
 }
+
+template <GgmlType kType>
+int64_t PackedBytes(int64_t rows, int64_t cols) {
+  const int64_t scale_bytes = kType == GgmlType::kBF16 ? 0 : rows * (cols / kQuantBlockSize) * 2;
+  return PackedQuantBytes(kType, rows, cols) + scale_bytes;
+}
+
+template <GgmlType kType>
+PackedForm MakeForm(decltype(PackedForm::rows) rows) {
+  return PackedForm{Isa::kAvx512, kPackedRowsPerGroup, kQuantBlockSize, PackedBytes<kType>, Pack,
+                    rows};
+}
+
+}  // namespace
+
+PackedForm PackedFormQ8_0Avx512() { return MakeForm<GgmlType::kQ8_0>(LinearRowsPackedQ8_0Avx512); }
+PackedForm PackedFormQ4_0Avx512() { return MakeForm<GgmlType::kQ4_0>(LinearRowsPackedQ4_0Avx512); }
+PackedForm PackedFormBf16Avx512() { return MakeForm<GgmlType::kBF16>(LinearRowsPackedBf16Avx512); }
 
 }  // namespace vllm::kernels

@@ -1,10 +1,11 @@
-// Row conversions between f32 and the stored types, and the per-call activation preparation.
+// Row conversions between f32 and the float types, the Q8_0 / Q4_0 reference quantizers, and the
+// per-call activation preparation.
 #include <algorithm>
 #include <cmath>
 
 #include "common/half.h"
 #include "kernels/linear_internal.h"
-#include "kernels/ops.h"
+#include "kernels/row_conversions.h"
 
 namespace vllm::kernels {
 namespace {
@@ -52,83 +53,44 @@ void QuantizeBlockQ4_0(const float* x, BlockQ4_0* block) {
 
 }  // namespace
 
-void QuantizeRow(GgmlType type, const float* x, int64_t n, void* out) {
-  switch (type) {
-    case GgmlType::kF32:
-      std::copy(x, x + n, static_cast<float*>(out));
-      return;
-    case GgmlType::kF16: {
-      auto* halves = static_cast<uint16_t*>(out);
-      for (int64_t i = 0; i < n; ++i) halves[i] = Fp32ToFp16(x[i]);
-      return;
-    }
-    case GgmlType::kBF16: {
-      auto* halves = static_cast<uint16_t*>(out);
-      for (int64_t i = 0; i < n; ++i) halves[i] = Fp32ToBf16(x[i]);
-      return;
-    }
-    case GgmlType::kQ8_0: {
-      auto* blocks = static_cast<BlockQ8_0*>(out);
-      for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
-        QuantizeBlockQ8_0(x + b * kQuantBlockSize, &blocks[b]);
-      }
-      return;
-    }
-    case GgmlType::kQ4_0: {
-      auto* blocks = static_cast<BlockQ4_0*>(out);
-      for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
-        QuantizeBlockQ4_0(x + b * kQuantBlockSize, &blocks[b]);
-      }
-      return;
-    }
-    default:
-      return;
+void QuantizeRowF32(const float* x, int64_t n, void* out) {
+  std::copy(x, x + n, static_cast<float*>(out));
+}
+void QuantizeRowF16(const float* x, int64_t n, void* out) {
+  auto* halves = static_cast<uint16_t*>(out);
+  for (int64_t i = 0; i < n; ++i) halves[i] = Fp32ToFp16(x[i]);
+}
+void QuantizeRowBf16(const float* x, int64_t n, void* out) {
+  auto* halves = static_cast<uint16_t*>(out);
+  for (int64_t i = 0; i < n; ++i) halves[i] = Fp32ToBf16(x[i]);
+}
+void DequantizeRowF32(const void* row, int64_t n, float* out) {
+  std::copy_n(static_cast<const float*>(row), n, out);
+}
+void DequantizeRowF16(const void* row, int64_t n, float* out) {
+  const auto* halves = static_cast<const uint16_t*>(row);
+  for (int64_t i = 0; i < n; ++i) out[i] = Fp16ToFp32(halves[i]);
+}
+void DequantizeRowBf16(const void* row, int64_t n, float* out) {
+  const auto* halves = static_cast<const uint16_t*>(row);
+  for (int64_t i = 0; i < n; ++i) out[i] = Bf16ToFp32(halves[i]);
+}
+
+void QuantizeRowQ8_0(const float* x, int64_t n, void* out) {
+  auto* blocks = static_cast<BlockQ8_0*>(out);
+  for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
+    QuantizeBlockQ8_0(x + b * kQuantBlockSize, &blocks[b]);
   }
 }
 
-void DequantizeRow(GgmlType type, const void* row, int64_t n, float* out) {
-  switch (type) {
-    case GgmlType::kF32:
-      std::copy_n(static_cast<const float*>(row), n, out);
-      return;
-    case GgmlType::kF16: {
-      const auto* halves = static_cast<const uint16_t*>(row);
-      for (int64_t i = 0; i < n; ++i) out[i] = Fp16ToFp32(halves[i]);
-      return;
-    }
-    case GgmlType::kBF16: {
-      const auto* halves = static_cast<const uint16_t*>(row);
-      for (int64_t i = 0; i < n; ++i) out[i] = Bf16ToFp32(halves[i]);
-      return;
-    }
-    case GgmlType::kQ8_0: {
-      const auto* blocks = static_cast<const BlockQ8_0*>(row);
-      for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
-        const float d = Fp16ToFp32(blocks[b].d);
-        for (int i = 0; i < kQuantBlockSize; ++i) {
-          out[b * kQuantBlockSize + i] = d * blocks[b].qs[i];
-        }
-      }
-      return;
-    }
-    case GgmlType::kQ4_0: {
-      const auto* blocks = static_cast<const BlockQ4_0*>(row);
-      for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
-        const float d = Fp16ToFp32(blocks[b].d);
-        float* block_out = out + b * kQuantBlockSize;
-        for (int j = 0; j < kQuantBlockSize / 2; ++j) {
-          block_out[j] = d * ((blocks[b].qs[j] & 0x0f) - 8);
-          block_out[j + 16] = d * ((blocks[b].qs[j] >> 4) - 8);
-        }
-      }
-      return;
-    }
-    default:
-      return;
+void QuantizeRowQ4_0(const float* x, int64_t n, void* out) {
+  auto* blocks = static_cast<BlockQ4_0*>(out);
+  for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
+    QuantizeBlockQ4_0(x + b * kQuantBlockSize, &blocks[b]);
   }
 }
 
-PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const float* x, int64_t m,
+PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const float* x, int64_t m,
                                        int64_t cols, ThreadPool& pool) {
   PreparedActivations prepared;
   prepared.m = m;
@@ -137,50 +99,52 @@ PreparedActivations PrepareActivations(Isa isa, GgmlType weight_type, const floa
   const int64_t count = m * cols;
   const int64_t blocks_per_row = cols / kQuantBlockSize;
   const int64_t pairs_per_row = blocks_per_row / 2;
-  const bool quantized = weight_type == GgmlType::kQ8_0 || weight_type == GgmlType::kQ4_0;
-  if (weight_type == GgmlType::kBF16) {
+  if (format == ActivationFormat::kBf16) {
     prepared.bf16.resize(count);
     if (isa != Isa::kAvx512) prepared.bf16_as_f32.resize(count);
-  } else if (quantized) {
+  } else if (format == ActivationFormat::kQ8) {
     prepared.q8.resize(m * blocks_per_row);
+    prepared.q8_scales.resize(m * blocks_per_row);
+    prepared.q8_sums.resize(m * blocks_per_row);
+    prepared.q8_half_sums.resize(m * blocks_per_row * 2);
     if (isa == Isa::kAvx512) {
       prepared.q8_biased.resize(count);
-      prepared.q8_scales.resize(m * blocks_per_row);
       prepared.q8_scale_lanes.resize(m * pairs_per_row * 16);
-      prepared.q8_sums.resize(m * blocks_per_row);
     }
   }
   // Rows are independent: each thread converts its own range.
   pool.ParallelFor(m, [&](int64_t begin, int64_t end) {
     const int64_t offset = begin * cols;
     const int64_t length = (end - begin) * cols;
-    if (weight_type == GgmlType::kBF16) {
-      QuantizeRow(GgmlType::kBF16, x + offset, length, prepared.bf16.data() + offset);
+    if (format == ActivationFormat::kBf16) {
+      QuantizeRowBf16(x + offset, length, prepared.bf16.data() + offset);
       if (isa != Isa::kAvx512) {
-        DequantizeRow(GgmlType::kBF16, prepared.bf16.data() + offset, length,
-                      prepared.bf16_as_f32.data() + offset);
+        DequantizeRowBf16(prepared.bf16.data() + offset, length,
+                          prepared.bf16_as_f32.data() + offset);
       }
       return;
     }
-    if (!quantized) return;
-    QuantizeRow(GgmlType::kQ8_0, x + offset, length, prepared.q8.data() + begin * blocks_per_row);
-    if (isa != Isa::kAvx512) return;
+    if (format != ActivationFormat::kQ8) return;
+    QuantizeRowQ8_0(x + offset, length, prepared.q8.data() + begin * blocks_per_row);
     for (int64_t b = begin * blocks_per_row; b < end * blocks_per_row; ++b) {
-      const float scale = Fp16ToFp32(prepared.q8[b].d);
+      const BlockQ8_0& block = prepared.q8[b];
+      const float scale = Fp16ToFp32(block.d);
       prepared.q8_scales[b] = scale;
+      int32_t half_sums[2] = {0, 0};
+      for (int k = 0; k < kQuantBlockSize; ++k) half_sums[k / 16] += block.qs[k];
+      prepared.q8_half_sums[2 * b] = half_sums[0];
+      prepared.q8_half_sums[2 * b + 1] = half_sums[1];
+      prepared.q8_sums[b] = half_sums[0] + half_sums[1];
+      if (isa != Isa::kAvx512) continue;
       const int64_t row = b / blocks_per_row;
       const int64_t block_in_row = b % blocks_per_row;
       if (block_in_row / 2 < pairs_per_row) {
         float* lanes = &prepared.q8_scale_lanes[(row * pairs_per_row + block_in_row / 2) * 16];
         std::fill_n(lanes + 8 * (block_in_row % 2), 8, scale);
       }
-      int32_t sum = 0;
       for (int k = 0; k < kQuantBlockSize; ++k) {
-        prepared.q8_biased[b * kQuantBlockSize + k] =
-            static_cast<uint8_t>(prepared.q8[b].qs[k] + 128);
-        sum += prepared.q8[b].qs[k];
+        prepared.q8_biased[b * kQuantBlockSize + k] = static_cast<uint8_t>(block.qs[k] + 128);
       }
-      prepared.q8_sums[b] = sum;
     }
   });
   return prepared;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/ops.h"
+#include "kernels/quant_blocks.h"
 
 namespace vllm::kernels {
 namespace {

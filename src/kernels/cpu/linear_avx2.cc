@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/decoded_rows.h"
 #include "kernels/cpu/linear_rows.h"
 #include "kernels/linear_internal.h"
 
@@ -14,13 +15,6 @@ namespace vllm::kernels {
 namespace {
 
 constexpr int kXRowsPerPass = 4;
-
-inline float Sum256(__m256 v) {
-  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
-  sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
-  return _mm_cvtss_f32(sum);
-}
 
 inline __m256i LoadWeightBlock(const BlockQ8_0& block) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.qs));
@@ -59,7 +53,7 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
     }
   }
 #pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) out[r] = Sum256(acc[r]);
+  for (int r = 0; r < R; ++r) out[r] = SumLanes256(acc[r]);
 }
 
 // Loads 8 weights as f32 from f32, f16 or bf16 storage.
@@ -90,48 +84,79 @@ void DotFloat(const Weight* w, const float* x_rows, int64_t cols, LoadFn load, S
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    float sum = Sum256(acc[r]);
+    float sum = SumLanes256(acc[r]);
     for (int64_t c = vector_cols; c < cols; ++c) sum += to_float(w[c]) * x_rows[r * cols + c];
     out[r] = sum;
   }
 }
 
-template <int R>
-void DotRows(const WeightView& w, int64_t j, const PreparedActivations& x, int64_t first_x_row,
-             float* out) {
-  const uint8_t* row = w.data + j * w.row_bytes;
-  const int64_t cols = x.cols;
-  switch (w.type) {
-    case GgmlType::kQ8_0:
-      return DotQuantized<R>(reinterpret_cast<const BlockQ8_0*>(row), x, first_x_row, out);
-    case GgmlType::kQ4_0:
-      return DotQuantized<R>(reinterpret_cast<const BlockQ4_0*>(row), x, first_x_row, out);
-    case GgmlType::kF32:
-      return DotFloat<R>(
-          reinterpret_cast<const float*>(row), x.f32 + first_x_row * cols, cols, Load8,
-          [](float v) { return v; }, out);
-    case GgmlType::kF16:
-      return DotFloat<R>(
-          reinterpret_cast<const uint16_t*>(row), x.f32 + first_x_row * cols, cols, LoadF16x8,
-          [](uint16_t v) { return _cvtsh_ss(v); }, out);
-    case GgmlType::kBF16:
-      return DotFloat<R>(
-          reinterpret_cast<const uint16_t*>(row), x.bf16_as_f32.data() + first_x_row * cols, cols,
-          LoadBf16x8,
-          [](uint16_t v) { return _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(v << 16))); },
-          out);
-    default:
-      return;
-  }
+// The tiled loop over a W row dot function `dot<R>(row bytes, x, first x row, out)`.
+template <typename Dot>
+void Rows(const WeightView& w, const PreparedActivations& x, int64_t row_begin, int64_t row_end,
+          float* y, const Dot& dot) {
+  LinearRowsTiled<kXRowsPerPass, 1>(
+      w, x, row_begin, row_end, y, [&]<int R>(int64_t j, int64_t i, float* out) {
+        dot.template operator()<R>(w.data + j * w.row_bytes, x, i, out);
+      });
+}
+
+float Bf16BitsToFloat(uint16_t v) {
+  return _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(v << 16)));
 }
 
 }  // namespace
 
-void LinearRowsAvx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                    int64_t row_end, float* y) {
-  LinearRowsTiled<kXRowsPerPass, 1>(
-      w, x, row_begin, row_end, y,
-      [&]<int R>(int64_t j, int64_t i, float* out) { DotRows<R>(w, j, x, i, out); });
+void LinearRowsF32Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                       int64_t row_end, float* y) {
+  Rows(w, x, row_begin, row_end, y,
+       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+         DotFloat<R>(
+             reinterpret_cast<const float*>(row), xs.f32 + i * xs.cols, xs.cols, Load8,
+             [](float v) { return v; }, out);
+       });
+}
+
+void LinearRowsF16Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                       int64_t row_end, float* y) {
+  Rows(w, x, row_begin, row_end, y,
+       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+         DotFloat<R>(
+             reinterpret_cast<const uint16_t*>(row), xs.f32 + i * xs.cols, xs.cols, LoadF16x8,
+             [](uint16_t v) { return _cvtsh_ss(v); }, out);
+       });
+}
+
+void LinearRowsBf16Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                        int64_t row_end, float* y) {
+  Rows(w, x, row_begin, row_end, y,
+       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+         DotFloat<R>(reinterpret_cast<const uint16_t*>(row), xs.bf16_as_f32.data() + i * xs.cols,
+                     xs.cols, LoadBf16x8, Bf16BitsToFloat, out);
+       });
+}
+
+void LinearRowsQ8_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                        int64_t row_end, float* y) {
+  Rows(w, x, row_begin, row_end, y,
+       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+         DotQuantized<R>(reinterpret_cast<const BlockQ8_0*>(row), xs, i, out);
+       });
+}
+
+void LinearRowsQ4_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                        int64_t row_end, float* y) {
+  Rows(w, x, row_begin, row_end, y,
+       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+         DotQuantized<R>(reinterpret_cast<const BlockQ4_0*>(row), xs, i, out);
+       });
+}
+
+void LinearRowsDecodedAvx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                           int64_t row_end, float* y) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  DecodedRows(w, x, row_begin, row_end, y, [ones](__m256i w_abs, __m256i wq, __m256i xq) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(xq, wq)), ones);
+  });
 }
 
 float DotF32Avx2(const float* a, const float* b, int64_t n) {
@@ -139,7 +164,7 @@ float DotF32Avx2(const float* a, const float* b, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
-  float sum = Sum256(acc);
+  float sum = SumLanes256(acc);
   for (; i < n; ++i) sum += a[i] * b[i];
   return sum;
 }

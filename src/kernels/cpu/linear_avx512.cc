@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/decoded_rows.h"
 #include "kernels/cpu/linear_rows.h"
 #include "kernels/linear_internal.h"
 
@@ -45,13 +46,6 @@ inline __m512i LoadWeightPair(const BlockQ4_0* w, int64_t b) {
 }
 inline __m256i LoadWeightBlock(const BlockQ4_0* w, int64_t b) {
   return UnpackQ4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs)));
-}
-
-inline float Sum256(__m256 v) {
-  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
-  sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
-  return _mm_cvtss_f32(sum);
 }
 
 // out[r] = W row · x row (first_x_row + r), for Q8_0 / Q4_0 weights.
@@ -105,7 +99,8 @@ void DotQuantized(const Block* w, const PreparedActivations& x, int64_t first_x_
     for (int r = 0; r < R; ++r) {
       const __m256i dots = _mm256_dpbusd_epi32(
           start, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + b * 32)), wq);
-      tail[r] = Sum256(_mm256_mul_ps(_mm256_cvtepi32_ps(dots), _mm256_set1_ps(w_scale * xs[r][b])));
+      tail[r] =
+          SumLanes256(_mm256_mul_ps(_mm256_cvtepi32_ps(dots), _mm256_set1_ps(w_scale * xs[r][b])));
     }
   }
 #pragma GCC unroll 8
@@ -215,33 +210,63 @@ void DotBf16(const uint16_t* w, const PreparedActivations& x, int64_t first_x_ro
   for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(SumChains(acc[r]));
 }
 
-template <int R>
-void DotRows(const WeightView& w, int64_t j, const PreparedActivations& x, int64_t first_x_row,
-             float* out) {
-  const uint8_t* row = w.data + j * w.row_bytes;
-  switch (w.type) {
-    case GgmlType::kQ8_0:
-      return DotQuantized<R>(reinterpret_cast<const BlockQ8_0*>(row), x, first_x_row, out);
-    case GgmlType::kQ4_0:
-      return DotQuantized<R>(reinterpret_cast<const BlockQ4_0*>(row), x, first_x_row, out);
-    case GgmlType::kF32:
-      return DotF32<R>(reinterpret_cast<const float*>(row), x, first_x_row, out);
-    case GgmlType::kF16:
-      return DotF16<R>(reinterpret_cast<const uint16_t*>(row), x, first_x_row, out);
-    case GgmlType::kBF16:
-      return DotBf16<R>(reinterpret_cast<const uint16_t*>(row), x, first_x_row, out);
-    default:
-      return;
-  }
+// The tiled loop over a W row dot function `dot<R>(row bytes, x, first x row, out)`.
+template <typename Dot>
+void Rows(const WeightView& w, const PreparedActivations& x, int64_t row_begin, int64_t row_end,
+          float* y, const Dot& dot) {
+  LinearRowsTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
+      w, x, row_begin, row_end, y, [&]<int R>(int64_t j, int64_t i, float* out) {
+        dot.template operator()<R>(w.data + j * w.row_bytes, x, i, out);
+      });
 }
 
 }  // namespace
 
-void LinearRowsAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                      int64_t row_end, float* y) {
-  LinearRowsTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
-      w, x, row_begin, row_end, y,
-      [&]<int R>(int64_t j, int64_t i, float* out) { DotRows<R>(w, j, x, i, out); });
+void LinearRowsF32Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                         int64_t row_end, float* y) {
+  Rows(w, x, row_begin, row_end, y,
+       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+         DotF32<R>(reinterpret_cast<const float*>(row), xs, i, out);
+       });
+}
+
+void LinearRowsF16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                         int64_t row_end, float* y) {
+  Rows(w, x, row_begin, row_end, y,
+       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+         DotF16<R>(reinterpret_cast<const uint16_t*>(row), xs, i, out);
+       });
+}
+
+void LinearRowsBf16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                          int64_t row_end, float* y) {
+  Rows(w, x, row_begin, row_end, y,
+       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+         DotBf16<R>(reinterpret_cast<const uint16_t*>(row), xs, i, out);
+       });
+}
+
+void LinearRowsQ8_0Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                          int64_t row_end, float* y) {
+  Rows(w, x, row_begin, row_end, y,
+       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+         DotQuantized<R>(reinterpret_cast<const BlockQ8_0*>(row), xs, i, out);
+       });
+}
+
+void LinearRowsQ4_0Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                          int64_t row_end, float* y) {
+  Rows(w, x, row_begin, row_end, y,
+       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+         DotQuantized<R>(reinterpret_cast<const BlockQ4_0*>(row), xs, i, out);
+       });
+}
+
+void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                             int64_t row_end, float* y) {
+  DecodedRows(w, x, row_begin, row_end, y, [](__m256i w_abs, __m256i wq, __m256i xq) {
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w_abs, _mm256_sign_epi8(xq, wq));
+  });
 }
 
 float DotF32Avx512(const float* a, const float* b, int64_t n) {

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/linear_internal.h"
+#include "kernels/packed_q8_layout.h"
 
 namespace vllm::kernels {
 namespace {
@@ -30,8 +30,10 @@ void GroupTimesRows(const PackedWeightView& w, const PreparedActivations& x, int
   constexpr int64_t kGroupBlockBytes = PackedBytesPerGroupBlock(kType);
   constexpr int32_t kBias = kType == GgmlType::kQ4_0 ? 8 : 128;
   const int64_t num_blocks = w.cols / 32;
-  const uint8_t* quants = w.quants + group * num_blocks * kGroupBlockBytes;
-  const uint16_t* scales = w.scales + group * num_blocks * kPackedRowsPerGroup;
+  const uint8_t* quants = w.data + group * num_blocks * kGroupBlockBytes;
+  const auto* scales =
+      reinterpret_cast<const uint16_t*>(w.data + PackedQuantBytes(kType, w.rows, w.cols)) +
+      group * num_blocks * kPackedRowsPerGroup;
   const BlockQ8_0* x_blocks[R];
   const float* x_scales[R];
   const int32_t* x_sums[R];
@@ -88,7 +90,7 @@ void Bf16GroupTimesRows(const PackedWeightView& w, const PreparedActivations& x,
                         int64_t first_x_row, float* y) {
   constexpr int64_t kGroupBlockBytes = PackedBytesPerGroupBlock(GgmlType::kBF16);
   const int64_t num_blocks = w.cols / 32;
-  const uint8_t* values = w.quants + group * num_blocks * kGroupBlockBytes;
+  const uint8_t* values = w.data + group * num_blocks * kGroupBlockBytes;
   const uint16_t* x_rows[R];
   __m512 even[R];
   __m512 odd[R];
@@ -144,15 +146,19 @@ void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, i
 
 }  // namespace
 
-void LinearRowsPackedAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                            int64_t row_begin, int64_t row_end, float* y) {
-  if (w.type == GgmlType::kQ4_0) {
-    LinearRowsPacked<GgmlType::kQ4_0>(w, x, row_begin, row_end, y);
-  } else if (w.type == GgmlType::kBF16) {
-    LinearRowsPacked<GgmlType::kBF16>(w, x, row_begin, row_end, y);
-  } else {
-    LinearRowsPacked<GgmlType::kQ8_0>(w, x, row_begin, row_end, y);
-  }
+void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y) {
+  LinearRowsPacked<GgmlType::kQ8_0>(w, x, row_begin, row_end, y);
+}
+
+void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y) {
+  LinearRowsPacked<GgmlType::kQ4_0>(w, x, row_begin, row_end, y);
+}
+
+void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y) {
+  LinearRowsPacked<GgmlType::kBF16>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace vllm::kernels

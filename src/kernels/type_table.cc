@@ -1,0 +1,80 @@
+// The kernel type table (see type_traits.h): one entry per supported weight type.
+#include <array>
+
+#include "kernels/decode_blocks.h"
+#include "kernels/linear_internal.h"
+#include "kernels/row_conversions.h"
+
+namespace vllm::kernels {
+namespace {
+
+template <GgmlType kType>
+void DequantizeRowOf(const void* row, int64_t n, float* out) {
+  DequantizeDecodedRow(*FindTypeTraits(kType), row, n, out);
+}
+
+TypeTraits FloatType(GgmlType type, ActivationFormat activation,
+                     void (*dequantize_row)(const void*, int64_t, float*),
+                     void (*quantize_row)(const float*, int64_t, void*), RowsKernel avx2,
+                     RowsKernel avx512, PackedForm packed = {}) {
+  return TypeTraits{type,
+                    *GetSupportedTypeTraits(type),
+                    0,
+                    activation,
+                    nullptr,
+                    dequantize_row,
+                    quantize_row,
+                    {LinearRowsFloatScalar, avx2, avx512},
+                    packed};
+}
+
+// An integer type: its decoder gives the dequantizer and the in-place kernels on every ISA.
+template <GgmlType kType>
+TypeTraits IntegerType(int64_t sub_block_size, void (*decode)(const void*, DecodedBlock*),
+                       void (*quantize_row)(const float*, int64_t, void*),
+                       RowsKernel avx2 = LinearRowsDecodedAvx2,
+                       RowsKernel avx512 = LinearRowsDecodedAvx512, PackedForm packed = {}) {
+  return TypeTraits{kType,          *GetSupportedTypeTraits(kType),
+                    sub_block_size, ActivationFormat::kQ8,
+                    decode,         DequantizeRowOf<kType>,
+                    quantize_row,   {LinearRowsDecodedScalar, avx2, avx512},
+                    packed};
+}
+
+const std::array<TypeTraits, 16>& Table() {
+  static const std::array<TypeTraits, 16> table = {
+      FloatType(GgmlType::kF32, ActivationFormat::kF32, DequantizeRowF32, QuantizeRowF32,
+                LinearRowsF32Avx2, LinearRowsF32Avx512),
+      FloatType(GgmlType::kF16, ActivationFormat::kF32, DequantizeRowF16, QuantizeRowF16,
+                LinearRowsF16Avx2, LinearRowsF16Avx512),
+      FloatType(GgmlType::kBF16, ActivationFormat::kBf16, DequantizeRowBf16, QuantizeRowBf16,
+                LinearRowsBf16Avx2, LinearRowsBf16Avx512, PackedFormBf16Avx512()),
+      IntegerType<GgmlType::kQ4_0>(32, DecodeQ4_0, QuantizeRowQ4_0, LinearRowsQ4_0Avx2,
+                                   LinearRowsQ4_0Avx512, PackedFormQ4_0Avx512()),
+      IntegerType<GgmlType::kQ4_1>(32, DecodeQ4_1, nullptr),
+      IntegerType<GgmlType::kQ5_0>(32, DecodeQ5_0, nullptr),
+      IntegerType<GgmlType::kQ5_1>(32, DecodeQ5_1, nullptr),
+      IntegerType<GgmlType::kQ8_0>(32, DecodeQ8_0, QuantizeRowQ8_0, LinearRowsQ8_0Avx2,
+                                   LinearRowsQ8_0Avx512, PackedFormQ8_0Avx512()),
+      IntegerType<GgmlType::kQ2_K>(16, DecodeQ2_K, nullptr),
+      IntegerType<GgmlType::kQ3_K>(16, DecodeQ3_K, nullptr),
+      IntegerType<GgmlType::kQ4_K>(32, DecodeQ4_K, nullptr),
+      IntegerType<GgmlType::kQ5_K>(32, DecodeQ5_K, nullptr),
+      IntegerType<GgmlType::kQ6_K>(16, DecodeQ6_K, nullptr),
+      IntegerType<GgmlType::kIQ4_NL>(32, DecodeIq4Nl, nullptr),
+      IntegerType<GgmlType::kIQ4_XS>(32, DecodeIq4Xs, nullptr),
+      IntegerType<GgmlType::kMXFP4>(32, DecodeMxfp4, nullptr),
+  };
+  return table;
+}
+
+}  // namespace
+
+const TypeTraits* FindTypeTraits(GgmlType type) {
+  for (const TypeTraits& traits : Table()) {
+    if (traits.type == type) return &traits;
+  }
+  return nullptr;
+}
+
+}  // namespace vllm::kernels

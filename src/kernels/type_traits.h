@@ -1,0 +1,73 @@
+// The kernel type table: for every weight type this project computes with, one entry that says
+// how its blocks are laid out, how they convert to and from f32, what its dot products consume,
+// how it is repacked at load and which functions compute with it on each ISA. Linear, the model
+// loader, the embedding lookup and the model writer all go through this table; adding a type means
+// adding its entry (and, for speed, its packed kernel), nothing else.
+#pragma once
+
+#include <cstdint>
+
+#include "common/ggml_type.h"
+#include "kernels/isa.h"
+
+namespace vllm::kernels {
+
+struct WeightView;
+struct PreparedActivations;
+struct PackedWeightView;
+
+// What a weight type's dot products take x as, prepared once per Linear call:
+//   kF32:  x as is (F32, F16 weights);
+//   kBf16: x rounded to bf16 (BF16 weights);
+//   kQ8:   x quantized to Q8_0 blocks of 32 (int8 values with an fp16 scale each, ggml's
+//          reference quantizer), with the integer sum of every 16 values (integer weight types).
+enum class ActivationFormat { kF32, kBf16, kQ8 };
+
+// One block of an integer type as its dot products see it: element i of sub-block s is
+//   scale[s] * q[i] - min[s],   s = i / sub_block_size,
+// computed in f32 exactly as ggml's dequantizer computes it (so DequantizeRow is bit-identical).
+// Shapes: q [block_size], scale / min [block_size / sub_block_size].
+struct DecodedBlock {
+  int8_t q[kSuperBlockSize];
+  float scale[kSuperBlockSize / 16];
+  float min[kSuperBlockSize / 16];
+};
+
+// y: [m, rows] for W rows [row_begin, row_end) on one ISA (tiles of a Linear call).
+using RowsKernel = void (*)(const WeightView&, const PreparedActivations&, int64_t row_begin,
+                            int64_t row_end, float* y);
+
+// A packed (repacked-at-load) form of a type for one ISA: rows are interleaved in groups of
+// `rows_per_group`, columns in blocks of `cols_per_block`.
+struct PackedForm {
+  Isa isa = Isa::kScalar;
+  int64_t rows_per_group = 0;  // 0: the type is used in place on every ISA
+  int64_t cols_per_block = 0;
+  // Bytes of the packed form of a [rows, cols] weight (rows a multiple of rows_per_group, cols of
+  // cols_per_block).
+  int64_t (*packed_bytes)(int64_t rows, int64_t cols) = nullptr;
+  void (*pack)(const WeightView& w, uint8_t* out) = nullptr;
+  // y: [m, w.rows] for rows [row_begin, row_end), multiples of rows_per_group.
+  void (*rows)(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
+               int64_t row_end, float* y) = nullptr;
+};
+
+struct TypeTraits {
+  GgmlType type;
+  GgmlTypeTraits layout;       // name, values and bytes per block
+  int64_t sub_block_size = 0;  // values sharing a scale in DecodedBlock; 0 for float types
+  ActivationFormat activation = ActivationFormat::kQ8;
+  // Integer types: one block → DecodedBlock. Float types: nullptr.
+  void (*decode)(const void* block, DecodedBlock* out) = nullptr;
+  // One row of n values (a multiple of block_size) to f32 / from f32 (reference quantizer).
+  void (*dequantize_row)(const void* row, int64_t n, float* out) = nullptr;
+  void (*quantize_row)(const float* x, int64_t n, void* out) = nullptr;
+  // The in-place kernels per ISA, indexed by Isa.
+  RowsKernel rows[3] = {nullptr, nullptr, nullptr};
+  PackedForm packed;
+};
+
+// The entry of a supported type; nullptr for any other type.
+const TypeTraits* FindTypeTraits(GgmlType type);
+
+}  // namespace vllm::kernels
