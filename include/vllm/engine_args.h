@@ -11,7 +11,7 @@ struct EngineArgs {
   int num_threads = 0;  // worker threads (0: one per core)
   // --dtype auto|float32|bfloat16|float16: the linear weights' type (auto: as stored).
   std::string dtype = "auto";
-  // --quantization q8_0: quantize the linear weights at load (empty: none).
+  // --quantization q8_0 / q6_k / q4_k: quantize the linear weights at load (empty: none).
   std::string quantization;
   int block_size = 16;                               // --block-size
   int64_t kv_cache_memory_bytes = int64_t{2} << 30;  // --kv-cache-memory-bytes

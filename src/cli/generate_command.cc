@@ -128,7 +128,7 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
   command.add_option("--dtype", args.dtype, "Linear weights: auto|float32|bfloat16|float16")
       ->capture_default_str();
   command.add_option("--quantization", args.quantization,
-                     "Quantize the linear weights at load: q8_0");
+                     "Quantize the linear weights at load: q8_0, q6_k, q4_k");
   command.add_option("--block-size", args.block_size, "KV cache block size in tokens")
       ->capture_default_str();
   command

@@ -28,14 +28,18 @@ Status WriteHfDirectory(RandomModelOptions options, const std::string& tokenizer
 
 void RegisterMakeRandomModelCommand(CLI::App& app) {
   auto options = std::make_shared<RandomModelOptions>();
-  auto dtype_name = std::make_shared<std::string>("f32");
   auto hf_tokenizer = std::make_shared<std::string>();
   CLI::App* command = app.add_subcommand(
       "make-random-model", "Write a random-weight Llama GGUF of a real model's shape");
   std::string shapes;
   for (const auto& shape : KnownModelShapes()) shapes += (shapes.empty() ? "" : "|") + shape.name;
   command->add_option("--shape", options->shape, "Model shape: " + shapes)->required();
-  command->add_option("--dtype", *dtype_name, "f32|f16|bf16|q8_0|q4_0")->capture_default_str();
+  command
+      ->add_option("--dtype", options->dtype,
+                   "Matrices' type: " + SupportedTypeNames() +
+                       ", or a K-quant mix as llama.cpp's quantizer writes it: q4_k_m, q5_k_m, "
+                       "q4_k_s")
+      ->capture_default_str();
   command->add_option("--vocab", options->vocab_path, "GGUF whose tokenizer metadata is copied")
       ->required();
   command->add_option("--out", options->output_path, "Output .gguf path")->required();
@@ -45,13 +49,7 @@ void RegisterMakeRandomModelCommand(CLI::App& app) {
   command->add_option("--seed", options->seed, "Weights seed")->capture_default_str();
   command->add_option("--num-layers", options->num_layers_override,
                       "Override the shape's layer count");
-  command->callback([options, dtype_name, hf_tokenizer] {
-    auto dtype = ParseGgmlType(*dtype_name);
-    if (!dtype) {
-      std::cerr << "error: unknown --dtype '" << *dtype_name << "' (f32|f16|bf16|q8_0|q4_0)\n";
-      std::exit(1);
-    }
-    options->dtype = *dtype;
+  command->callback([options, hf_tokenizer] {
     Status status = hf_tokenizer->empty() ? WriteRandomModel(*options)
                                           : WriteHfDirectory(*options, *hf_tokenizer);
     if (!status.ok()) {

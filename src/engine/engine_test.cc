@@ -80,7 +80,7 @@ TEST(EngineTest, BatchedEqualsAloneOnARandomBf16Model) {
       ::testing::TempDir() + "/engine_bf16_" + std::to_string(::getpid()) + ".gguf";
   ASSERT_TRUE(WriteRandomModel(
                   {.shape = "llama-tiny",
-                   .dtype = GgmlType::kBF16,
+                   .dtype = "bf16",
                    .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
                    .output_path = path,
                    .seed = 5})

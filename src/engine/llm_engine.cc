@@ -15,8 +15,11 @@ namespace {
 // --dtype / --quantization → the type linear weights are converted to (nullopt: as stored).
 Expected<std::optional<GgmlType>> LinearTypeOf(const EngineArgs& args) {
   if (!args.quantization.empty()) {
-    if (args.quantization == "q8_0") return std::optional<GgmlType>(GgmlType::kQ8_0);
-    return Error{"unsupported --quantization '" + args.quantization + "' (supported: q8_0)"};
+    for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kQ4_K}) {
+      if (ParseGgmlType(args.quantization) == type) return std::optional<GgmlType>(type);
+    }
+    return Error{"unsupported --quantization '" + args.quantization +
+                 "' (supported: q8_0, q6_k, q4_k)"};
   }
   if (args.dtype == "auto") return std::optional<GgmlType>();
   if (args.dtype == "float32" || args.dtype == "float") {

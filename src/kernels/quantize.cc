@@ -5,17 +5,11 @@
 
 #include "common/half.h"
 #include "kernels/linear_internal.h"
+#include "kernels/quantizers.h"
 #include "kernels/row_conversions.h"
 
 namespace vllm::kernels {
 namespace {
-
-// Round to nearest (ties to even) without a libm call: adding 1.5 * 2^23 leaves no fraction bits.
-// Exact for |v| < 2^22; quantized values stay within ±127.
-inline float RoundToNearest(float v) {
-  constexpr float kMagic = 12582912.0f;
-  return (v + kMagic) - kMagic;
-}
 
 // ggml's quantize_row_q8_0_ref: d = max|x| / 127, q = round(x / d) (ties to even here).
 void QuantizeBlockQ8_0(const float* x, BlockQ8_0* block) {
@@ -25,7 +19,7 @@ void QuantizeBlockQ8_0(const float* x, BlockQ8_0* block) {
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   block->d = Fp32ToFp16(d);
   for (int i = 0; i < kQuantBlockSize; ++i) {
-    block->qs[i] = static_cast<int8_t>(RoundToNearest(x[i] * id));
+    block->qs[i] = static_cast<int8_t>(internal::RoundToInt(x[i] * id));
   }
 }
 

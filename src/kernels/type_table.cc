@@ -3,6 +3,7 @@
 
 #include "kernels/decode_blocks.h"
 #include "kernels/linear_internal.h"
+#include "kernels/quantizers.h"
 #include "kernels/row_conversions.h"
 
 namespace vllm::kernels {
@@ -51,19 +52,19 @@ const std::array<TypeTraits, 16>& Table() {
                 LinearRowsBf16Avx2, LinearRowsBf16Avx512, PackedFormBf16Avx512()),
       IntegerType<GgmlType::kQ4_0>(32, DecodeQ4_0, QuantizeRowQ4_0, LinearRowsQ4_0Avx2,
                                    LinearRowsQ4_0Avx512, PackedFormQ4_0Avx512()),
-      IntegerType<GgmlType::kQ4_1>(32, DecodeQ4_1, nullptr),
-      IntegerType<GgmlType::kQ5_0>(32, DecodeQ5_0, nullptr),
-      IntegerType<GgmlType::kQ5_1>(32, DecodeQ5_1, nullptr),
+      IntegerType<GgmlType::kQ4_1>(32, DecodeQ4_1, QuantizeRowQ4_1),
+      IntegerType<GgmlType::kQ5_0>(32, DecodeQ5_0, QuantizeRowQ5_0),
+      IntegerType<GgmlType::kQ5_1>(32, DecodeQ5_1, QuantizeRowQ5_1),
       IntegerType<GgmlType::kQ8_0>(32, DecodeQ8_0, QuantizeRowQ8_0, LinearRowsQ8_0Avx2,
                                    LinearRowsQ8_0Avx512, PackedFormQ8_0Avx512()),
-      IntegerType<GgmlType::kQ2_K>(16, DecodeQ2_K, nullptr),
-      IntegerType<GgmlType::kQ3_K>(16, DecodeQ3_K, nullptr),
-      IntegerType<GgmlType::kQ4_K>(32, DecodeQ4_K, nullptr),
-      IntegerType<GgmlType::kQ5_K>(32, DecodeQ5_K, nullptr),
-      IntegerType<GgmlType::kQ6_K>(16, DecodeQ6_K, nullptr),
-      IntegerType<GgmlType::kIQ4_NL>(32, DecodeIq4Nl, nullptr),
-      IntegerType<GgmlType::kIQ4_XS>(32, DecodeIq4Xs, nullptr),
-      IntegerType<GgmlType::kMXFP4>(32, DecodeMxfp4, nullptr),
+      IntegerType<GgmlType::kQ2_K>(16, DecodeQ2_K, QuantizeRowQ2_K),
+      IntegerType<GgmlType::kQ3_K>(16, DecodeQ3_K, QuantizeRowQ3_K),
+      IntegerType<GgmlType::kQ4_K>(32, DecodeQ4_K, QuantizeRowQ4_K),
+      IntegerType<GgmlType::kQ5_K>(32, DecodeQ5_K, QuantizeRowQ5_K),
+      IntegerType<GgmlType::kQ6_K>(16, DecodeQ6_K, QuantizeRowQ6_K),
+      IntegerType<GgmlType::kIQ4_NL>(32, DecodeIq4Nl, QuantizeRowIq4Nl),
+      IntegerType<GgmlType::kIQ4_XS>(32, DecodeIq4Xs, QuantizeRowIq4Xs),
+      IntegerType<GgmlType::kMXFP4>(32, DecodeMxfp4, QuantizeRowMxfp4),
   };
   return table;
 }

@@ -162,7 +162,7 @@ TEST(ModelLoadTest, TiedEmbeddingsServeAsTheOutputHead) {
   // The SmolLM2 shape has no output.weight: logits come from token_embd.weight.
   std::string path = ::testing::TempDir() + "/tied_" + std::to_string(::getpid()) + ".gguf";
   ASSERT_TRUE(WriteRandomModel({.shape = "smollm2-135m",
-                                .dtype = GgmlType::kQ8_0,
+                                .dtype = "q8_0",
                                 .vocab_path = VocabPath(),
                                 .output_path = path,
                                 .num_layers_override = 1})

@@ -27,8 +27,8 @@ std::vector<float> LogitsFor(GgmlType type, const std::vector<int32_t>& prompt,
   std::string path = ::testing::TempDir() + "/quant_" + GetSupportedTypeTraits(type)->name +
                      std::to_string(::getpid()) + ".gguf";
   Status written = WriteRandomModel(
-      {.shape = "llama-tiny",
-       .dtype = type,
+      {.shape = "llama-d256",
+       .dtype = GetSupportedTypeTraits(type)->name,
        .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
        .output_path = path,
        .seed = 21});
@@ -78,26 +78,31 @@ double RelativeError(const std::vector<float>& logits, const std::vector<float>&
 TEST(QuantizedLogitsTest, EveryTypeStaysCloseToF32) {
   const std::vector<int32_t>& prompt = kPrompt;
   const std::vector<float> reference = LogitsFor(GgmlType::kF32, prompt);
-  const std::vector<TypeTolerance> tolerances = {{GgmlType::kF16, 2e-3},
-                                                 {GgmlType::kBF16, 3e-2},
-                                                 {GgmlType::kQ8_0, 3e-2},
-                                                 {GgmlType::kQ4_0, 2e-1}};
+  const std::vector<TypeTolerance> tolerances = {
+      {GgmlType::kF16, 2e-3},      {GgmlType::kBF16, 3e-2},     {GgmlType::kQ8_0, 3e-2},
+      {GgmlType::kQ4_0, 1.7e-1},   {GgmlType::kQ4_1, 1.6e-1},   {GgmlType::kQ5_0, 8e-2},
+      {GgmlType::kQ5_1, 8e-2},     {GgmlType::kQ2_K, 5.5e-1},   {GgmlType::kQ3_K, 3e-1},
+      {GgmlType::kQ4_K, 1.4e-1},   {GgmlType::kQ5_K, 7e-2},     {GgmlType::kQ6_K, 3.5e-2},
+      {GgmlType::kIQ4_NL, 1.6e-1}, {GgmlType::kIQ4_XS, 1.6e-1}, {GgmlType::kMXFP4, 3e-1}};
   for (const auto& [type, max_relative_error] : tolerances) {
     std::vector<float> logits = LogitsFor(type, prompt);
     ASSERT_EQ(logits.size(), reference.size());
     const double relative_error = RelativeError(logits, reference);
-    std::printf("%-5s relative logits error vs f32: %.2e (bound %.0e)\n",
+    std::printf("%-6s relative logits error vs f32: %.2e (bound %.0e)\n",
                 GetSupportedTypeTraits(type)->name, relative_error, max_relative_error);
     EXPECT_LT(relative_error, max_relative_error) << GetSupportedTypeTraits(type)->name;
   }
 }
 
-// --quantization q8_0 / --dtype bfloat16 on an F32 file: converted at load, the logits are as
-// close to F32 as the files written in those types (only the embedding stays F32).
+// --quantization q8_0 / q6_k / q4_k and --dtype bfloat16 on an F32 file: converted at load, the
+// logits are as close to F32 as the files written in those types (only the embedding stays F32).
 TEST(QuantizedLogitsTest, ConversionAtLoadStaysCloseToF32) {
   const std::vector<float> reference = LogitsFor(GgmlType::kF32, kPrompt);
-  const std::vector<std::pair<GgmlType, double>> tolerances = {
-      {GgmlType::kQ8_0, 3e-2}, {GgmlType::kBF16, 3e-2}, {GgmlType::kF16, 2e-3}};
+  const std::vector<std::pair<GgmlType, double>> tolerances = {{GgmlType::kQ8_0, 3e-2},
+                                                               {GgmlType::kBF16, 3e-2},
+                                                               {GgmlType::kF16, 2e-3},
+                                                               {GgmlType::kQ6_K, 3.5e-2},
+                                                               {GgmlType::kQ4_K, 1.4e-1}};
   for (const auto& [type, max_relative_error] : tolerances) {
     const std::vector<float> converted = LogitsFor(GgmlType::kF32, kPrompt, type);
     const double relative_error = RelativeError(converted, reference);

@@ -5,25 +5,10 @@
 #include "formats/gguf_file.h"
 #include "formats/gguf_writer.h"
 #include "kernels/ops.h"
+#include "model/quant_recipe.h"
 
 namespace vllm {
 namespace {
-
-// llama.cpp's general.file_type values for files whose tensors are all one type.
-uint32_t FileTypeOf(GgmlType type) {
-  switch (type) {
-    case GgmlType::kF16:
-      return 1;
-    case GgmlType::kQ4_0:
-      return 2;
-    case GgmlType::kQ8_0:
-      return 7;
-    case GgmlType::kBF16:
-      return 32;
-    default:
-      return 0;
-  }
-}
 
 // SplitMix64: a tiny, fast, well-mixed generator; values depend only on (seed, tensor, index).
 uint64_t Mix(uint64_t x) {
@@ -56,6 +41,7 @@ const std::vector<ModelShape>& KnownModelShapes() {
       {"tinyllama-1.1b", 2048, 22, 32, 4, 5632, 2048, 10000.0f, false},
       {"smollm2-135m", 576, 30, 9, 3, 1536, 8192, 100000.0f, true},
       {"llama-tiny", 128, 4, 4, 2, 384, 1024, 10000.0f, false},
+      {"llama-d256", 256, 3, 8, 4, 768, 1024, 10000.0f, false},  // the quantized oracles' shape
       {"qwen3-0.6b", 1024, 28, 16, 8, 3072, 40960, 1000000.0f, true, "qwen3", 128},
       {"qwen2-tiny", 128, 4, 4, 2, 384, 1024, 1000000.0f, true, "qwen2"},
       {"qwen3-tiny", 128, 4, 4, 2, 384, 1024, 1000000.0f, true, "qwen3", 64},
@@ -79,8 +65,8 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   }
   ModelShape shape = *found;
   if (options.num_layers_override > 0) shape.num_layers = options.num_layers_override;
-  auto traits = GetSupportedTypeTraits(options.dtype);
-  if (!traits) return Error{"unsupported dtype"};
+  auto recipe = QuantRecipe::Parse(options.dtype);
+  if (!recipe) return Error{"--dtype: " + recipe.error()};
   auto vocab = GgufFile::Open(options.vocab_path);
   if (!vocab) return Error{"vocabulary: " + vocab.error()};
   auto tokens = (*vocab)->GetStringArray("tokenizer.ggml.tokens");
@@ -93,18 +79,12 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   const int64_t q_size = shape.num_heads * head_dim;
   const int64_t kv_size = shape.num_kv_heads * head_dim;
   const std::string& arch = shape.architecture;
-  for (int64_t cols : {hidden, shape.intermediate_size}) {
-    if (cols % traits->block_size != 0) {
-      return Error{std::string("shape's row length is not a multiple of the ") + traits->name +
-                   " block size"};
-    }
-  }
 
   GgufWriter writer;
   writer.AddMetadata("general.architecture", GgufValue::String(arch));
   writer.AddMetadata("general.name", GgufValue::String("random " + shape.name));
-  writer.AddMetadata("general.file_type", GgufValue::Uint32(FileTypeOf(options.dtype)));
-  if (traits->block_size > 1) {
+  writer.AddMetadata("general.file_type", GgufValue::Uint32(recipe->file_type()));
+  if (GetSupportedTypeTraits(recipe->base_type())->block_size > 1) {
     writer.AddMetadata("general.quantization_version", GgufValue::Uint32(2));
   }
   writer.AddMetadata(arch + ".vocab_size", GgufValue::Uint32(static_cast<uint32_t>(vocab_size)));
@@ -124,17 +104,19 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   }
 
   // Scales keep activations O(1) through the residual stream: 1/sqrt(fan_in) per matrix.
+  // Matrices start in the recipe's base type; its mix and fallbacks are applied below.
+  const GgmlType matrix = recipe->base_type();
   std::vector<TensorPlan> plans;
   const float embed_scale = 1.0f;
-  plans.push_back({"token_embd.weight", {hidden, vocab_size}, options.dtype, embed_scale});
+  plans.push_back({"token_embd.weight", {hidden, vocab_size}, matrix, embed_scale});
   for (int64_t l = 0; l < shape.num_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     const float in_scale = 1.0f / std::sqrt(static_cast<float>(hidden));
     const float ffn_scale = 1.0f / std::sqrt(static_cast<float>(shape.intermediate_size));
     plans.push_back({p + "attn_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
-    plans.push_back({p + "attn_q.weight", {hidden, q_size}, options.dtype, in_scale});
-    plans.push_back({p + "attn_k.weight", {hidden, kv_size}, options.dtype, in_scale});
-    plans.push_back({p + "attn_v.weight", {hidden, kv_size}, options.dtype, in_scale});
+    plans.push_back({p + "attn_q.weight", {hidden, q_size}, matrix, in_scale});
+    plans.push_back({p + "attn_k.weight", {hidden, kv_size}, matrix, in_scale});
+    plans.push_back({p + "attn_v.weight", {hidden, kv_size}, matrix, in_scale});
     if (arch == "qwen2") {  // biases stay f32, as llama.cpp writes them
       plans.push_back({p + "attn_q.bias", {q_size}, GgmlType::kF32, 0.1f});
       plans.push_back({p + "attn_k.bias", {kv_size}, GgmlType::kF32, 0.1f});
@@ -146,22 +128,23 @@ Status WriteRandomModel(const RandomModelOptions& options) {
     }
     plans.push_back({p + "attn_output.weight",
                      {q_size, hidden},
-                     options.dtype,
+                     matrix,
                      1.0f / std::sqrt(static_cast<float>(q_size))});
     plans.push_back({p + "ffn_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
-    plans.push_back(
-        {p + "ffn_gate.weight", {hidden, shape.intermediate_size}, options.dtype, in_scale});
-    plans.push_back(
-        {p + "ffn_up.weight", {hidden, shape.intermediate_size}, options.dtype, in_scale});
-    plans.push_back(
-        {p + "ffn_down.weight", {shape.intermediate_size, hidden}, options.dtype, ffn_scale});
+    plans.push_back({p + "ffn_gate.weight", {hidden, shape.intermediate_size}, matrix, in_scale});
+    plans.push_back({p + "ffn_up.weight", {hidden, shape.intermediate_size}, matrix, in_scale});
+    plans.push_back({p + "ffn_down.weight", {shape.intermediate_size, hidden}, matrix, ffn_scale});
   }
   plans.push_back({"output_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
   if (!shape.tie_word_embeddings) {
     plans.push_back({"output.weight",
                      {hidden, vocab_size},
-                     options.dtype,
+                     matrix,
                      1.0f / std::sqrt(static_cast<float>(hidden))});
+  }
+  for (auto& plan : plans) {
+    if (plan.shape.size() == 2)
+      plan.type = recipe->TypeFor(plan.name, shape.num_layers, plan.shape[0]);
   }
   for (const auto& plan : plans) writer.AddTensor(plan.name, plan.shape, plan.type);
   VLLM_RETURN_IF_ERROR(writer.Begin(options.output_path));

@@ -26,15 +26,16 @@ struct ModelShape {
   int64_t head_dim = 0;                // 0: hidden_size / num_heads
 };
 
-// Known shapes: tinyllama-1.1b, smollm2-135m, qwen3-0.6b, and the 4-layer test shapes llama-tiny,
-// qwen2-tiny and qwen3-tiny.
+// Known shapes: tinyllama-1.1b, smollm2-135m, qwen3-0.6b, and the test shapes llama-tiny,
+// qwen2-tiny, qwen3-tiny (4 layers, dim 128) and llama-d256 (3 layers, rows of 256 for K-quants).
 const std::vector<ModelShape>& KnownModelShapes();
 const ModelShape* FindModelShape(const std::string& name);
 
 struct RandomModelOptions {
   std::string shape = "llama-tiny";
-  GgmlType dtype = GgmlType::kF32;  // linear layers and embeddings; norms stay f32
-  std::string vocab_path;           // a GGUF whose tokenizer.* metadata is copied
+  // Linear layers and embeddings (norms stay f32): a type name or a K-quant mix (QuantRecipe).
+  std::string dtype = "f32";
+  std::string vocab_path;  // a GGUF whose tokenizer.* metadata is copied
   std::string output_path;
   uint64_t seed = 0;
   int64_t num_layers_override = 0;  // > 0: use this many layers instead of the shape's

@@ -1,0 +1,58 @@
+#include "model/quant_recipe.h"
+
+#include <gtest/gtest.h>
+
+namespace vllm {
+namespace {
+
+TEST(QuantRecipeTest, Q4_K_MKeepsTheTensorsLlamaCppKeepsInMoreBits) {
+  auto recipe = QuantRecipe::Parse("Q4_K_M");
+  ASSERT_TRUE(recipe.ok()) << recipe.error();
+  EXPECT_EQ(recipe->file_type(), 15u);
+  // The quantized oracles' 3-layer file (../shared/oracles/models/tensor_types.json): Q6_K for
+  // output, blk.2.attn_v and blk.2.ffn_down, Q4_K for everything else.
+  EXPECT_EQ(recipe->TypeFor("output.weight", 3, 256), GgmlType::kQ6_K);
+  EXPECT_EQ(recipe->TypeFor("token_embd.weight", 3, 256), GgmlType::kQ4_K);
+  EXPECT_EQ(recipe->TypeFor("blk.2.attn_v.weight", 3, 256), GgmlType::kQ6_K);
+  EXPECT_EQ(recipe->TypeFor("blk.2.ffn_down.weight", 3, 768), GgmlType::kQ6_K);
+  for (const char* name : {"blk.0.attn_v.weight", "blk.1.ffn_down.weight", "blk.2.attn_q.weight",
+                           "blk.2.ffn_up.weight"}) {
+    EXPECT_EQ(recipe->TypeFor(name, 3, 256), GgmlType::kQ4_K) << name;
+  }
+  // 22 layers (TinyLlama): the first and last eighth and every third layer between.
+  for (int64_t layer : {0, 1, 4, 7, 10, 13, 16, 19, 20, 21}) {
+    EXPECT_EQ(recipe->TypeFor("blk." + std::to_string(layer) + ".attn_v.weight", 22, 2048),
+              GgmlType::kQ6_K)
+        << layer;
+  }
+  EXPECT_EQ(recipe->TypeFor("blk.2.attn_v.weight", 22, 2048), GgmlType::kQ4_K);
+}
+
+TEST(QuantRecipeTest, Q4_K_SAndQ5_K_M) {
+  auto small = QuantRecipe::Parse("q4_k_s");
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->TypeFor("blk.3.attn_v.weight", 22, 2048), GgmlType::kQ5_K);
+  EXPECT_EQ(small->TypeFor("blk.4.attn_v.weight", 22, 2048), GgmlType::kQ4_K);
+  EXPECT_EQ(small->TypeFor("blk.1.ffn_down.weight", 22, 5632), GgmlType::kQ5_K);
+  EXPECT_EQ(small->TypeFor("blk.3.ffn_down.weight", 22, 5632), GgmlType::kQ4_K);
+  auto medium = QuantRecipe::Parse("q5_k_m");
+  ASSERT_TRUE(medium.ok());
+  EXPECT_EQ(medium->TypeFor("blk.0.ffn_down.weight", 22, 5632), GgmlType::kQ6_K);
+  EXPECT_EQ(medium->TypeFor("blk.0.ffn_up.weight", 22, 2048), GgmlType::kQ5_K);
+}
+
+TEST(QuantRecipeTest, SingleTypesAndRowsTheirBlocksDoNotDivide) {
+  auto q4_k = QuantRecipe::Parse("q4_K");
+  ASSERT_TRUE(q4_k.ok());
+  EXPECT_EQ(q4_k->TypeFor("output.weight", 30, 576), GgmlType::kQ5_0);  // 576 = 2.25 × 256
+  EXPECT_EQ(q4_k->TypeFor("output.weight", 30, 512), GgmlType::kQ4_K);
+  EXPECT_EQ(QuantRecipe::Parse("q6_k")->TypeFor("x", 1, 96), GgmlType::kQ8_0);
+  EXPECT_EQ(QuantRecipe::Parse("iq4_xs")->TypeFor("x", 1, 96), GgmlType::kIQ4_NL);
+  EXPECT_EQ(QuantRecipe::Parse("bf16")->TypeFor("output.weight", 1, 96), GgmlType::kBF16);
+  auto unknown = QuantRecipe::Parse("q7_k");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("q4_k_m"), std::string::npos) << unknown.error();
+}
+
+}  // namespace
+}  // namespace vllm
