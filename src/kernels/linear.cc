@@ -115,6 +115,26 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateOwned(GgmlType type,
   return std::unique_ptr<LinearWeight>(new TableLinearWeight(*view, std::move(bytes)));
 }
 
+Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateFused(GgmlType type,
+                                                                  const std::vector<Part>& parts,
+                                                                  int64_t cols) {
+  int64_t total_rows = 0;
+  for (const Part& part : parts) {
+    auto view = CheckedView(type, part.data, part.rows, cols);
+    if (!view) return Error{view.error()};
+    total_rows += part.rows;
+  }
+  const int64_t row_bytes = RowBytes(FindTypeTraits(type)->layout, cols);
+  std::vector<uint8_t> bytes;
+  bytes.reserve(total_rows * row_bytes);
+  for (const Part& part : parts) {
+    const auto* data = static_cast<const uint8_t*>(part.data);
+    bytes.insert(bytes.end(), data, data + part.rows * row_bytes);
+    ReleaseSourcePages(data, part.rows * row_bytes);
+  }
+  return CreateOwned(type, std::move(bytes), total_rows, cols);
+}
+
 void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, float* y,
                    ThreadPool& pool) {
   if (m <= 0) return;

@@ -224,6 +224,44 @@ TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
   }
 }
 
+// A fused weight's output rows are its parts' outputs side by side.
+TEST(LinearTest, FusedWeightsEqualTheirPartsSideBySide) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  const int64_t cols = 512, m = 5;
+  const int64_t part_rows[] = {32, 16, 16};
+  const std::vector<float> x = RandomValues(m * cols, 11);
+  for (GgmlType type : kTypes) {
+    std::vector<TestWeight> parts;
+    std::vector<LinearWeight::Part> fused_parts;
+    int64_t total_rows = 0;
+    for (int64_t rows : part_rows) {
+      parts.push_back(MakeWeight(type, rows, cols, static_cast<uint32_t>(20 + total_rows)));
+      total_rows += rows;
+    }
+    for (const TestWeight& part : parts) fused_parts.push_back({part.bytes.data(), part.view.rows});
+    auto fused = LinearWeight::CreateFused(type, fused_parts, cols);
+    ASSERT_TRUE(fused.ok()) << fused.error();
+    ASSERT_EQ((*fused)->rows(), total_rows);
+    std::vector<float> y(m * total_rows);
+    Linear(**fused, x.data(), m, y.data(), pool);
+    int64_t first_row = 0;
+    for (const TestWeight& part : parts) {
+      const int64_t rows = part.view.rows;
+      std::vector<float> expected(m * rows);
+      LinearWithIsa(Isa::kScalar, part.view, x.data(), m, expected.data(), pool);
+      const std::vector<float> magnitudes = TermMagnitudes(part, x, m);
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < rows; ++j) {
+          ASSERT_NEAR(y[i * total_rows + first_row + j], expected[i * rows + j],
+                      2e-6f * magnitudes[i * rows + j] + 1e-30f)
+              << GetSupportedTypeTraits(type)->name << " row " << first_row + j;
+        }
+      }
+      first_row += rows;
+    }
+  }
+}
+
 TEST(LinearTest, DotAndAxpyMatchScalar) {
   for (int64_t n : {1, 7, 16, 64, 100}) {
     std::vector<float> a = RandomValues(n, 5), b = RandomValues(n, 6);

@@ -29,6 +29,16 @@ class LinearWeight {
   static Expected<std::unique_ptr<LinearWeight>> CreateOwned(GgmlType type,
                                                              std::vector<uint8_t> bytes,
                                                              int64_t rows, int64_t cols);
+  // Several weights of one type over the same input fused into one, [Σ rows, cols]: its output row
+  // is the parts' outputs side by side, so one call prepares the activations once and runs one
+  // GEMM (Q/K/V, gate/up). The parts' bytes are copied (and their source pages released).
+  struct Part {
+    const void* data;
+    int64_t rows;
+  };
+  static Expected<std::unique_ptr<LinearWeight>> CreateFused(GgmlType type,
+                                                             const std::vector<Part>& parts,
+                                                             int64_t cols);
   virtual ~LinearWeight() = default;
   virtual GgmlType type() const = 0;
   virtual int64_t rows() const = 0;

@@ -20,34 +20,66 @@ Expected<const GgufTensor*> WeightLoader::Tensor(const std::string& name,
   return tensor;
 }
 
-Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::Linear(const std::string& name,
-                                                                      int64_t rows, int64_t cols) {
+Expected<WeightLoader::LinearBytes> WeightLoader::BytesOf(const std::string& name, int64_t rows,
+                                                          int64_t cols) {
   auto tensor = Tensor(name, {cols, rows});
   if (!tensor) return Error{tensor.error()};
   const GgmlType stored = (*tensor)->type;
-  if (linear_type_ && *linear_type_ != stored) {
-    // Converted once, row by row through f32.
-    auto traits = GetSupportedTypeTraits(*linear_type_);
-    if (!traits || cols % traits->block_size != 0) {
-      return Error{"tensor '" + name + "' cannot be converted to " +
-                   GgmlTypeName(static_cast<uint32_t>(*linear_type_))};
-    }
-    const int64_t row_bytes = RowBytes(*traits, cols);
-    const int64_t stored_row_bytes = (*tensor)->num_bytes / rows;
-    std::vector<uint8_t> bytes(rows * row_bytes);
-    std::vector<float> row(cols);
-    for (int64_t r = 0; r < rows; ++r) {
-      kernels::DequantizeRow(stored, (*tensor)->data + r * stored_row_bytes, cols, row.data());
-      kernels::QuantizeRow(*linear_type_, row.data(), cols, bytes.data() + r * row_bytes);
-    }
-    linear_bytes_ += static_cast<int64_t>(bytes.size());
-    auto weight = kernels::LinearWeight::CreateOwned(*linear_type_, std::move(bytes), rows, cols);
-    if (!weight) return Error{"tensor '" + name + "': " + weight.error()};
-    return weight;
+  if (!linear_type_ || *linear_type_ == stored) {
+    linear_bytes_ += (*tensor)->num_bytes;
+    return LinearBytes{stored, (*tensor)->data, {}};
   }
-  auto weight = kernels::LinearWeight::Create(stored, (*tensor)->data, rows, cols);
+  // Converted once, row by row through f32.
+  auto traits = GetSupportedTypeTraits(*linear_type_);
+  if (!traits || cols % traits->block_size != 0) {
+    return Error{"tensor '" + name + "' cannot be converted to " +
+                 GgmlTypeName(static_cast<uint32_t>(*linear_type_))};
+  }
+  const int64_t row_bytes = RowBytes(*traits, cols);
+  const int64_t stored_row_bytes = (*tensor)->num_bytes / rows;
+  LinearBytes bytes{*linear_type_, nullptr, std::vector<uint8_t>(rows * row_bytes)};
+  std::vector<float> row(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    kernels::DequantizeRow(stored, (*tensor)->data + r * stored_row_bytes, cols, row.data());
+    kernels::QuantizeRow(*linear_type_, row.data(), cols, bytes.converted.data() + r * row_bytes);
+  }
+  bytes.data = bytes.converted.data();
+  linear_bytes_ += static_cast<int64_t>(bytes.converted.size());
+  return bytes;
+}
+
+Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::Linear(const std::string& name,
+                                                                      int64_t rows, int64_t cols) {
+  auto bytes = BytesOf(name, rows, cols);
+  if (!bytes) return Error{bytes.error()};
+  auto weight = bytes->converted.empty()
+                    ? kernels::LinearWeight::Create(bytes->type, bytes->data, rows, cols)
+                    : kernels::LinearWeight::CreateOwned(bytes->type, std::move(bytes->converted),
+                                                         rows, cols);
   if (!weight) return Error{"tensor '" + name + "': " + weight.error()};
-  linear_bytes_ += (*tensor)->num_bytes;
+  return weight;
+}
+
+Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::FusedLinear(
+    const std::vector<FusedPart>& parts, int64_t cols) {
+  std::optional<GgmlType> type = linear_type_;
+  for (const FusedPart& part : parts) {
+    const GgufTensor* tensor = source_.Find(part.name);
+    if (tensor == nullptr) return Error{"model file is missing tensor '" + part.name + "'"};
+    if (!type) type = tensor->type;
+    if (!linear_type_ && tensor->type != *type) return std::unique_ptr<kernels::LinearWeight>();
+  }
+  std::vector<LinearBytes> bytes;
+  std::vector<kernels::LinearWeight::Part> weight_parts;
+  bytes.reserve(parts.size());
+  for (const FusedPart& part : parts) {
+    auto part_bytes = BytesOf(part.name, part.rows, cols);
+    if (!part_bytes) return Error{part_bytes.error()};
+    bytes.push_back(std::move(*part_bytes));
+    weight_parts.push_back({bytes.back().data, part.rows});
+  }
+  auto weight = kernels::LinearWeight::CreateFused(*type, weight_parts, cols);
+  if (!weight) return Error{"tensor '" + parts.front().name + "': " + weight.error()};
   return weight;
 }
 

@@ -29,6 +29,15 @@ class WeightLoader {
   // W: [rows, cols] as a linear layer (ggml shape {cols, rows}).
   Expected<std::unique_ptr<kernels::LinearWeight>> Linear(const std::string& name, int64_t rows,
                                                           int64_t cols);
+  // W_1 ... W_n: [rows_i, cols] fused into one linear layer [Σ rows_i, cols] (LinearWeight::
+  // CreateFused) when they end up in one type; nullptr when their stored types differ (load them
+  // one by one then).
+  struct FusedPart {
+    std::string name;
+    int64_t rows;
+  };
+  Expected<std::unique_ptr<kernels::LinearWeight>> FusedLinear(const std::vector<FusedPart>& parts,
+                                                               int64_t cols);
   // A 1-D tensor of `size` values converted to f32.
   Expected<std::vector<float>> Vector(const std::string& name, int64_t size) const;
 
@@ -36,6 +45,15 @@ class WeightLoader {
   int64_t linear_bytes() const { return linear_bytes_; }
 
  private:
+  // W's bytes in the type it is computed in: the stored bytes, or `converted` filled with them
+  // converted to linear_type.
+  struct LinearBytes {
+    GgmlType type;
+    const uint8_t* data;
+    std::vector<uint8_t> converted;
+  };
+  Expected<LinearBytes> BytesOf(const std::string& name, int64_t rows, int64_t cols);
+
   const TensorSource& source_;
   std::optional<GgmlType> linear_type_;
   int64_t linear_bytes_ = 0;

@@ -2,7 +2,9 @@
 // GGUF tensor names: pre-norm RMSNorm blocks, rotary attention over paged KV, SwiGLU FFN, tied or
 // separate output head; Q/K/V biases when present (Qwen2) and per-head Q/K RMSNorm before the
 // rotation when present (Qwen3).
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -20,11 +22,14 @@ using kernels::LinearWeight;
 
 struct LlamaLayer {
   std::vector<float> attn_norm;  // [hidden]
-  std::unique_ptr<LinearWeight> wq, wk, wv, wo;
+  // Q, K and V as one GEMM (wqkv: [q_size + 2 kv_size, hidden]) when stored in one type, else
+  // one by one.
+  std::unique_ptr<LinearWeight> wqkv, wq, wk, wv, wo;
   std::vector<float> bq, bk, bv;      // [q_size], [kv_size], [kv_size]; empty: no bias
   std::vector<float> q_norm, k_norm;  // [head_dim]; empty: no Q/K norm
   std::vector<float> ffn_norm;        // [hidden]
-  std::unique_ptr<LinearWeight> w_gate, w_up, w_down;
+  // Gate and up as one GEMM (w_gate_up: [2 ffn, hidden]) when stored in one type, else apart.
+  std::unique_ptr<LinearWeight> w_gate_up, w_gate, w_up, w_down;
 };
 
 class LlamaModel : public Model {
@@ -47,12 +52,19 @@ class LlamaModel : public Model {
       LlamaLayer& layer = layers_[i];
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Vector(prefix + "attn_norm.weight", hidden), &layer.attn_norm));
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.Linear(prefix + "attn_q.weight", q_size, hidden), &layer.wq));
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.Linear(prefix + "attn_k.weight", kv_size, hidden), &layer.wk));
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden), &layer.wv));
+      VLLM_RETURN_IF_ERROR(Assign(loader.FusedLinear({{prefix + "attn_q.weight", q_size},
+                                                      {prefix + "attn_k.weight", kv_size},
+                                                      {prefix + "attn_v.weight", kv_size}},
+                                                     hidden),
+                                  &layer.wqkv));
+      if (layer.wqkv == nullptr) {
+        VLLM_RETURN_IF_ERROR(
+            Assign(loader.Linear(prefix + "attn_q.weight", q_size, hidden), &layer.wq));
+        VLLM_RETURN_IF_ERROR(
+            Assign(loader.Linear(prefix + "attn_k.weight", kv_size, hidden), &layer.wk));
+        VLLM_RETURN_IF_ERROR(
+            Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden), &layer.wv));
+      }
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size), &layer.wo));
       if (loader.Has(prefix + "attn_q.bias")) {
@@ -69,9 +81,15 @@ class LlamaModel : public Model {
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Vector(prefix + "ffn_norm.weight", hidden), &layer.ffn_norm));
       VLLM_RETURN_IF_ERROR(
-          Assign(loader.Linear(prefix + "ffn_gate.weight", ffn, hidden), &layer.w_gate));
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.Linear(prefix + "ffn_up.weight", ffn, hidden), &layer.w_up));
+          Assign(loader.FusedLinear(
+                     {{prefix + "ffn_gate.weight", ffn}, {prefix + "ffn_up.weight", ffn}}, hidden),
+                 &layer.w_gate_up));
+      if (layer.w_gate_up == nullptr) {
+        VLLM_RETURN_IF_ERROR(
+            Assign(loader.Linear(prefix + "ffn_gate.weight", ffn, hidden), &layer.w_gate));
+        VLLM_RETURN_IF_ERROR(
+            Assign(loader.Linear(prefix + "ffn_up.weight", ffn, hidden), &layer.w_up));
+      }
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Linear(prefix + "ffn_down.weight", hidden, ffn), &layer.w_down));
       progress.Step();
@@ -118,6 +136,7 @@ class LlamaModel : public Model {
     std::vector<float> q(num_tokens * q_size), k(num_tokens * kv_size), v(num_tokens * kv_size);
     std::vector<float> attn(num_tokens * q_size), projected(num_tokens * hidden);
     std::vector<float> gate(num_tokens * ffn), up(num_tokens * ffn);
+    std::vector<float> fused(num_tokens * std::max(q_size + 2 * kv_size, 2 * ffn));
 
     const int64_t embedding_row_bytes = embedding_->num_bytes / config_.vocab_size;
     for (int64_t t = 0; t < num_tokens; ++t) {
@@ -130,9 +149,16 @@ class LlamaModel : public Model {
       const LlamaLayer& layer = layers_[l];
       kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden, config_.rms_norm_eps,
                        normed.data());
-      kernels::Linear(*layer.wq, normed.data(), num_tokens, q.data(), pool_);
-      kernels::Linear(*layer.wk, normed.data(), num_tokens, k.data(), pool_);
-      kernels::Linear(*layer.wv, normed.data(), num_tokens, v.data(), pool_);
+      if (layer.wqkv != nullptr) {
+        // fused: [num_tokens, q_size + 2 kv_size] → q, k, v
+        kernels::Linear(*layer.wqkv, normed.data(), num_tokens, fused.data(), pool_);
+        SplitColumns(fused.data(), num_tokens,
+                     {{q.data(), q_size}, {k.data(), kv_size}, {v.data(), kv_size}});
+      } else {
+        kernels::Linear(*layer.wq, normed.data(), num_tokens, q.data(), pool_);
+        kernels::Linear(*layer.wk, normed.data(), num_tokens, k.data(), pool_);
+        kernels::Linear(*layer.wv, normed.data(), num_tokens, v.data(), pool_);
+      }
       if (!layer.bq.empty()) {
         AddRowBias(layer.bq, num_tokens, &q);
         AddRowBias(layer.bk, num_tokens, &k);
@@ -153,9 +179,18 @@ class LlamaModel : public Model {
 
       kernels::RmsNorm(x.data(), layer.ffn_norm.data(), num_tokens, hidden, config_.rms_norm_eps,
                        normed.data());
-      kernels::Linear(*layer.w_gate, normed.data(), num_tokens, gate.data(), pool_);
-      kernels::Linear(*layer.w_up, normed.data(), num_tokens, up.data(), pool_);
-      kernels::SiluMul(gate.data(), up.data(), num_tokens * ffn, gate.data());
+      if (layer.w_gate_up != nullptr) {
+        // fused: [num_tokens, 2 ffn], each row gate then up
+        kernels::Linear(*layer.w_gate_up, normed.data(), num_tokens, fused.data(), pool_);
+        for (int64_t t = 0; t < num_tokens; ++t) {
+          const float* row = fused.data() + t * 2 * ffn;
+          kernels::SiluMul(row, row + ffn, ffn, gate.data() + t * ffn);
+        }
+      } else {
+        kernels::Linear(*layer.w_gate, normed.data(), num_tokens, gate.data(), pool_);
+        kernels::Linear(*layer.w_up, normed.data(), num_tokens, up.data(), pool_);
+        kernels::SiluMul(gate.data(), up.data(), num_tokens * ffn, gate.data());
+      }
       kernels::Linear(*layer.w_down, gate.data(), num_tokens, projected.data(), pool_);
       AddInPlace(projected, &x);
     }
@@ -183,6 +218,24 @@ class LlamaModel : public Model {
 
   static void AddInPlace(const std::vector<float>& delta, std::vector<float>* x) {
     for (size_t i = 0; i < x->size(); ++i) (*x)[i] += delta[i];
+  }
+
+  struct ColumnRange {
+    float* out;  // [num_rows, width]
+    int64_t width;
+  };
+  // rows: [num_rows, Σ widths] → each range's columns, in order, into its own buffer.
+  static void SplitColumns(const float* rows, int64_t num_rows,
+                           std::initializer_list<ColumnRange> ranges) {
+    int64_t row_width = 0;
+    for (const ColumnRange& range : ranges) row_width += range.width;
+    for (int64_t r = 0; r < num_rows; ++r) {
+      const float* in = rows + r * row_width;
+      for (const ColumnRange& range : ranges) {
+        std::copy(in, in + range.width, range.out + r * range.width);
+        in += range.width;
+      }
+    }
   }
 
   // x: [num_rows, bias.size()] += bias on every row.
