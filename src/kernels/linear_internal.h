@@ -98,6 +98,15 @@ void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x, 
 PackedForm PackedFormQ8_0Avx512();
 PackedForm PackedFormQ4_0Avx512();
 PackedForm PackedFormBf16Avx512();
+// The packed forms of Q4_K / Q5_K / Q6_K (pack_kquants.cc, linear_packed_kquants_avx512.cc) and
+// IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc, linear_packed_iq4_avx512.cc) for AVX-512, laid out as
+// packed_nibble_layout.h describes.
+PackedForm PackedFormQ4_KAvx512();
+PackedForm PackedFormQ5_KAvx512();
+PackedForm PackedFormQ6_KAvx512();
+PackedForm PackedFormIq4NlAvx512();
+PackedForm PackedFormIq4XsAvx512();
+PackedForm PackedFormMxfp4Avx512();
 
 // Vector helpers per path.
 float DotF32Scalar(const float* a, const float* b, int64_t n);

@@ -1,0 +1,132 @@
+// The AVX-512 VNNI kernels for packed IQ4_NL / IQ4_XS / MXFP4 weights (packed_nibble_layout.h). A
+// tile is 16 W rows (one per lane) × R x rows. Each weight vector's 4-bit codes map through the
+// type's 16-value grid with one vpshufb to grid + 128 (unsigned bytes, vpdpbusd's first operand;
+// the broadcast x quants are the signed one), and the integer dot of each 32-column chunk starts
+// at −128 · Σ x_q, which cancels the bias exactly. Then, with the chunk's per-row scale lanes
+// computed once for all R x rows:
+//   acc += (scale · d_x) · Σ grid[q]·x_q,   scale: d (IQ4_NL), d·(ls − 32) (IQ4_XS),
+//                                           2^(e − 128) (MXFP4, its grid doubled)
+// two f32 operations per chunk and x row beside the 8 vpdpbusd.
+#include <immintrin.h>
+
+#include <array>
+#include <type_traits>
+
+#include "kernels/cpu/packed_nibbles_avx512.h"
+
+namespace vllm::kernels {
+namespace {
+
+constexpr int32_t kGridBias = 128;  // grid values are stored plus 128, as unsigned bytes
+
+constexpr std::array<uint8_t, 16> BiasedGrid(const int8_t (&grid)[16]) {
+  std::array<uint8_t, 16> biased{};
+  for (int i = 0; i < 16; ++i) biased[i] = static_cast<uint8_t>(grid[i] + kGridBias);
+  return biased;
+}
+constexpr std::array<uint8_t, 16> kBiasedIq4NlGrid = BiasedGrid(kIq4NlValues);
+constexpr std::array<uint8_t, 16> kBiasedMxfp4Grid = BiasedGrid(kMxfp4Values);
+
+// E8m0ToFp32Half of 16 exponent bytes: (e − 1) << 23 as f32 bits, or the subnormal
+// 0x00200000 << e for e < 2.
+inline __m512 E8m0HalfLanes(const uint8_t* exponents) {
+  const __m512i e =
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(exponents)));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __mmask16 subnormal = _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(
+      _mm512_mask_sllv_epi32(normal, subnormal, _mm512_set1_epi32(0x00200000), e));
+}
+
+template <typename Record>
+constexpr int kChunksPerRecord =
+    std::is_same_v<Record, PackedIq4XsRecord> ? kChunksPerSuperBlock : 1;
+
+// A chunk's nibbles and its scale lanes.
+inline const uint8_t* ChunkNibbles(const PackedIq4NlRecord& record, int) { return record.nibbles; }
+inline const uint8_t* ChunkNibbles(const PackedMxfp4Record& record, int) { return record.nibbles; }
+inline const uint8_t* ChunkNibbles(const PackedIq4XsRecord& record, int chunk) {
+  return record.nibbles[chunk];
+}
+inline __m512 ChunkScales(const PackedIq4NlRecord& record, int) { return HalfLanes(record.d); }
+inline __m512 ChunkScales(const PackedMxfp4Record& record, int) { return E8m0HalfLanes(record.e); }
+inline __m512 ChunkScales(const PackedIq4XsRecord& record, int chunk) {
+  return ScaledLanes(HalfLanes(record.d), record.scales[chunk]);
+}
+
+// A chunk's d_x and the start of its integer dot, −128 times the x sum.
+struct GridTerms {
+  float x_scale;
+  int32_t start;
+  static GridTerms Of(const PreparedActivations& x, int64_t block) {
+    return {x.q8_scales[block], -kGridBias * x.q8_sums[block]};
+  }
+};
+
+// Tile of W group `group` × x rows [first_x_row, + R).
+template <typename Record, int R>
+void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
+              const XTile<GridTerms, R>& x, float* y) {
+  constexpr int kChunks = kChunksPerRecord<Record>;
+  constexpr int64_t kChunkRecordBytes = sizeof(Record) / kChunks;
+  const std::array<uint8_t, 16>& grid_bytes =
+      std::is_same_v<Record, PackedMxfp4Record> ? kBiasedMxfp4Grid : kBiasedIq4NlGrid;
+  const __m512i grid =
+      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(grid_bytes.data())));
+  const int64_t num_records = w.cols / (kChunks * kQuantBlockSize);
+  const Record* records = reinterpret_cast<const Record*>(w.data) + group * num_records;
+  __m512 acc[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < num_records; ++b) {
+    const Record& record = records[b];
+    for (int chunk = 0; chunk < kChunks; ++chunk) {
+      const int64_t xb = b * kChunks + chunk;
+      const GridTerms* terms = x.terms + xb * x.stride;
+      PrefetchAhead(reinterpret_cast<const uint8_t*>(&record) + chunk * kChunkRecordBytes,
+                    kChunkRecordBytes);
+      const __m512 scales = ChunkScales(record, chunk);
+      ChunkDots<R> dots([&](int r) { return terms[r].start; });
+      ForEachNibbleVector(ChunkNibbles(record, chunk), [&]<int K>(__m512i codes) {
+        const __m512i q = _mm512_shuffle_epi8(grid, codes);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) dots.template Add<K>(r, q, BroadcastFour<K>(x.blocks[r][xb]));
+      });
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m512 scale = _mm512_mul_ps(scales, _mm512_set1_ps(terms[r].x_scale));
+        acc[r] = _mm512_fmadd_ps(dots.Lanes(r), scale, acc[r]);
+      }
+    }
+  }
+  StoreTile(acc, w.rows, group, first_x_row, y);
+}
+
+template <typename Record>
+void GridRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
+              int64_t row_end, float* y) {
+  ForEachNibbleTile<GridTerms>(
+      x, row_begin, row_end,
+      [&]<int R>(int64_t group, int64_t first_x_row, const XTile<GridTerms, R>& xt) {
+        GridTile<Record, R>(w, group, first_x_row, xt, y);
+      });
+}
+
+}  // namespace
+
+void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                 int64_t row_begin, int64_t row_end, float* y) {
+  GridRows<PackedIq4NlRecord>(w, x, row_begin, row_end, y);
+}
+
+void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                 int64_t row_begin, int64_t row_end, float* y) {
+  GridRows<PackedIq4XsRecord>(w, x, row_begin, row_end, y);
+}
+
+void LinearRowsPackedMxfp4Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                 int64_t row_begin, int64_t row_end, float* y) {
+  GridRows<PackedMxfp4Record>(w, x, row_begin, row_end, y);
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,160 @@
+// What the AVX-512 VNNI kernels of the nibble-packed types (packed_nibble_layout.h) share: the
+// loop over tiles of 16 W rows × R x rows, x's per-chunk terms, the weight vectors of a chunk's
+// nibbles and the integer dots. Included by each kernel's AVX-512-flagged translation unit
+// (internal linkage).
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/packed_nibble_layout.h"
+
+namespace vllm::kernels {
+namespace {
+
+constexpr int64_t kNibbleXRowsPerBlock = 64;    // x rows that stay in L2 while W groups stream by
+constexpr int64_t kNibblePrefetchBytes = 4096;  // how far ahead of its chunk a tile prefetches
+
+// Asks for the `bytes` bytes of a chunk's record part kNibblePrefetchBytes ahead (the weights
+// stream from memory at small m; the hardware prefetcher alone falls behind).
+inline void PrefetchAhead(const void* chunk_bytes, int64_t bytes) {
+  const char* ahead = static_cast<const char*>(chunk_bytes) + kNibblePrefetchBytes;
+  for (int64_t offset = 0; offset < bytes; offset += 64) {
+    _mm_prefetch(ahead + offset, _MM_HINT_T0);
+  }
+}
+
+// x as a tile of R rows reads it: row r's Q8_0 blocks, and the type's per-chunk Terms (d_x and
+// sums or bias corrections, Terms::Of(x, Q8_0 block index)) for a block of x rows, chunk-major
+// ([chunk][x row of the block]): chunk c's terms of the tile's R rows are terms[c * stride + r].
+template <typename Terms, int R>
+struct XTile {
+  const BlockQ8_0* blocks[R];
+  const Terms* terms;
+  int64_t stride;
+};
+
+// x values [4k, 4k + 4) of a chunk in every 32-bit lane (vpdpbusd's signed operand).
+template <int K>
+inline __m512i BroadcastFour(const BlockQ8_0& chunk) {
+  int32_t four;
+  std::memcpy(&four, chunk.qs + 4 * K, sizeof(four));
+  return _mm512_set1_epi32(four);
+}
+
+// The integer dots of one chunk with R x rows. Below 8 rows, each row's dot is split over several
+// partial sums (weight vector K feeds partial K % kChains) so that its 8 vpdpbusd do not all wait
+// on one another; integer sums are exact, so the split never changes a result.
+template <int R>
+class ChunkDots {
+ public:
+  static constexpr int kChains = R >= 8 ? 1 : R >= 4 ? 2 : 4;
+
+  ChunkDots() : ChunkDots([](int) { return 0; }) {}
+
+  // Row r's dot starts at start(r) (a bias correction).
+  template <typename Start>
+  explicit ChunkDots(const Start& start) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      partials_[0][r] = _mm512_set1_epi32(start(r));
+      for (int chain = 1; chain < kChains; ++chain) partials_[chain][r] = _mm512_setzero_si512();
+    }
+  }
+
+  // Adds weight vector K (unsigned) times x row r's 4 broadcast values (signed).
+  template <int K>
+  void Add(int r, __m512i weights, __m512i x_four) {
+    partials_[K % kChains][r] = _mm512_dpbusd_epi32(partials_[K % kChains][r], weights, x_four);
+  }
+
+  // Row r's dot as f32 lanes (exact: |dot| < 2^24).
+  __m512 Lanes(int r) const {
+    __m512i total = partials_[0][r];
+    for (int chain = 1; chain < kChains; ++chain) {
+      total = _mm512_add_epi32(total, partials_[chain][r]);
+    }
+    return _mm512_cvtepi32_ps(total);
+  }
+
+ private:
+  __m512i partials_[kChains][R];
+};
+
+// Calls step.template operator()<K>(codes) for the 8 weight vectors K of a chunk's nibbles
+// (codes: unsigned bytes 0..15, values [4K, 4K + 4) of each row), each 64-byte step loaded once:
+// K = 0, 4, 1, 5, 2, 6, 3, 7.
+template <int kStep = 0, typename Step>
+inline void ForEachNibbleVector(const uint8_t* nibbles, const Step& step) {
+  const __m512i packed = _mm512_loadu_si512(nibbles + 64 * kStep);
+  const __m512i low_mask = _mm512_set1_epi8(0x0f);
+  step.template operator()<kStep>(_mm512_and_si512(packed, low_mask));
+  step.template operator()<kStep + 4>(_mm512_and_si512(_mm512_srli_epi16(packed, 4), low_mask));
+  if constexpr (kStep < 3) ForEachNibbleVector<kStep + 1>(nibbles, step);
+}
+
+// The f32 lanes of 16 fp16 values.
+inline __m512 HalfLanes(const uint16_t* halves) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(halves)));
+}
+
+// d times 16 bytes (a sub-block scale or min per row), as f32 lanes (exact: d fp16, |byte| < 256).
+inline __m512 ScaledLanes(__m512 d, const uint8_t* bytes) {
+  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)))));
+}
+inline __m512 ScaledLanes(__m512 d, const int8_t* bytes) {
+  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)))));
+}
+
+// y: [m, w.rows] for the groups of W rows [row_begin, row_end): tile.template operator()<R>(group,
+// first x row, XTile) per group and pass, x rows in blocks of 64 (staying in L2 while the groups
+// stream by, their Terms built once per block) and each block in passes of 8, then 4, then 1
+// rows; a group's records stay in L1 between the passes. The passes never change an element's
+// arithmetic.
+template <typename Terms, typename Tile>
+void ForEachNibbleTile(const PreparedActivations& x, int64_t row_begin, int64_t row_end,
+                       const Tile& tile) {
+  const int64_t chunks = x.cols / kQuantBlockSize;
+  std::vector<Terms> terms(chunks * std::min(kNibbleXRowsPerBlock, x.m));
+  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kNibbleXRowsPerBlock) {
+    const int64_t x_end = std::min(x_begin + kNibbleXRowsPerBlock, x.m);
+    const int64_t stride = x_end - x_begin;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      for (int64_t i = x_begin; i < x_end; ++i) {
+        terms[chunk * stride + i - x_begin] = Terms::Of(x, i * chunks + chunk);
+      }
+    }
+    auto passes = [&]<int R>(int64_t group, int64_t& first_x_row) {
+      for (; first_x_row + R <= x_end; first_x_row += R) {
+        XTile<Terms, R> xt{{}, terms.data() + first_x_row - x_begin, stride};
+        for (int r = 0; r < R; ++r) xt.blocks[r] = x.q8.data() + (first_x_row + r) * chunks;
+        tile.template operator()<R>(group, first_x_row, xt);
+      }
+    };
+    for (int64_t group = row_begin / kNibbleRowsPerGroup; group < row_end / kNibbleRowsPerGroup;
+         ++group) {
+      int64_t first_x_row = x_begin;
+      passes.template operator()<8>(group, first_x_row);
+      passes.template operator()<4>(group, first_x_row);
+      passes.template operator()<1>(group, first_x_row);
+    }
+  }
+}
+
+// Stores a tile's accumulators: y[first_x_row + r][16 group, + 16).
+template <int R>
+inline void StoreTile(const __m512 (&acc)[R], int64_t rows, int64_t group, int64_t first_x_row,
+                      float* y) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_storeu_ps(y + (first_x_row + r) * rows + group * kNibbleRowsPerGroup, acc[r]);
+  }
+}
+
+}  // namespace
+}  // namespace vllm::kernels

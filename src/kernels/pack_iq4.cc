@@ -1,0 +1,50 @@
+// Packing IQ4_NL / IQ4_XS / MXFP4 weights into the records of packed_nibble_layout.h (any CPU
+// can pack; cpu/linear_packed_iq4_avx512.cc computes). Their blocks already hold grid indices in
+// Q4_0's order, so the nibbles are copied as they are; only the scales change form.
+#include "kernels/packed_nibble_layout.h"
+
+namespace vllm::kernels {
+namespace {
+
+void PackIq4Nl(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockIq4Nl, PackedIq4NlRecord>(
+      w, out, [](const BlockIq4Nl& block, int64_t lane, PackedIq4NlRecord& record) {
+        record.d[lane] = block.d;
+        PutChunkNibbles(block.qs, lane, record.nibbles);
+      });
+}
+
+void PackIq4Xs(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockIq4Xs, PackedIq4XsRecord>(
+      w, out, [](const BlockIq4Xs& block, int64_t lane, PackedIq4XsRecord& record) {
+        record.d[lane] = block.d;
+        for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+          const int low = (block.scales_l[chunk / 2] >> (4 * (chunk % 2))) & 0x0f;
+          const int high = (block.scales_h >> (2 * chunk)) & 3;
+          record.scales[chunk][lane] = static_cast<int8_t>((low | (high << 4)) - 32);
+          PutChunkNibbles(block.qs + 16 * chunk, lane, record.nibbles[chunk]);
+        }
+      });
+}
+
+void PackMxfp4(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockMxfp4, PackedMxfp4Record>(
+      w, out, [](const BlockMxfp4& block, int64_t lane, PackedMxfp4Record& record) {
+        record.e[lane] = block.e;
+        PutChunkNibbles(block.qs, lane, record.nibbles);
+      });
+}
+
+}  // namespace
+
+PackedForm PackedFormIq4NlAvx512() {
+  return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, LinearRowsPackedIq4NlAvx512);
+}
+PackedForm PackedFormIq4XsAvx512() {
+  return MakeNibbleForm<PackedIq4XsRecord, kSuperBlockSize>(PackIq4Xs, LinearRowsPackedIq4XsAvx512);
+}
+PackedForm PackedFormMxfp4Avx512() {
+  return MakeNibbleForm<PackedMxfp4Record, kQuantBlockSize>(PackMxfp4, LinearRowsPackedMxfp4Avx512);
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,96 @@
+// Packing Q4_K / Q5_K / Q6_K weights into the records of packed_nibble_layout.h (any CPU can
+// pack; cpu/linear_packed_kquants_avx512.cc computes). Quants come from the type's decoder
+// (decode_blocks.cc), so the packed codes mean exactly what the blocks do.
+#include "kernels/decode_blocks.h"
+#include "kernels/packed_nibble_layout.h"
+
+namespace vllm::kernels {
+namespace {
+
+// The low 4 bits of a chunk's 32 codes in Q4_0's order: byte j = code j | code j + 16 << 4.
+void StoreLowNibbles(const int8_t* codes, int64_t lane, uint8_t* nibbles) {
+  uint8_t q4_0_order[16];
+  for (int j = 0; j < 16; ++j) {
+    q4_0_order[j] = static_cast<uint8_t>((codes[j] & 0x0f) | ((codes[j + 16] & 0x0f) << 4));
+  }
+  PutChunkNibbles(q4_0_order, lane, nibbles);
+}
+
+// Q4_K and Q5_K share their leading fields (d, dmin, 12 bytes of scales and mins).
+template <typename Block, typename Record>
+void PutScalesMinsAndNibbles(const Block& block, const DecodedBlock& decoded, int64_t lane,
+                             Record& record) {
+  record.d[lane] = block.d;
+  record.dmin[lane] = block.dmin;
+  for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+    UnpackScaleMinK4(chunk, block.scales, &record.scales[chunk][lane], &record.mins[chunk][lane]);
+    StoreLowNibbles(decoded.q + 32 * chunk, lane, record.chunks[chunk].nibbles);
+  }
+}
+
+void PackQ4_K(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockQ4_K, PackedQ4_KRecord>(
+      w, out, [](const BlockQ4_K& block, int64_t lane, PackedQ4_KRecord& record) {
+        DecodedBlock decoded;
+        DecodeQ4_K(&block, &decoded);  // q: 0..15
+        PutScalesMinsAndNibbles(block, decoded, lane, record);
+      });
+}
+
+void PackQ5_K(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockQ5_K, PackedQ5_KRecord>(
+      w, out, [](const BlockQ5_K& block, int64_t lane, PackedQ5_KRecord& record) {
+        DecodedBlock decoded;
+        DecodeQ5_K(&block, &decoded);  // q: 0..31
+        PutScalesMinsAndNibbles(block, decoded, lane, record);
+        for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+          const int8_t* q = decoded.q + 32 * chunk;
+          for (int i = 0; i < 4; ++i) {
+            uint8_t bits = 0;
+            for (int k = 0; k < 8; ++k) {
+              bits |= static_cast<uint8_t>(((q[4 * k + i] >> 4) & 1) << k);
+            }
+            record.chunks[chunk].fifth_bits[4 * lane + i] = bits;
+          }
+        }
+      });
+}
+
+void PackQ6_K(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockQ6_K, PackedQ6_KRecord>(
+      w, out, [](const BlockQ6_K& block, int64_t lane, PackedQ6_KRecord& record) {
+        DecodedBlock decoded;
+        DecodeQ6_K(&block, &decoded);  // q - 32: -32..31
+        int8_t codes[kSuperBlockSize];
+        for (int i = 0; i < kSuperBlockSize; ++i) codes[i] = static_cast<int8_t>(decoded.q[i] + 32);
+        record.d[lane] = block.d;
+        for (int s = 0; s < 2 * kChunksPerSuperBlock; ++s) record.scales[s][lane] = block.scales[s];
+        for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+          const int8_t* q = codes + 32 * chunk;
+          StoreLowNibbles(q, lane, record.chunks[chunk].nibbles);
+          for (int plane = 0; plane < 2; ++plane) {
+            for (int i = 0; i < 4; ++i) {
+              uint8_t crumbs = 0;
+              for (int j = 0; j < 4; ++j) {
+                crumbs |= static_cast<uint8_t>((q[4 * (4 * plane + j) + i] >> 4) << (2 * j));
+              }
+              record.chunks[chunk].high_crumbs[plane][4 * lane + i] = crumbs;
+            }
+          }
+        }
+      });
+}
+
+}  // namespace
+
+PackedForm PackedFormQ4_KAvx512() {
+  return MakeNibbleForm<PackedQ4_KRecord, kSuperBlockSize>(PackQ4_K, LinearRowsPackedQ4_KAvx512);
+}
+PackedForm PackedFormQ5_KAvx512() {
+  return MakeNibbleForm<PackedQ5_KRecord, kSuperBlockSize>(PackQ5_K, LinearRowsPackedQ5_KAvx512);
+}
+PackedForm PackedFormQ6_KAvx512() {
+  return MakeNibbleForm<PackedQ6_KRecord, kSuperBlockSize>(PackQ6_K, LinearRowsPackedQ6_KAvx512);
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,160 @@
+// Internal: the packed layouts of Q4_K / Q5_K / Q6_K (pack_kquants.cc) and IQ4_NL / IQ4_XS /
+// MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels (cpu/linear_packed_kquants_avx512.cc,
+// cpu/linear_packed_iq4_avx512.cc), shared by the packers and the kernels.
+//
+// Rows are interleaved in groups of 16, one row per 32-bit lane of a 512-bit register. A group's
+// blocks of the type are one record each, in column order; groups follow one another:
+//
+//   packed = [rows / 16 groups][cols / block size records]
+//
+// Every record holds, per 32-column chunk, the 16 rows' 4-bit codes in Q4_0's order ("nibbles",
+// 256 bytes): 4 steps of 64 bytes; in step s, lane l holds row l's bytes [4s, 4s + 4) of its 16
+// bytes, byte j of which carries value j in its low nibble and value j + 16 in its high one:
+//
+//              lane 0                lane 1                      lane 15
+//   step 0   v0..v3  | v16..v19    v0..v3  | v16..v19    ...   v0..v3  | v16..v19
+//   step 1   v4..v7  | v20..v23    ...
+//   step 2   v8..v11 | v24..v27
+//   step 3   v12..v15| v28..v31                              (low nibbles | high nibbles)
+//
+// So "weight vector" k of a chunk (k < 4: the low nibbles of step k; k >= 4: the high nibbles of
+// step k - 4) holds values [4k, 4k + 4) of every row, and one vpdpbusd multiplies them by the
+// same 4 x values broadcast to all lanes. Bit planes (Q5_K's 5th bit, Q6_K's 2 high bits) use the
+// same byte positions: byte 4l + i of a plane belongs to value 4k + i of row l.
+//
+// Sub-block scales and mins stay bytes and super-block scales fp16, [chunk or sub-block][16 rows],
+// so a packed form takes about its type's bits per weight. The records (field[n]: n values per
+// row, stored [n][16 rows]):
+//
+//   Q4_K    | d[1] dmin[1] fp16 | sc[8] mn[8] u8 | chunk 0: nibbles | ... | chunk 7 |  (2368 B)
+//   Q5_K    as Q4_K, each chunk: | nibbles | 5th-bit plane (64 B) |                  (2880 B)
+//   Q6_K    | d[1] fp16 | sc[16] i8 | chunk 0: nibbles, 2 crumb planes (128 B) | ... | (3360 B)
+//   IQ4_XS  | d[1] fp16 | ls − 32 [8] i8 | nibbles of chunks 0..7 |                  (2208 B)
+//   IQ4_NL  | d[1] fp16 | nibbles |                                                  (288 B)
+//   MXFP4   | e[1] E8M0 | nibbles |                                                  (272 B)
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/linear_internal.h"
+
+namespace vllm::kernels {
+
+constexpr int64_t kNibbleRowsPerGroup = 16;
+constexpr int kChunksPerSuperBlock = kSuperBlockSize / kQuantBlockSize;  // 8
+constexpr int kNibbleChunkBytes = 256;
+
+// One chunk's codes in a K-quant record: its nibbles, then for Q5_K / Q6_K its bit planes (a
+// record reads front to back). Q5_K: bit k of byte 4l + i of the plane is the 5th bit of weight
+// vector k's byte 4l + i (value 4k + i of row l). Q6_K: bits [2j, 2j + 2) of byte 4l + i of
+// plane h are the 2 high bits of weight vector 4h + j's byte 4l + i.
+struct PackedQ4_KChunk {
+  uint8_t nibbles[kNibbleChunkBytes];
+};
+struct PackedQ5_KChunk {
+  uint8_t nibbles[kNibbleChunkBytes];
+  uint8_t fifth_bits[64];
+};
+struct PackedQ6_KChunk {
+  uint8_t nibbles[kNibbleChunkBytes];
+  uint8_t high_crumbs[2][64];
+};
+
+// Q4_K / Q5_K (d · sc · q − dmin · mn): 4.625 / 5.625 bits per weight (the types: 4.5 / 5.5).
+template <typename Chunk>
+struct PackedScaleMinRecord {
+  uint16_t d[kNibbleRowsPerGroup];
+  uint16_t dmin[kNibbleRowsPerGroup];
+  uint8_t scales[kChunksPerSuperBlock][kNibbleRowsPerGroup];  // 6-bit sc per chunk
+  uint8_t mins[kChunksPerSuperBlock][kNibbleRowsPerGroup];    // 6-bit mn per chunk
+  Chunk chunks[kChunksPerSuperBlock];
+};
+using PackedQ4_KRecord = PackedScaleMinRecord<PackedQ4_KChunk>;
+using PackedQ5_KRecord = PackedScaleMinRecord<PackedQ5_KChunk>;
+
+// Q6_K (d · sc · (q − 32), q = low nibble + 16 · high crumb, sc per 16 values): 6.5625 bits per
+// weight (as the type).
+struct PackedQ6_KRecord {
+  uint16_t d[kNibbleRowsPerGroup];
+  int8_t scales[2 * kChunksPerSuperBlock][kNibbleRowsPerGroup];
+  PackedQ6_KChunk chunks[kChunksPerSuperBlock];
+};
+
+// IQ4_XS (d · (ls − 32) · grid[q]): 4.3125 bits per weight (4.25).
+struct PackedIq4XsRecord {
+  uint16_t d[kNibbleRowsPerGroup];
+  int8_t scales[kChunksPerSuperBlock][kNibbleRowsPerGroup];  // ls − 32
+  uint8_t nibbles[kChunksPerSuperBlock][kNibbleChunkBytes];  // grid indices
+};
+
+// IQ4_NL (d · grid[q]): 4.5 bits per weight (as the type).
+struct PackedIq4NlRecord {
+  uint16_t d[kNibbleRowsPerGroup];
+  uint8_t nibbles[kNibbleChunkBytes];
+};
+
+// MXFP4 (2^(e − 128) · doubled E2M1 grid[q]): 4.25 bits per weight (as the type).
+struct PackedMxfp4Record {
+  uint8_t e[kNibbleRowsPerGroup];
+  uint8_t nibbles[kNibbleChunkBytes];
+};
+
+template <typename Record, int64_t kBlockCols>
+int64_t PackedRecordsBytes(int64_t rows, int64_t cols) {
+  return rows / kNibbleRowsPerGroup * (cols / kBlockCols) * static_cast<int64_t>(sizeof(Record));
+}
+
+// The PackedForm of a type packed as `Record`s of kBlockCols columns each.
+template <typename Record, int64_t kBlockCols>
+PackedForm MakeNibbleForm(void (*pack)(const WeightView&, uint8_t*),
+                          decltype(PackedForm::rows) rows) {
+  return PackedForm{.isa = Isa::kAvx512,
+                    .rows_per_group = kNibbleRowsPerGroup,
+                    .cols_per_block = kBlockCols,
+                    .packed_bytes = PackedRecordsBytes<Record, kBlockCols>,
+                    .pack = pack,
+                    .rows = rows};
+}
+
+// Fills the records of a packed weight: put_row(block, lane, record) stores W row 16 g + lane's
+// `Block` into lane `lane` of record (g, block index).
+template <typename Block, typename Record, typename PutRow>
+void PackRecords(const WeightView& w, uint8_t* out, const PutRow& put_row) {
+  auto* records = reinterpret_cast<Record*>(out);
+  const int64_t num_blocks = w.cols / w.traits->layout.block_size;
+  for (int64_t group = 0; group < w.rows / kNibbleRowsPerGroup; ++group) {
+    for (int64_t lane = 0; lane < kNibbleRowsPerGroup; ++lane) {
+      const auto* blocks = reinterpret_cast<const Block*>(
+          w.data + (group * kNibbleRowsPerGroup + lane) * w.row_bytes);
+      for (int64_t b = 0; b < num_blocks; ++b) {
+        put_row(blocks[b], lane, records[group * num_blocks + b]);
+      }
+    }
+  }
+}
+
+// Stores one row's chunk, 16 bytes in Q4_0's order (byte j: value j low, value j + 16 high), as
+// lane `lane` of a chunk's nibbles.
+inline void PutChunkNibbles(const uint8_t* q4_0_order, int64_t lane, uint8_t* nibbles) {
+  for (int step = 0; step < 4; ++step) {
+    for (int i = 0; i < 4; ++i) nibbles[step * 64 + lane * 4 + i] = q4_0_order[step * 4 + i];
+  }
+}
+
+// y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: chunks in column
+// order, each one's integer dots scaled and accumulated as in linear_internal.h, the same for
+// every m, thread count and row range.
+void LinearRowsPackedQ4_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedQ5_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedQ6_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                 int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                 int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedMxfp4Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                 int64_t row_begin, int64_t row_end, float* y);
+
+}  // namespace vllm::kernels
