@@ -42,12 +42,9 @@ struct PreparedActivations {
   std::vector<float> q8_scales;       // [m, cols / 32]
   std::vector<int32_t> q8_sums;       // [m, cols / 32]
   std::vector<int32_t> q8_half_sums;  // [m, cols / 16]
-  // AVX-512 only: the same quants as q + 128 (unsigned, for vpdpbusd), and per pair of blocks
-  // their two scales spread over 16 lanes (8 each), as the in-place Q8_0 / Q4_0 kernel reads them.
-  std::vector<uint8_t> q8_biased;     // [m, cols]
-  std::vector<float> q8_scale_lanes;  // [m, cols / 64, 16]
 };
 
+// BF16 activations are kept as bf16 bits on AVX-512 (vdpbf16ps), as f32 values elsewhere.
 PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const float* x, int64_t m,
                                        int64_t cols, ThreadPool& pool);
 
@@ -86,10 +83,6 @@ void LinearRowsF32Avx512(const WeightView& w, const PreparedActivations& x, int6
 void LinearRowsF16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                          int64_t row_end, float* y);
 void LinearRowsBf16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                          int64_t row_end, float* y);
-void LinearRowsQ8_0Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                          int64_t row_end, float* y);
-void LinearRowsQ4_0Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                           int64_t row_end, float* y);
 void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                              int64_t row_end, float* y);

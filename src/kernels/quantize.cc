@@ -92,7 +92,6 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
   prepared.f32 = x;
   const int64_t count = m * cols;
   const int64_t blocks_per_row = cols / kQuantBlockSize;
-  const int64_t pairs_per_row = blocks_per_row / 2;
   if (format == ActivationFormat::kBf16) {
     prepared.bf16.resize(count);
     if (isa != Isa::kAvx512) prepared.bf16_as_f32.resize(count);
@@ -101,10 +100,6 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
     prepared.q8_scales.resize(m * blocks_per_row);
     prepared.q8_sums.resize(m * blocks_per_row);
     prepared.q8_half_sums.resize(m * blocks_per_row * 2);
-    if (isa == Isa::kAvx512) {
-      prepared.q8_biased.resize(count);
-      prepared.q8_scale_lanes.resize(m * pairs_per_row * 16);
-    }
   }
   // Rows are independent: each thread converts its own range.
   pool.ParallelFor(m, [&](int64_t begin, int64_t end) {
@@ -129,16 +124,6 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
       prepared.q8_half_sums[2 * b] = half_sums[0];
       prepared.q8_half_sums[2 * b + 1] = half_sums[1];
       prepared.q8_sums[b] = half_sums[0] + half_sums[1];
-      if (isa != Isa::kAvx512) continue;
-      const int64_t row = b / blocks_per_row;
-      const int64_t block_in_row = b % blocks_per_row;
-      if (block_in_row / 2 < pairs_per_row) {
-        float* lanes = &prepared.q8_scale_lanes[(row * pairs_per_row + block_in_row / 2) * 16];
-        std::fill_n(lanes + 8 * (block_in_row % 2), 8, scale);
-      }
-      for (int k = 0; k < kQuantBlockSize; ++k) {
-        prepared.q8_biased[b * kQuantBlockSize + k] = static_cast<uint8_t>(block.qs[k] + 128);
-      }
     }
   });
   return prepared;

@@ -50,13 +50,15 @@ const std::array<TypeTraits, 16>& Table() {
                 LinearRowsF16Avx2, LinearRowsF16Avx512),
       FloatType(GgmlType::kBF16, ActivationFormat::kBf16, DequantizeRowBf16, QuantizeRowBf16,
                 LinearRowsBf16Avx2, LinearRowsBf16Avx512, PackedFormBf16Avx512()),
+      // Q4_0 / Q8_0 in place (only weights whose rows do not fill groups of 16 on AVX-512 CPUs)
+      // use the AVX2 kernels on both SIMD paths.
       IntegerType<GgmlType::kQ4_0>(32, DecodeQ4_0, QuantizeRowQ4_0, LinearRowsQ4_0Avx2,
-                                   LinearRowsQ4_0Avx512, PackedFormQ4_0Avx512()),
+                                   LinearRowsQ4_0Avx2, PackedFormQ4_0Avx512()),
       IntegerType<GgmlType::kQ4_1>(32, DecodeQ4_1, QuantizeRowQ4_1),
       IntegerType<GgmlType::kQ5_0>(32, DecodeQ5_0, QuantizeRowQ5_0),
       IntegerType<GgmlType::kQ5_1>(32, DecodeQ5_1, QuantizeRowQ5_1),
       IntegerType<GgmlType::kQ8_0>(32, DecodeQ8_0, QuantizeRowQ8_0, LinearRowsQ8_0Avx2,
-                                   LinearRowsQ8_0Avx512, PackedFormQ8_0Avx512()),
+                                   LinearRowsQ8_0Avx2, PackedFormQ8_0Avx512()),
       IntegerType<GgmlType::kQ2_K>(16, DecodeQ2_K, QuantizeRowQ2_K),
       IntegerType<GgmlType::kQ3_K>(16, DecodeQ3_K, QuantizeRowQ3_K),
       IntegerType<GgmlType::kQ4_K>(32, DecodeQ4_K, QuantizeRowQ4_K, LinearRowsDecodedAvx2,
