@@ -51,6 +51,19 @@ void ThreadPool::ParallelFor(int64_t count, const std::function<void(int64_t, in
   });
 }
 
+void ThreadPool::ParallelForChunks(int64_t count, int chunks_per_thread,
+                                   const std::function<void(int64_t, int64_t)>& fn) {
+  if (count <= 0) return;
+  const int64_t num_chunks = std::min<int64_t>(count, int64_t{num_threads_} * chunks_per_thread);
+  std::atomic<int64_t> next_chunk{0};
+  Run([&](int, int) {
+    for (int64_t chunk = next_chunk.fetch_add(1, std::memory_order_relaxed); chunk < num_chunks;
+         chunk = next_chunk.fetch_add(1, std::memory_order_relaxed)) {
+      fn(count * chunk / num_chunks, count * (chunk + 1) / num_chunks);
+    }
+  });
+}
+
 void ThreadPool::WorkerLoop(int thread_index) {
   uint64_t seen_generation = 0;
   while (true) {

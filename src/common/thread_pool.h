@@ -33,6 +33,13 @@ class ThreadPool {
   // The split depends only on count and num_threads, never on timing.
   void ParallelFor(int64_t count, const std::function<void(int64_t begin, int64_t end)>& fn);
 
+  // Splits [0, count) into chunks of about `count / (num_threads * chunks_per_thread)` that the
+  // threads claim in turn from a shared counter, so a thread that falls behind (a slower core, a
+  // late wake) takes fewer: fn(begin, end) per chunk. Which thread runs a chunk depends on timing;
+  // what each chunk computes must not.
+  void ParallelForChunks(int64_t count, int chunks_per_thread,
+                         const std::function<void(int64_t begin, int64_t end)>& fn);
+
  private:
   void WorkerLoop(int thread_index);
 

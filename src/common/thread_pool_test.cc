@@ -19,6 +19,21 @@ TEST(ThreadPoolTest, ParallelForCoversEveryIndexOnce) {
   }
 }
 
+TEST(ThreadPoolTest, ParallelForChunksCoversEveryIndexOnceInContiguousChunks) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 3});
+  for (int64_t count : {0, 1, 2, 5, 24, 1000}) {
+    std::vector<std::atomic<int>> hits(count);
+    std::atomic<int> num_chunks{0};
+    pool.ParallelForChunks(count, 4, [&](int64_t begin, int64_t end) {
+      EXPECT_LT(begin, end);
+      ++num_chunks;
+      for (int64_t i = begin; i < end; ++i) hits[i]++;
+    });
+    for (int64_t i = 0; i < count; ++i) EXPECT_EQ(hits[i].load(), 1);
+    EXPECT_EQ(num_chunks.load(), std::min<int64_t>(count, 12)) << count;
+  }
+}
+
 TEST(ThreadPoolTest, RunsManyJobsBackToBack) {
   ThreadPool pool(ThreadPool::Options{.num_threads = 2});
   std::atomic<int64_t> total{0};

@@ -17,6 +17,8 @@ namespace {
 // Rows of W per work item of the in-place kernels: small enough to spread over threads, large
 // enough to amortize.
 constexpr int64_t kRowsPerTile = 16;
+// Row ranges per thread that the threads claim in turn (ThreadPool::ParallelForChunks).
+constexpr int kChunksPerThread = 8;
 
 // Tells the kernel the source bytes will not be read again soon: pages of a file mapping leave
 // memory (they read back from the file if touched). Contents never change.
@@ -69,10 +71,11 @@ class TableLinearWeight : public LinearWeight {
         PrepareActivations(traits.packed.isa, traits.activation, x, m, view_.cols, pool);
     const PackedWeightView packed{&traits, view_.rows, view_.cols, packed_.data()};
     const int64_t rows_per_group = traits.packed.rows_per_group;
-    pool.ParallelFor(view_.rows / rows_per_group, [&](int64_t group_begin, int64_t group_end) {
-      traits.packed.rows(packed, prepared, group_begin * rows_per_group, group_end * rows_per_group,
-                         y);
-    });
+    pool.ParallelForChunks(view_.rows / rows_per_group, kChunksPerThread,
+                           [&](int64_t group_begin, int64_t group_end) {
+                             traits.packed.rows(packed, prepared, group_begin * rows_per_group,
+                                                group_end * rows_per_group, y);
+                           });
   }
 
  private:
@@ -142,7 +145,7 @@ void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, floa
       PrepareActivations(isa, w.traits->activation, x, m, w.cols, pool);
   const RowsKernel rows_kernel = w.traits->rows[static_cast<int>(isa)];
   const int64_t num_tiles = (w.rows + kRowsPerTile - 1) / kRowsPerTile;
-  pool.ParallelFor(num_tiles, [&](int64_t tile_begin, int64_t tile_end) {
+  pool.ParallelForChunks(num_tiles, kChunksPerThread, [&](int64_t tile_begin, int64_t tile_end) {
     rows_kernel(w, prepared, tile_begin * kRowsPerTile, std::min(tile_end * kRowsPerTile, w.rows),
                 y);
   });
