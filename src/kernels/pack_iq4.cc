@@ -1,6 +1,8 @@
-// Packing IQ4_NL / IQ4_XS / MXFP4 weights into the records of packed_nibble_layout.h (any CPU
-// can pack; cpu/linear_packed_iq4_avx512.cc computes). Their blocks already hold grid indices in
-// Q4_0's order, so the nibbles are copied as they are; only the scales change form.
+// Packing Q4_0 / IQ4_NL / IQ4_XS / MXFP4 weights into the records of packed_nibble_layout.h (any
+// CPU can pack; cpu/linear_packed_iq4_avx512.cc computes). Their blocks already hold grid indices
+// in Q4_0's order, so the nibbles are copied as they are; only the scales change form. Q4_0's
+// blocks are laid out as IQ4_NL's (fp16 d, 16 bytes of nibbles) and pack into the same record;
+// only the kernel's grid differs.
 #include "kernels/packed_nibble_layout.h"
 
 namespace vllm::kernels {
@@ -37,6 +39,10 @@ void PackMxfp4(const WeightView& w, uint8_t* out) {
 
 }  // namespace
 
+PackedForm PackedFormQ4_0Avx512() {
+  static_assert(sizeof(BlockQ4_0) == sizeof(BlockIq4Nl));
+  return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, LinearRowsPackedQ4_0Avx512);
+}
 PackedForm PackedFormIq4NlAvx512() {
   return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, LinearRowsPackedIq4NlAvx512);
 }

@@ -1,15 +1,13 @@
-// Packing Q8_0 / Q4_0 / BF16 weights into the layout of the AVX-512 kernels in
+// Packing Q8_0 / BF16 weights into the layout of the AVX-512 kernels in
 // cpu/linear_packed_avx512.cc (any CPU can pack; only AVX-512 VNNI / BF16 ones compute).
 //
 // 16 rows at a time (rows a multiple of 16, cols of 32), so one instruction serves 16 rows: 4
 // consecutive quants of a row share a lane (unsigned, vpdpbusd's first operand), or 2 consecutive
 // bf16 values (vdpbf16ps). For row group g and 32-column block b:
 //   Q8_0: 8 steps k of 64 bytes; lane l holds row 16g + l's quants [4k, 4k + 4) plus 128.
-//   Q4_0: 4 steps s of 64 bytes; lane l holds row 16g + l's 4 bytes qs[4s, 4s + 4): low nibbles
-//         are elements [4s, +4), high nibbles elements [16 + 4s, +4), each plus 8 (as stored).
 //   BF16: 16 steps k of 64 bytes; lane l holds row 16g + l's values [2k, 2k + 2).
-// The quants of all groups come first ([rows / 16][cols / 32][group block bytes]), then for Q8_0 /
-// Q4_0 the blocks' fp16 scales ([rows / 16][cols / 32][16]).
+// The quants of all groups come first ([rows / 16][cols / 32][group block bytes]), then for Q8_0
+// the blocks' fp16 scales ([rows / 16][cols / 32][16]).
 #include "kernels/packed_q8_layout.h"
 
 namespace vllm::kernels {
@@ -24,7 +22,7 @@ void Pack(const WeightView& w, uint8_t* out) {
   for (int64_t group = 0; group < w.rows / kPackedRowsPerGroup; ++group) {
     for (int64_t b = 0; b < num_blocks; ++b) {
       uint8_t* block_quants = quants + (group * num_blocks + b) * group_block_bytes;
-      uint16_t* block_scales = scales + (group * num_blocks + b) * kPackedRowsPerGroup;  // Q8/Q4
+      uint16_t* block_scales = scales + (group * num_blocks + b) * kPackedRowsPerGroup;  // Q8_0
       for (int64_t lane = 0; lane < kPackedRowsPerGroup; ++lane) {
         const uint8_t* row = w.data + (group * kPackedRowsPerGroup + lane) * w.row_bytes;
         if (type == GgmlType::kBF16) {
@@ -32,13 +30,6 @@ void Pack(const WeightView& w, uint8_t* out) {
           for (int step = 0; step < 16; ++step) {
             for (int i = 0; i < 4; ++i)
               block_quants[step * 64 + lane * 4 + i] = values[step * 4 + i];
-          }
-        } else if (type == GgmlType::kQ4_0) {
-          const BlockQ4_0& block = reinterpret_cast<const BlockQ4_0*>(row)[b];
-          block_scales[lane] = block.d;
-          for (int step = 0; step < 4; ++step) {
-            for (int i = 0; i < 4; ++i)
-              block_quants[step * 64 + lane * 4 + i] = block.qs[step * 4 + i];
           }
         } else {
           const BlockQ8_0& block = reinterpret_cast<const BlockQ8_0*>(row)[b];
@@ -70,7 +61,6 @@ PackedForm MakeForm(decltype(PackedForm::rows) rows) {
 }  // namespace
 
 PackedForm PackedFormQ8_0Avx512() { return MakeForm<GgmlType::kQ8_0>(LinearRowsPackedQ8_0Avx512); }
-PackedForm PackedFormQ4_0Avx512() { return MakeForm<GgmlType::kQ4_0>(LinearRowsPackedQ4_0Avx512); }
 PackedForm PackedFormBf16Avx512() { return MakeForm<GgmlType::kBF16>(LinearRowsPackedBf16Avx512); }
 
 }  // namespace vllm::kernels

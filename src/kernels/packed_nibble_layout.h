@@ -1,4 +1,4 @@
-// Internal: the packed layouts of Q4_K / Q5_K / Q6_K (pack_kquants.cc) and IQ4_NL / IQ4_XS /
+// Internal: the packed layouts of Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 / IQ4_NL / IQ4_XS /
 // MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels (cpu/linear_packed_kquants_avx512.cc,
 // cpu/linear_packed_iq4_avx512.cc), shared by the packers and the kernels.
 //
@@ -30,7 +30,7 @@
 //   Q5_K    as Q4_K, each chunk: | nibbles | 5th-bit plane (64 B) |                  (2880 B)
 //   Q6_K    | d[1] fp16 | sc[16] i8 | chunk 0: nibbles, 2 crumb planes (128 B) | ... | (3360 B)
 //   IQ4_XS  | d[1] fp16 | ls − 32 [8] i8 | nibbles of chunks 0..7 |                  (2208 B)
-//   IQ4_NL  | d[1] fp16 | nibbles |                                                  (288 B)
+//   IQ4_NL  | d[1] fp16 | nibbles |   (Q4_0 too: its blocks are laid out alike)       (288 B)
 //   MXFP4   | e[1] E8M0 | nibbles |                                                  (272 B)
 #pragma once
 
@@ -152,6 +152,8 @@ void LinearRowsPackedQ6_KAvx512(const PackedWeightView& w, const PreparedActivat
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedMxfp4Avx512(const PackedWeightView& w, const PreparedActivations& x,

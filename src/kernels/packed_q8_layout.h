@@ -1,4 +1,4 @@
-// Internal: the packed layout of Q8_0 / Q4_0 / BF16 weights for AVX-512 (described in
+// Internal: the packed layout of Q8_0 / BF16 weights for AVX-512 (described in
 // pack_quantized.cc), shared by the packer and the kernels.
 #pragma once
 
@@ -12,7 +12,7 @@ constexpr int64_t kPackedRowsPerGroup = 16;
 
 // Bytes of packed quants per group of 16 rows and block of 32 columns.
 constexpr int64_t PackedBytesPerGroupBlock(GgmlType type) {
-  return type == GgmlType::kQ4_0 ? 256 : type == GgmlType::kBF16 ? 1024 : 512;
+  return type == GgmlType::kBF16 ? 1024 : 512;
 }
 constexpr int64_t PackedQuantBytes(GgmlType type, int64_t rows, int64_t cols) {
   return rows / kPackedRowsPerGroup * (cols / kQuantBlockSize) * PackedBytesPerGroupBlock(type);
@@ -22,8 +22,6 @@ constexpr int64_t PackedQuantBytes(GgmlType type, int64_t rows, int64_t cols) {
 // order, of d_w · d_x · (integer dot) (bf16: of the pairwise products): independent of m and of
 // the row range.
 void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);

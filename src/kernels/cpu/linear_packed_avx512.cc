@@ -1,9 +1,8 @@
-// The AVX-512 VNNI kernel for packed Q8_0 / Q4_0 weights (see PackedWeightView). One vpdpbusd
+// The AVX-512 kernels for packed Q8_0 and BF16 weights (packed_q8_layout.h). One vpdpbusd
 // multiplies 4 consecutive columns of 16 W rows (one per lane) by the same 4 x values
 // (broadcast), so a block of 32 columns is 8 vpdpbusd into one integer accumulator per x row,
 // then one conversion and one fused multiply-add by d_w · d_x. The packed quants are unsigned
-// (w + 128 for Q8_0, w + 8 for Q4_0); the accumulator starts at -bias · Σ x_q of the block, which
-// cancels the bias exactly.
+// (w + 128); the accumulator starts at -128 · Σ x_q of the block, which cancels the bias exactly.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -28,7 +27,7 @@ template <GgmlType kType, int R>
 void GroupTimesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
                     int64_t first_x_row, float* y) {
   constexpr int64_t kGroupBlockBytes = PackedBytesPerGroupBlock(kType);
-  constexpr int32_t kBias = kType == GgmlType::kQ4_0 ? 8 : 128;
+  constexpr int32_t kBias = 128;
   const int64_t num_blocks = w.cols / 32;
   const uint8_t* quants = w.data + group * num_blocks * kGroupBlockBytes;
   const auto* scales =
@@ -59,18 +58,8 @@ void GroupTimesRows(const PackedWeightView& w, const PreparedActivations& x, int
         dots[r] = _mm512_dpbusd_epi32(dots[r], wq, BroadcastFour(x_blocks[r][b].qs + 4 * k));
       }
     };
-    if constexpr (kType == GgmlType::kQ4_0) {
-      const __m512i low_nibbles = _mm512_set1_epi8(0x0f);
-#pragma GCC unroll 4
-      for (int s = 0; s < 4; ++s) {
-        const __m512i packed = _mm512_loadu_si512(block_quants + s * 64);
-        step(_mm512_and_si512(packed, low_nibbles), s);
-        step(_mm512_and_si512(_mm512_srli_epi16(packed, 4), low_nibbles), s + 4);
-      }
-    } else {
 #pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) step(_mm512_loadu_si512(block_quants + k * 64), k);
-    }
+    for (int k = 0; k < 8; ++k) step(_mm512_loadu_si512(block_quants + k * 64), k);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512 scale = _mm512_mul_ps(w_scales, _mm512_set1_ps(x_scales[r][b]));
@@ -149,11 +138,6 @@ void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, i
 void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
   LinearRowsPacked<GgmlType::kQ8_0>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  LinearRowsPacked<GgmlType::kQ4_0>(w, x, row_begin, row_end, y);
 }
 
 void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,

@@ -1,10 +1,11 @@
-// The AVX-512 VNNI kernels for packed IQ4_NL / IQ4_XS / MXFP4 weights (packed_nibble_layout.h). A
-// tile is 16 W rows (one per lane) × R x rows. Each weight vector's 4-bit codes map through the
-// type's 16-value grid with one vpshufb to grid + 128 (unsigned bytes, vpdpbusd's first operand;
-// the broadcast x quants are the signed one), and the integer dot of each 32-column chunk starts
-// at −128 · Σ x_q, which cancels the bias exactly. Then, with the chunk's per-row scale lanes
-// computed once for all R x rows:
-//   acc += (scale · d_x) · Σ grid[q]·x_q,   scale: d (IQ4_NL), d·(ls − 32) (IQ4_XS),
+// The AVX-512 VNNI kernels for packed Q4_0 / IQ4_NL / IQ4_XS / MXFP4 weights
+// (packed_nibble_layout.h, Q4_0 packed as IQ4_NL with the linear grid −8 ... 7). A tile is 16 W
+// rows (one per lane) × R x rows. Each weight vector's 4-bit codes map through the type's 16-value
+// grid with one vpshufb to grid + 128 (unsigned bytes, vpdpbusd's first operand; the broadcast x
+// quants are the signed one), and the integer dot of each 32-column chunk starts at −128 · Σ x_q,
+// which cancels the bias exactly. Then, with the chunk's per-row scale lanes computed once for all
+// R x rows:
+//   acc += (scale · d_x) · Σ grid[q]·x_q,   scale: d (Q4_0, IQ4_NL), d·(ls − 32) (IQ4_XS),
 //                                           2^(e − 128) (MXFP4, its grid doubled)
 // two f32 operations per chunk and x row beside the 8 vpdpbusd.
 #include <immintrin.h>
@@ -24,6 +25,8 @@ constexpr std::array<uint8_t, 16> BiasedGrid(const int8_t (&grid)[16]) {
   for (int i = 0; i < 16; ++i) biased[i] = static_cast<uint8_t>(grid[i] + kGridBias);
   return biased;
 }
+constexpr int8_t kQ4_0Values[16] = {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7};
+constexpr std::array<uint8_t, 16> kBiasedQ4_0Grid = BiasedGrid(kQ4_0Values);
 constexpr std::array<uint8_t, 16> kBiasedIq4NlGrid = BiasedGrid(kIq4NlValues);
 constexpr std::array<uint8_t, 16> kBiasedMxfp4Grid = BiasedGrid(kMxfp4Values);
 
@@ -63,16 +66,14 @@ struct GridTerms {
   }
 };
 
-// Tile of W group `group` × x rows [first_x_row, + R).
-template <typename Record, int R>
+// Tile of W group `group` × x rows [first_x_row, + R); kGrid: the type's grid plus 128.
+template <typename Record, const std::array<uint8_t, 16>& kGrid, int R>
 void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
               const XTile<GridTerms, R>& x, float* y) {
   constexpr int kChunks = kChunksPerRecord<Record>;
   constexpr int64_t kChunkRecordBytes = sizeof(Record) / kChunks;
-  const std::array<uint8_t, 16>& grid_bytes =
-      std::is_same_v<Record, PackedMxfp4Record> ? kBiasedMxfp4Grid : kBiasedIq4NlGrid;
   const __m512i grid =
-      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(grid_bytes.data())));
+      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kGrid.data())));
   const int64_t num_records = w.cols / (kChunks * kQuantBlockSize);
   const Record* records = reinterpret_cast<const Record*>(w.data) + group * num_records;
   __m512 acc[R];
@@ -102,31 +103,36 @@ void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
   StoreTile(acc, w.rows, group, first_x_row, y);
 }
 
-template <typename Record>
+template <typename Record, const std::array<uint8_t, 16>& kGrid>
 void GridRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
               int64_t row_end, float* y) {
   ForEachNibbleTile<GridTerms>(
       x, row_begin, row_end,
       [&]<int R>(int64_t group, int64_t first_x_row, const XTile<GridTerms, R>& xt) {
-        GridTile<Record, R>(w, group, first_x_row, xt, y);
+        GridTile<Record, kGrid, R>(w, group, first_x_row, xt, y);
       });
 }
 
 }  // namespace
 
+void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y) {
+  GridRows<PackedIq4NlRecord, kBiasedQ4_0Grid>(w, x, row_begin, row_end, y);
+}
+
 void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y) {
-  GridRows<PackedIq4NlRecord>(w, x, row_begin, row_end, y);
+  GridRows<PackedIq4NlRecord, kBiasedIq4NlGrid>(w, x, row_begin, row_end, y);
 }
 
 void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y) {
-  GridRows<PackedIq4XsRecord>(w, x, row_begin, row_end, y);
+  GridRows<PackedIq4XsRecord, kBiasedIq4NlGrid>(w, x, row_begin, row_end, y);
 }
 
 void LinearRowsPackedMxfp4Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y) {
-  GridRows<PackedMxfp4Record>(w, x, row_begin, row_end, y);
+  GridRows<PackedMxfp4Record, kBiasedMxfp4Grid>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace vllm::kernels
