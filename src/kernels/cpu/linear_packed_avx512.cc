@@ -72,44 +72,70 @@ void GroupTimesRows(const PackedWeightView& w, const PreparedActivations& x, int
   }
 }
 
-// The BF16 form: per block 16 vdpbf16ps per x row, alternating between two accumulators (the same
-// pattern for every R) so consecutive steps do not wait on each other.
-template <int R>
-void Bf16GroupTimesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
-                        int64_t first_x_row, float* y) {
+// The BF16 form: per block 16 vdpbf16ps per x row and group into one accumulator (the same
+// order for every R and G). G groups of 16 W rows side by side share each x broadcast, R x rows
+// share each W load: a tile of 2 × 8 issues 10 loads per 16 vdpbf16ps.
+template <int R, int G>
+void Bf16GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
+                         int64_t first_x_row, float* y) {
   constexpr int64_t kGroupBlockBytes = PackedBytesPerGroupBlock(GgmlType::kBF16);
   const int64_t num_blocks = w.cols / 32;
-  const uint8_t* values = w.data + group * num_blocks * kGroupBlockBytes;
+  const int64_t group_bytes = num_blocks * kGroupBlockBytes;
+  const uint8_t* values = w.data + group * group_bytes;
   const uint16_t* x_rows[R];
-  __m512 even[R];
-  __m512 odd[R];
+  __m512 acc[G][R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     x_rows[r] = x.bf16.data() + (first_x_row + r) * w.cols;
-    even[r] = _mm512_setzero_ps();
-    odd[r] = _mm512_setzero_ps();
+    for (int g = 0; g < G; ++g) acc[g][r] = _mm512_setzero_ps();
   }
   for (int64_t b = 0; b < num_blocks; ++b) {
-    const uint8_t* block_values = values + b * kGroupBlockBytes;
-    _mm_prefetch(reinterpret_cast<const char*>(block_values) + kPrefetchBytes, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(block_values) + kPrefetchBytes + 512, _MM_HINT_T0);
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      const char* block_values =
+          reinterpret_cast<const char*>(values + g * group_bytes + b * kGroupBlockBytes);
+      _mm_prefetch(block_values + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(block_values + kPrefetchBytes + 512, _MM_HINT_T0);
+    }
 #pragma GCC unroll 16
-    for (int k = 0; k < 16; k += 2) {
-      const __m512bh w_even = (__m512bh)_mm512_loadu_si512(block_values + k * 64);
-      const __m512bh w_odd = (__m512bh)_mm512_loadu_si512(block_values + (k + 1) * 64);
+    for (int k = 0; k < 16; ++k) {
+      __m512bh weights[G];
+#pragma GCC unroll 2
+      for (int g = 0; g < G; ++g) {
+        weights[g] =
+            (__m512bh)_mm512_loadu_si512(values + g * group_bytes + b * kGroupBlockBytes + k * 64);
+      }
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const auto* pair = reinterpret_cast<const int8_t*>(x_rows[r] + b * 32 + 2 * k);
-        even[r] = _mm512_dpbf16_ps(even[r], w_even, (__m512bh)BroadcastFour(pair));
-        odd[r] = _mm512_dpbf16_ps(odd[r], w_odd, (__m512bh)BroadcastFour(pair + 4));
+        const __m512bh x_pair =
+            (__m512bh)BroadcastFour(reinterpret_cast<const int8_t*>(x_rows[r] + b * 32 + 2 * k));
+#pragma GCC unroll 2
+        for (int g = 0; g < G; ++g) acc[g][r] = _mm512_dpbf16_ps(acc[g][r], weights[g], x_pair);
       }
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    _mm512_storeu_ps(y + (first_x_row + r) * w.rows + group * kPackedRowsPerGroup,
-                     _mm512_add_ps(even[r], odd[r]));
+    for (int g = 0; g < G; ++g) {
+      _mm512_storeu_ps(y + (first_x_row + r) * w.rows + (group + g) * kPackedRowsPerGroup,
+                       acc[g][r]);
+    }
   }
+}
+
+// BF16 groups [group_begin, group_end) × x rows [x_begin, x_end): pairs of groups in passes of 8,
+// then 4, then 1 x rows; a last odd group alone.
+void Bf16Rows(const PackedWeightView& w, const PreparedActivations& x, int64_t group_begin,
+              int64_t group_end, int64_t x_begin, int64_t x_end, float* y) {
+  auto passes = [&]<int G>(int64_t group) {
+    int64_t i = x_begin;
+    for (; i + 8 <= x_end; i += 8) Bf16GroupsTimesRows<8, G>(w, x, group, i, y);
+    for (; i + 4 <= x_end; i += 4) Bf16GroupsTimesRows<4, G>(w, x, group, i, y);
+    for (; i < x_end; ++i) Bf16GroupsTimesRows<1, G>(w, x, group, i, y);
+  };
+  int64_t group = group_begin;
+  for (; group + 2 <= group_end; group += 2) passes.template operator()<2>(group);
+  if (group < group_end) passes.template operator()<1>(group);
 }
 
 template <GgmlType kType>
@@ -117,18 +143,17 @@ void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, i
                       int64_t row_end, float* y) {
   for (int64_t x_begin = 0; x_begin < x.m; x_begin += kXRowsPerBlock) {
     const int64_t x_end = std::min(x_begin + kXRowsPerBlock, x.m);
+    if constexpr (kType == GgmlType::kBF16) {
+      Bf16Rows(w, x, row_begin / kPackedRowsPerGroup, row_end / kPackedRowsPerGroup, x_begin, x_end,
+               y);
+      continue;
+    }
     for (int64_t group = row_begin / kPackedRowsPerGroup; group < row_end / kPackedRowsPerGroup;
          ++group) {
       int64_t i = x_begin;
-      if constexpr (kType == GgmlType::kBF16) {
-        for (; i + 8 <= x_end; i += 8) Bf16GroupTimesRows<8>(w, x, group, i, y);
-        for (; i + 4 <= x_end; i += 4) Bf16GroupTimesRows<4>(w, x, group, i, y);
-        for (; i < x_end; ++i) Bf16GroupTimesRows<1>(w, x, group, i, y);
-      } else {
-        for (; i + 8 <= x_end; i += 8) GroupTimesRows<kType, 8>(w, x, group, i, y);
-        for (; i + 4 <= x_end; i += 4) GroupTimesRows<kType, 4>(w, x, group, i, y);
-        for (; i < x_end; ++i) GroupTimesRows<kType, 1>(w, x, group, i, y);
-      }
+      for (; i + 8 <= x_end; i += 8) GroupTimesRows<kType, 8>(w, x, group, i, y);
+      for (; i + 4 <= x_end; i += 4) GroupTimesRows<kType, 4>(w, x, group, i, y);
+      for (; i < x_end; ++i) GroupTimesRows<kType, 1>(w, x, group, i, y);
     }
   }
 }
