@@ -9,6 +9,7 @@
 #include "common/half.h"
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
+#include "kernels/random_values_for_test.h"
 
 namespace vllm::kernels {
 namespace {
@@ -25,14 +26,6 @@ std::vector<Isa> AvailableIsas() {
   if (features.HasAvx2Path()) isas.push_back(Isa::kAvx2);
   if (BestIsa() == Isa::kAvx512) isas.push_back(Isa::kAvx512);
   return isas;
-}
-
-std::vector<float> RandomValues(int64_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> values(count);
-  for (auto& v : values) v = normal(rng);
-  return values;
 }
 
 // Byte offsets of the fp16 scale fields in one block of each integer type (E8M0 for MXFP4).
@@ -90,7 +83,7 @@ TestWeight MakeWeight(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) 
   const int64_t row_bytes = RowBytes(traits->layout, cols);
   weight.bytes.resize(rows * row_bytes);
   if (traits->decode == nullptr) {
-    std::vector<float> values = RandomValues(rows * cols, seed);
+    std::vector<float> values = RandomNormalValues(rows * cols, seed);
     for (int64_t r = 0; r < rows; ++r) {
       QuantizeRow(type, values.data() + r * cols, cols, weight.bytes.data() + r * row_bytes);
     }
@@ -145,7 +138,7 @@ TEST(LinearTest, EveryPathMatchesTheScalarReference) {
   for (GgmlType type : kTypes) {
     for (const Shape& shape : shapes) {
       TestWeight weight = MakeWeight(type, shape.rows, shape.cols, 1);
-      std::vector<float> x = RandomValues(shape.m * shape.cols, 2);
+      std::vector<float> x = RandomNormalValues(shape.m * shape.cols, 2);
       std::vector<float> expected(shape.m * shape.rows);
       LinearWithIsa(Isa::kScalar, weight.view, x.data(), shape.m, expected.data(), pool);
       const std::vector<float> magnitudes = TermMagnitudes(weight, x, shape.m);
@@ -170,7 +163,7 @@ TEST(LinearTest, ResultsDoNotDependOnBatchOrThreads) {
   const int64_t rows = 45, cols = 512, m = 37;
   for (GgmlType type : kTypes) {
     TestWeight weight = MakeWeight(type, rows, cols, 3);
-    std::vector<float> x = RandomValues(m * cols, 4);
+    std::vector<float> x = RandomNormalValues(m * cols, 4);
     for (Isa isa : AvailableIsas()) {
       std::vector<float> batched(m * rows);
       LinearWithIsa(isa, weight.view, x.data(), m, batched.data(), two_threads);
@@ -204,7 +197,7 @@ TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
       TestWeight weight = MakeWeight(type, shape.rows, shape.cols, 5);
       auto packed = LinearWeight::Create(type, weight.bytes.data(), shape.rows, shape.cols);
       ASSERT_TRUE(packed.ok()) << packed.error();
-      std::vector<float> x = RandomValues(shape.m * shape.cols, 6);
+      std::vector<float> x = RandomNormalValues(shape.m * shape.cols, 6);
       std::vector<float> expected(shape.m * shape.rows);
       LinearWithIsa(Isa::kScalar, weight.view, x.data(), shape.m, expected.data(), two_threads);
       std::vector<float> batched(shape.m * shape.rows);
@@ -231,7 +224,7 @@ TEST(LinearTest, FusedWeightsEqualTheirPartsSideBySide) {
   ThreadPool pool(ThreadPool::Options{.num_threads = 2});
   const int64_t cols = 512, m = 5;
   const int64_t part_rows[] = {32, 16, 16};
-  const std::vector<float> x = RandomValues(m * cols, 11);
+  const std::vector<float> x = RandomNormalValues(m * cols, 11);
   for (GgmlType type : kTypes) {
     std::vector<TestWeight> parts;
     std::vector<LinearWeight::Part> fused_parts;
@@ -266,7 +259,7 @@ TEST(LinearTest, FusedWeightsEqualTheirPartsSideBySide) {
 
 TEST(LinearTest, DotAndAxpyMatchScalar) {
   for (int64_t n : {1, 7, 16, 64, 100}) {
-    std::vector<float> a = RandomValues(n, 5), b = RandomValues(n, 6);
+    std::vector<float> a = RandomNormalValues(n, 5), b = RandomNormalValues(n, 6);
     const float expected = DotF32Scalar(a.data(), b.data(), n);
     EXPECT_NEAR(DotF32(a.data(), b.data(), n), expected, 1e-4f * n);
     std::vector<float> y1 = b, y2 = b;
@@ -279,11 +272,11 @@ TEST(LinearTest, DotAndAxpyMatchScalar) {
 TEST(LinearTest, RowsVariantsEqualTheSingleRowKernels) {
   for (int64_t n : {8, 64, 100}) {
     const int64_t rows = 5;
-    std::vector<float> a = RandomValues(rows * n, 7), b = RandomValues(n, 8);
+    std::vector<float> a = RandomNormalValues(rows * n, 7), b = RandomNormalValues(n, 8);
     std::vector<float> dots(rows);
     DotF32Rows(a.data(), rows, b.data(), n, dots.data());
-    std::vector<float> alphas = RandomValues(rows, 9);
-    std::vector<float> y1 = RandomValues(rows * n, 10), y2 = y1;
+    std::vector<float> alphas = RandomNormalValues(rows, 9);
+    std::vector<float> y1 = RandomNormalValues(rows * n, 10), y2 = y1;
     AxpyF32Rows(alphas.data(), rows, b.data(), n, y1.data());
     for (int64_t r = 0; r < rows; ++r) {
       EXPECT_EQ(dots[r], DotF32(a.data() + r * n, b.data(), n));  // bitwise

@@ -13,6 +13,7 @@
 #include "common/half.h"
 #include "kernels/ops.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/random_values_for_test.h"
 
 namespace vllm::kernels {
 namespace {
@@ -99,14 +100,6 @@ uint64_t Fnv1a(const std::vector<uint8_t>& bytes) {
   return hash;
 }
 
-std::vector<float> NormalValues(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = normal(rng);
-  return x;
-}
-
 std::vector<uint8_t> Quantize(GgmlType type, Quantizer quantize, const std::vector<float>& x) {
   std::vector<uint8_t> bytes(RowBytes(*GetSupportedTypeTraits(type), std::ssize(x)));
   quantize(x.data(), std::ssize(x), bytes.data());
@@ -130,7 +123,7 @@ void ExpectBitIdentical(const std::vector<float>& expected, const std::vector<fl
 
 TEST(QuantizersTest, RoundTripErrorStaysWithinEachFormatsBound) {
   const int64_t n = 4096;
-  const std::vector<float> x = NormalValues(n, 7);
+  const std::vector<float> x = RandomNormalValues(n, 7);
   for (const QuantizerCase& c : Cases()) {
     SCOPED_TRACE(Name(c.type));
     const std::vector<float> back = Dequantize(c.type, Quantize(c.type, c.quantize, x), n);
@@ -173,7 +166,7 @@ TEST(QuantizersTest, ZeroRowStaysZeroWithFiniteScales) {
 TEST(QuantizersTest, ExtremeMagnitudesDequantizeToFiniteValues) {
   // Per 3 values: ±1e-30, a normal value, ±1e4; one super-block of only ±1e-30; one outlier.
   const int64_t n = 4 * kSuperBlockSize;
-  std::vector<float> x = NormalValues(n, 11);
+  std::vector<float> x = RandomNormalValues(n, 11);
   for (int64_t i = 0; i < n; ++i) {
     const float sign = i % 2 == 0 ? 1.0f : -1.0f;
     if (i % 3 == 0) x[i] = sign * 1e-30f;
@@ -198,7 +191,7 @@ TEST(QuantizersTest, ExtremeMagnitudesDequantizeToFiniteValues) {
 constexpr int64_t kStructureValues = 2 * kSuperBlockSize;
 
 TEST(QuantizersTest, Q2_KScalesAndMinsUseTheFull4Bits) {
-  const std::vector<float> x = NormalValues(kStructureValues, 21);
+  const std::vector<float> x = RandomNormalValues(kStructureValues, 21);
   const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ2_K, QuantizeRowQ2_K, x);
   const auto* blocks = reinterpret_cast<const BlockQ2_K*>(bytes.data());
   std::vector<float> expected(kStructureValues);
@@ -224,7 +217,7 @@ TEST(QuantizersTest, Q2_KScalesAndMinsUseTheFull4Bits) {
 }
 
 TEST(QuantizersTest, Q3_KLargestScaleMapsToMinus32) {
-  const std::vector<float> x = NormalValues(kStructureValues, 22);
+  const std::vector<float> x = RandomNormalValues(kStructureValues, 22);
   const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ3_K, QuantizeRowQ3_K, x);
   const auto* blocks = reinterpret_cast<const BlockQ3_K*>(bytes.data());
   std::vector<float> expected(kStructureValues);
@@ -259,7 +252,7 @@ void ExpectFull6BitScalesAndMins(const uint8_t* packed, uint8_t* scales, uint8_t
 }
 
 TEST(QuantizersTest, Q4_KScalesAndMinsFit6Bits) {
-  const std::vector<float> x = NormalValues(kStructureValues, 23);
+  const std::vector<float> x = RandomNormalValues(kStructureValues, 23);
   const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ4_K, QuantizeRowQ4_K, x);
   const auto* blocks = reinterpret_cast<const BlockQ4_K*>(bytes.data());
   std::vector<float> expected(kStructureValues);
@@ -278,7 +271,7 @@ TEST(QuantizersTest, Q4_KScalesAndMinsFit6Bits) {
 }
 
 TEST(QuantizersTest, Q5_KScalesAndMinsFit6Bits) {
-  const std::vector<float> x = NormalValues(kStructureValues, 24);
+  const std::vector<float> x = RandomNormalValues(kStructureValues, 24);
   const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ5_K, QuantizeRowQ5_K, x);
   const auto* blocks = reinterpret_cast<const BlockQ5_K*>(bytes.data());
   std::vector<float> expected(kStructureValues);
@@ -299,7 +292,7 @@ TEST(QuantizersTest, Q5_KScalesAndMinsFit6Bits) {
 }
 
 TEST(QuantizersTest, Q6_KLargestScaleMapsToMinus128) {
-  const std::vector<float> x = NormalValues(kStructureValues, 25);
+  const std::vector<float> x = RandomNormalValues(kStructureValues, 25);
   const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ6_K, QuantizeRowQ6_K, x);
   const auto* blocks = reinterpret_cast<const BlockQ6_K*>(bytes.data());
   std::vector<float> expected(kStructureValues);
@@ -320,7 +313,7 @@ TEST(QuantizersTest, Q6_KLargestScaleMapsToMinus128) {
 }
 
 TEST(QuantizersTest, Iq4XsLargestScaleMapsToMinus32) {
-  const std::vector<float> x = NormalValues(kStructureValues, 26);
+  const std::vector<float> x = RandomNormalValues(kStructureValues, 26);
   const std::vector<uint8_t> bytes = Quantize(GgmlType::kIQ4_XS, QuantizeRowIq4Xs, x);
   const auto* blocks = reinterpret_cast<const BlockIq4Xs*>(bytes.data());
   std::vector<float> expected(kStructureValues);
