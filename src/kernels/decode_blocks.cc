@@ -12,7 +12,7 @@ namespace vllm::kernels {
 namespace {
 
 // The two nibbles of 16 bytes: element j from byte j's low nibble, element j + 16 from its high.
-void SplitNibbles(const uint8_t* bytes, int8_t* q) {
+void SplitNibbles(const uint8_t* __restrict bytes, int8_t* __restrict q) {
   for (int j = 0; j < 16; ++j) {
     q[j] = static_cast<int8_t>(bytes[j] & 0x0f);
     q[j + 16] = static_cast<int8_t>(bytes[j] >> 4);
@@ -33,7 +33,7 @@ void MapThroughGrid(const int8_t grid[16], int8_t* q) {
 
 // Q2_K / Q3_K low 2 bits: byte l of a 128-value half holds elements l, l+32, l+64, l+96 of it
 // (in bits 0-1, 2-3, 4-5, 6-7).
-void SplitCrumbs(const uint8_t* qs, int8_t* q) {
+void SplitCrumbs(const uint8_t* __restrict qs, int8_t* __restrict q) {
   for (int half = 0; half < 2; ++half) {
     for (int shift = 0; shift < 4; ++shift) {
       for (int l = 0; l < 32; ++l) {
@@ -45,7 +45,7 @@ void SplitCrumbs(const uint8_t* qs, int8_t* q) {
 }
 
 // Q4_K / Q5_K: nibbles of 64-value chunk c: element l from byte l's low nibble, l + 32 from high.
-void SplitChunkNibbles(const uint8_t* qs, int8_t* q) {
+void SplitChunkNibbles(const uint8_t* __restrict qs, int8_t* __restrict q) {
   for (int chunk = 0; chunk < 4; ++chunk) {
     for (int l = 0; l < 32; ++l) {
       q[chunk * 64 + l] = static_cast<int8_t>(qs[chunk * 32 + l] & 0x0f);
@@ -71,6 +71,19 @@ void SetScale(float d, int num_sub_blocks, DecodedBlock* out) {
   for (int s = 0; s < num_sub_blocks; ++s) {
     out->scale[s] = d;
     out->min[s] = 0.0f;
+  }
+}
+
+// Q6_K's 6-bit values of one 128-value half, minus 32: ql bytes [0, 64) give the low nibbles of
+// values [0, 64) (low) and [64, 128) (high); qh byte l gives the 2 high bits of values l, l + 32,
+// l + 64, l + 96.
+void SplitQ6_KHalf(const uint8_t* __restrict ql, const uint8_t* __restrict qh,
+                   int8_t* __restrict q) {
+  for (int l = 0; l < 32; ++l) {
+    q[l] = static_cast<int8_t>(((ql[l] & 0x0f) | (((qh[l] >> 0) & 3) << 4)) - 32);
+    q[l + 32] = static_cast<int8_t>(((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) - 32);
+    q[l + 64] = static_cast<int8_t>(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+    q[l + 96] = static_cast<int8_t>(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
   }
 }
 
@@ -162,19 +175,8 @@ void DecodeQ5_K(const void* block, DecodedBlock* out) {
 
 void DecodeQ6_K(const void* block, DecodedBlock* out) {
   const auto& b = *static_cast<const BlockQ6_K*>(block);
-  // Per 128-value half: ql bytes [0, 64) give the low nibbles of elements [0, 64) (low) and
-  // [64, 128) (high); qh byte l gives the 2 high bits of elements l, l + 32, l + 64, l + 96.
-  for (int half = 0; half < 2; ++half) {
-    const uint8_t* ql = b.ql + 64 * half;
-    const uint8_t* qh = b.qh + 32 * half;
-    int8_t* q = out->q + 128 * half;
-    for (int l = 0; l < 32; ++l) {
-      q[l] = static_cast<int8_t>(((ql[l] & 0x0f) | (((qh[l] >> 0) & 3) << 4)) - 32);
-      q[l + 32] = static_cast<int8_t>(((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) - 32);
-      q[l + 64] = static_cast<int8_t>(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
-      q[l + 96] = static_cast<int8_t>(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
-    }
-  }
+  SplitQ6_KHalf(b.ql, b.qh, out->q);
+  SplitQ6_KHalf(b.ql + 64, b.qh + 32, out->q + 128);
   const float d = Fp16ToFp32(b.d);
   for (int s = 0; s < 16; ++s) {
     out->scale[s] = d * b.scales[s];
