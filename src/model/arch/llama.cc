@@ -4,13 +4,13 @@
 // rotation when present (Qwen3).
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 #include <memory>
 #include <vector>
 
 #include "kernels/ops.h"
 #include "model/layers/paged_attention.h"
 #include "model/layers/rope.h"
+#include "model/layers/tensor_ops.h"
 #include "model/load_progress.h"
 #include "model/registry.h"
 #include "model/weight_loader.h"
@@ -209,43 +209,6 @@ class LlamaModel : public Model {
   }
 
  private:
-  template <typename T>
-  static Status Assign(Expected<T> value, T* out) {
-    if (!value) return Error{value.error()};
-    *out = std::move(*value);
-    return Status::Ok();
-  }
-
-  static void AddInPlace(const std::vector<float>& delta, std::vector<float>* x) {
-    for (size_t i = 0; i < x->size(); ++i) (*x)[i] += delta[i];
-  }
-
-  struct ColumnRange {
-    float* out;  // [num_rows, width]
-    int64_t width;
-  };
-  // rows: [num_rows, Σ widths] → each range's columns, in order, into its own buffer.
-  static void SplitColumns(const float* rows, int64_t num_rows,
-                           std::initializer_list<ColumnRange> ranges) {
-    int64_t row_width = 0;
-    for (const ColumnRange& range : ranges) row_width += range.width;
-    for (int64_t r = 0; r < num_rows; ++r) {
-      const float* in = rows + r * row_width;
-      for (const ColumnRange& range : ranges) {
-        std::copy(in, in + range.width, range.out + r * range.width);
-        in += range.width;
-      }
-    }
-  }
-
-  // x: [num_rows, bias.size()] += bias on every row.
-  static void AddRowBias(const std::vector<float>& bias, int64_t num_rows, std::vector<float>* x) {
-    const size_t width = bias.size();
-    for (int64_t r = 0; r < num_rows; ++r) {
-      for (size_t i = 0; i < width; ++i) (*x)[r * width + i] += bias[i];
-    }
-  }
-
   ModelConfig config_;
   ThreadPool& pool_;
   const GgufTensor* embedding_ = nullptr;  // [vocab_size, hidden], any supported type
