@@ -63,6 +63,10 @@ void RmsNorm(const float* x, const float* weight, int64_t m, int64_t n, float ep
 // out[i] = silu(gate[i]) * up[i] = gate[i] / (1 + exp(-gate[i])) * up[i] for i < n.
 void SiluMul(const float* gate, const float* up, int64_t n, float* out);
 
+// out[i] = gelu(gate[i]) * up[i] for i < n, GELU in its tanh approximation:
+// gelu(x) = x / 2 · (1 + tanh(sqrt(2 / π) · (x + 0.044715 x³))).
+void GeluTanhMul(const float* gate, const float* up, int64_t n, float* out);
+
 // Dot product of two f32 vectors of length n (fixed reduction order for a given n).
 float DotF32(const float* a, const float* b, int64_t n);
 

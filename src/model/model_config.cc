@@ -86,7 +86,38 @@ Expected<ModelConfig> ModelConfigFromGguf(const GgufFile& file) {
       }
     }
   }
-  if (a == "qwen2" || a == "qwen3") config.rope_style = RopeStyle::kNeox;
+  if (a == "qwen3moe") {
+    VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".expert_count", &config.num_experts));
+    VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".expert_used_count", &config.num_experts_per_token));
+    VLLM_RETURN_IF_ERROR(
+        ReadInt(file, a + ".expert_feed_forward_length", &config.expert_intermediate_size));
+    if (config.num_experts_per_token <= 0 || config.num_experts_per_token > config.num_experts ||
+        config.expert_intermediate_size <= 0) {
+      return Error{"model config: invalid expert counts or expert feed-forward length"};
+    }
+  }
+  if (a == "phi3") {
+    VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".rope.scaling.original_context_length",
+                                 &config.rope_original_context_length));
+    VLLM_RETURN_IF_ERROR(
+        ReadFloat(file, a + ".rope.scaling.attn_factor", &config.rope_attn_factor));
+    if (!(config.rope_attn_factor > 0)) {
+      return Error{"model config: rope.scaling.attn_factor must be positive"};
+    }
+  }
+  if (a == "gemma3") {
+    VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".attention.sliding_window", &config.sliding_window));
+    VLLM_RETURN_IF_ERROR(
+        ReadInt(file, a + ".attention.sliding_window_pattern", &config.sliding_window_pattern));
+    VLLM_RETURN_IF_ERROR(ReadFloat(file, a + ".rope.freq_base_swa", &config.rope_theta_swa));
+    if (config.sliding_window < 0 || config.sliding_window_pattern <= 0 ||
+        !(config.rope_theta_swa > 0)) {
+      return Error{"model config: invalid sliding window, window pattern or local RoPE base"};
+    }
+  }
+  if (a == "qwen2" || a == "qwen3" || a == "qwen3moe" || a == "phi3" || a == "gemma3") {
+    config.rope_style = RopeStyle::kNeox;
+  }
   VLLM_RETURN_IF_ERROR(config.Validate());
   return config;
 }

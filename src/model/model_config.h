@@ -32,6 +32,18 @@ struct ModelConfig {
   float rope_position_scale = 1.0f;  // linear scaling: positions are multiplied by this
   RopeStyle rope_style = RopeStyle::kInterleaved;
 
+  // Mixture of experts (qwen3moe)
+  int64_t num_experts = 0;               // experts per MoE layer
+  int64_t num_experts_per_token = 0;     // experts each token is routed to (top-k)
+  int64_t expert_intermediate_size = 0;  // each expert's FFN width
+  // LongRoPE (phi3)
+  int64_t rope_original_context_length = 0;  // short factors apply below it
+  float rope_attn_factor = 1.0f;             // multiplies the rotation's cos and sin
+  // Gemma 3
+  int64_t sliding_window = 0;          // keys a local-attention layer sees (0: all layers global)
+  int64_t sliding_window_pattern = 6;  // every pattern-th layer (1-based) attends globally
+  float rope_theta_swa = 10000.0f;     // RoPE base of the local layers (no position scaling)
+
   Status Validate() const;
 };
 

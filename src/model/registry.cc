@@ -6,9 +6,8 @@ namespace vllm {
 namespace {
 const std::map<std::string, ModelFactory>& Registry() {
   static const std::map<std::string, ModelFactory> registry = {
-      {"llama", CreateLlamaModel},
-      {"qwen2", CreateLlamaModel},
-      {"qwen3", CreateLlamaModel},
+      {"gemma3", CreateGemma3Model}, {"llama", CreateLlamaModel},       {"qwen2", CreateLlamaModel},
+      {"qwen3", CreateLlamaModel},   {"qwen3moe", CreateQwen3MoeModel}, {"phi3", CreatePhi3Model},
   };
   return registry;
 }

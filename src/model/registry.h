@@ -23,5 +23,14 @@ std::vector<std::string> SupportedArchitectures();
 Expected<std::unique_ptr<Model>> CreateLlamaModel(const TensorSource& source,
                                                   const ModelConfig& config,
                                                   const ModelLoadOptions& options);
+Expected<std::unique_ptr<Model>> CreateGemma3Model(const TensorSource& source,
+                                                   const ModelConfig& config,
+                                                   const ModelLoadOptions& options);
+Expected<std::unique_ptr<Model>> CreateQwen3MoeModel(const TensorSource& source,
+                                                     const ModelConfig& config,
+                                                     const ModelLoadOptions& options);
+Expected<std::unique_ptr<Model>> CreatePhi3Model(const TensorSource& source,
+                                                 const ModelConfig& config,
+                                                 const ModelLoadOptions& options);
 
 }  // namespace vllm

@@ -20,10 +20,13 @@ Expected<const GgufTensor*> WeightLoader::Tensor(const std::string& name,
   return tensor;
 }
 
-Expected<WeightLoader::LinearBytes> WeightLoader::BytesOf(const std::string& name, int64_t rows,
-                                                          int64_t cols) {
-  auto tensor = Tensor(name, {cols, rows});
+Expected<WeightLoader::LinearBytes> WeightLoader::BytesOf(const std::string& name,
+                                                          const std::vector<int64_t>& shape) {
+  auto tensor = Tensor(name, shape);
   if (!tensor) return Error{tensor.error()};
+  const int64_t cols = shape[0];
+  int64_t rows = 1;
+  for (size_t i = 1; i < shape.size(); ++i) rows *= shape[i];
   const GgmlType stored = (*tensor)->type;
   if (!linear_type_ || *linear_type_ == stored) {
     linear_bytes_ += (*tensor)->num_bytes;
@@ -50,7 +53,7 @@ Expected<WeightLoader::LinearBytes> WeightLoader::BytesOf(const std::string& nam
 
 Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::Linear(const std::string& name,
                                                                       int64_t rows, int64_t cols) {
-  auto bytes = BytesOf(name, rows, cols);
+  auto bytes = BytesOf(name, {cols, rows});
   if (!bytes) return Error{bytes.error()};
   auto weight = bytes->converted.empty()
                     ? kernels::LinearWeight::Create(bytes->type, bytes->data, rows, cols)
@@ -73,7 +76,7 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::FusedLinear(
   std::vector<kernels::LinearWeight::Part> weight_parts;
   bytes.reserve(parts.size());
   for (const FusedPart& part : parts) {
-    auto part_bytes = BytesOf(part.name, part.rows, cols);
+    auto part_bytes = BytesOf(part.name, {cols, part.rows});
     if (!part_bytes) return Error{part_bytes.error()};
     bytes.push_back(std::move(*part_bytes));
     weight_parts.push_back({bytes.back().data, part.rows});
@@ -81,6 +84,30 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::FusedLinear(
   auto weight = kernels::LinearWeight::CreateFused(*type, weight_parts, cols);
   if (!weight) return Error{"tensor '" + parts.front().name + "': " + weight.error()};
   return weight;
+}
+
+Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> WeightLoader::ExpertLinears(
+    const std::string& name, int64_t num_experts, int64_t rows, int64_t cols) {
+  auto bytes = BytesOf(name, {cols, rows, num_experts});
+  if (!bytes) return Error{bytes.error()};
+  auto traits = GetSupportedTypeTraits(bytes->type);
+  if (!traits) {
+    return Error{"tensor '" + name + "' has unsupported type " +
+                 GgmlTypeName(static_cast<uint32_t>(bytes->type))};
+  }
+  const int64_t expert_bytes = RowBytes(*traits, cols) * rows;
+  std::vector<std::unique_ptr<kernels::LinearWeight>> experts;
+  for (int64_t e = 0; e < num_experts; ++e) {
+    const uint8_t* slice = bytes->data + e * expert_bytes;
+    auto weight =
+        bytes->converted.empty()
+            ? kernels::LinearWeight::Create(bytes->type, slice, rows, cols)
+            : kernels::LinearWeight::CreateOwned(
+                  bytes->type, std::vector<uint8_t>(slice, slice + expert_bytes), rows, cols);
+    if (!weight) return Error{"tensor '" + name + "': " + weight.error()};
+    experts.push_back(std::move(*weight));
+  }
+  return experts;
 }
 
 Expected<std::vector<float>> WeightLoader::Vector(const std::string& name, int64_t size) const {

@@ -38,6 +38,10 @@ class WeightLoader {
   };
   Expected<std::unique_ptr<kernels::LinearWeight>> FusedLinear(const std::vector<FusedPart>& parts,
                                                                int64_t cols);
+  // W_e: [rows, cols] for each of `num_experts` experts, stored as one 3-D tensor (ggml shape
+  // {cols, rows, num_experts}): one linear layer per expert over its slice of the tensor's bytes.
+  Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> ExpertLinears(
+      const std::string& name, int64_t num_experts, int64_t rows, int64_t cols);
   // A 1-D tensor of `size` values converted to f32.
   Expected<std::vector<float>> Vector(const std::string& name, int64_t size) const;
 
@@ -45,14 +49,15 @@ class WeightLoader {
   int64_t linear_bytes() const { return linear_bytes_; }
 
  private:
-  // W's bytes in the type it is computed in: the stored bytes, or `converted` filled with them
-  // converted to linear_type.
+  // The bytes of the tensor of ggml shape `shape` ({cols, rows, ...}: rows of shape[0] values) in
+  // the type it is computed in: the stored bytes, or `converted` filled with them converted to
+  // linear_type.
   struct LinearBytes {
     GgmlType type;
     const uint8_t* data;
     std::vector<uint8_t> converted;
   };
-  Expected<LinearBytes> BytesOf(const std::string& name, int64_t rows, int64_t cols);
+  Expected<LinearBytes> BytesOf(const std::string& name, const std::vector<int64_t>& shape);
 
   const TensorSource& source_;
   std::optional<GgmlType> linear_type_;

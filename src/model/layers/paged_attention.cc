@@ -67,7 +67,8 @@ void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const flo
 }
 
 void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, int64_t num_heads,
-                    float scale, KvStorage& kv, ThreadPool& pool, float* out) {
+                    float scale, KvStorage& kv, ThreadPool& pool, float* out,
+                    int64_t sliding_window) {
   const int64_t num_tokens = batch.num_tokens();
   const int64_t head_dim = kv.options().head_dim;
   const int64_t block_size = kv.options().block_size;
@@ -94,13 +95,18 @@ void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, in
       const int64_t kv_head = item % num_kv_heads;
       const int64_t first_head = kv_head * heads_per_kv_head;
       const auto& table = batch.block_tables[sequence_of_token[t]];
-      const int64_t context_len = int64_t{batch.positions[t]} + 1;
+      // Keys at positions [first_position, positions[t]].
+      const int64_t first_position =
+          sliding_window > 0 ? std::max<int64_t>(0, batch.positions[t] - sliding_window + 1) : 0;
+      const int64_t context_len = int64_t{batch.positions[t]} + 1 - first_position;
       const float* queries = q + (t * num_heads + first_head) * head_dim;
       scores.resize(heads_per_kv_head * context_len);
       key_scores.resize(heads_per_kv_head);
       weights.resize(heads_per_kv_head);
       for (int64_t j = 0; j < context_len; ++j) {
-        const int64_t slot = int64_t{table[j / block_size]} * block_size + j % block_size;
+        const int64_t position = first_position + j;
+        const int64_t slot =
+            int64_t{table[position / block_size]} * block_size + position % block_size;
         kernels::DotF32Rows(queries, heads_per_kv_head, kv.key(layer, slot) + kv_head * head_dim,
                             head_dim, key_scores.data());
         for (int64_t g = 0; g < heads_per_kv_head; ++g) {
@@ -121,7 +127,9 @@ void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, in
       float* result = out + (t * num_heads + first_head) * head_dim;
       std::fill(result, result + heads_per_kv_head * head_dim, 0.0f);
       for (int64_t j = 0; j < context_len; ++j) {
-        const int64_t slot = int64_t{table[j / block_size]} * block_size + j % block_size;
+        const int64_t position = first_position + j;
+        const int64_t slot =
+            int64_t{table[position / block_size]} * block_size + position % block_size;
         for (int64_t g = 0; g < heads_per_kv_head; ++g) {
           weights[g] = scores[g * context_len + j] * inv_sums[g];
         }

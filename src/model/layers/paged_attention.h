@@ -20,11 +20,13 @@ void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const flo
              KvStorage& kv);
 
 // out: [num_tokens, num_heads, head_dim] = softmax(q·Kᵀ · scale) · V per head, where token t of
-// sequence s sees positions [0, positions[t]] of s, read through s's block table. Query head h
-// uses KV head h / (num_heads / num_kv_heads). Each (token, head) is computed independently of
-// the rest of the batch.
+// sequence s sees positions [0, positions[t]] of s, read through s's block table; with a
+// sliding_window W > 0 only the last W of them, [max(0, positions[t] - W + 1), positions[t]].
+// Query head h uses KV head h / (num_heads / num_kv_heads). Each (token, head) is computed
+// independently of the rest of the batch.
 // q: [num_tokens, num_heads, head_dim]
 void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, int64_t num_heads,
-                    float scale, KvStorage& kv, ThreadPool& pool, float* out);
+                    float scale, KvStorage& kv, ThreadPool& pool, float* out,
+                    int64_t sliding_window = 0);
 
 }  // namespace vllm

@@ -2,27 +2,32 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
 namespace vllm {
 namespace {
 
-// Naive causal GQA over contiguous per-sequence K/V, in double precision.
+// Naive causal GQA over contiguous per-sequence K/V, in double precision; with a window W > 0
+// the token at position p sees only the keys at [max(0, p - W + 1), p].
 // q: [num_tokens, num_heads, head_dim]; keys/values: per sequence [seq_len, kv_heads, head_dim]
 std::vector<float> NaiveAttention(const ForwardBatch& batch, const std::vector<float>& q,
                                   const std::vector<std::vector<float>>& keys,
                                   const std::vector<std::vector<float>>& values, int num_heads,
-                                  int num_kv_heads, int head_dim, float scale) {
+                                  int num_kv_heads, int head_dim, float scale,
+                                  int sliding_window = 0) {
   std::vector<float> out(q.size());
   for (int64_t s = 0; s < batch.num_seqs(); ++s) {
     for (int t = batch.query_start_loc[s]; t < batch.query_start_loc[s + 1]; ++t) {
       for (int h = 0; h < num_heads; ++h) {
         int kv_head = h / (num_heads / num_kv_heads);
         const float* query = &q[(t * num_heads + h) * head_dim];
-        std::vector<double> weights;
+        const int first =
+            sliding_window > 0 ? std::max(0, batch.positions[t] - sliding_window + 1) : 0;
+        std::vector<double> weights;  // [positions[t] + 1 - first]
         double max_score = -1e300;
-        for (int j = 0; j <= batch.positions[t]; ++j) {
+        for (int j = first; j <= batch.positions[t]; ++j) {
           const float* key = &keys[s][(j * num_kv_heads + kv_head) * head_dim];
           double dot = 0;
           for (int d = 0; d < head_dim; ++d) dot += double{query[d]} * key[d];
@@ -34,7 +39,8 @@ std::vector<float> NaiveAttention(const ForwardBatch& batch, const std::vector<f
         for (int d = 0; d < head_dim; ++d) {
           double acc = 0;
           for (size_t j = 0; j < weights.size(); ++j) {
-            acc += weights[j] / sum * values[s][(j * num_kv_heads + kv_head) * head_dim + d];
+            acc +=
+                weights[j] / sum * values[s][((first + j) * num_kv_heads + kv_head) * head_dim + d];
           }
           out[(t * num_heads + h) * head_dim + d] = static_cast<float>(acc);
         }
@@ -44,7 +50,9 @@ std::vector<float> NaiveAttention(const ForwardBatch& batch, const std::vector<f
   return out;
 }
 
-TEST(PagedAttentionTest, MatchesNaiveAttentionAcrossScatteredBlocks) {
+// Checks PagedAttention with `sliding_window` (0: full causal) against NaiveAttention on two
+// sequences in scattered blocks: one all-new (prefill), one with 2 new tokens after 11 cached.
+void ExpectMatchesNaiveAttention(int sliding_window) {
   const int num_heads = 4, num_kv_heads = 2, head_dim = 16, block_size = 4;
   auto kv = KvStorage::Create({.num_layers = 2,
                                .num_blocks = 32,
@@ -93,9 +101,22 @@ TEST(PagedAttentionTest, MatchesNaiveAttentionAcrossScatteredBlocks) {
   ThreadPool pool(ThreadPool::Options{.num_threads = 2});
   std::vector<float> out(q.size());
   const float scale = 0.25f;
-  PagedAttention(batch, 1, q.data(), num_heads, scale, **kv, pool, out.data());
-  auto expected = NaiveAttention(batch, q, keys, values, num_heads, num_kv_heads, head_dim, scale);
+  PagedAttention(batch, 1, q.data(), num_heads, scale, **kv, pool, out.data(), sliding_window);
+  auto expected = NaiveAttention(batch, q, keys, values, num_heads, num_kv_heads, head_dim, scale,
+                                 sliding_window);
   for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
+}
+
+TEST(PagedAttentionTest, MatchesNaiveAttentionAcrossScatteredBlocks) {
+  ExpectMatchesNaiveAttention(/*sliding_window=*/0);
+}
+
+TEST(PagedAttentionTest, SlidingWindowAttendsToOnlyTheWindowsKeys) {
+  // Windows shorter than both sequences, spanning block boundaries (block_size 4).
+  ExpectMatchesNaiveAttention(/*sliding_window=*/5);
+  ExpectMatchesNaiveAttention(/*sliding_window=*/1);
+  // A window longer than every sequence is full causal attention.
+  ExpectMatchesNaiveAttention(/*sliding_window=*/100);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ Rope::Rope(const ModelConfig& config, std::vector<float> freq_factors)
     : head_dim_(config.head_dim),
       rope_dim_(config.rope_dim),
       position_scale_(config.rope_position_scale),
+      attn_factor_(config.rope_attn_factor),
       style_(config.rope_style),
       inv_freq_(config.rope_dim / 2) {
   for (int64_t i = 0; i < rope_dim_ / 2; ++i) {
@@ -24,8 +25,8 @@ void Rope::Apply(const int32_t* positions, int64_t num_tokens, int64_t num_heads
     float position = static_cast<float>(positions[t]) * position_scale_;
     for (int64_t i = 0; i < half; ++i) {
       float angle = position * inv_freq_[i];
-      cos_values[i] = std::cos(angle);
-      sin_values[i] = std::sin(angle);
+      cos_values[i] = std::cos(angle) * attn_factor_;
+      sin_values[i] = std::sin(angle) * attn_factor_;
     }
     for (int64_t h = 0; h < num_heads; ++h) {
       float* head = x + (t * num_heads + h) * head_dim_;

@@ -1,0 +1,194 @@
+// Qwen3-MoE decoder with llama.cpp's GGUF tensor names: pre-norm RMSNorm blocks, rotary (NeoX)
+// attention over paged KV with per-head Q/K RMSNorm before the rotation, and a sparse
+// mixture-of-experts SwiGLU FFN in every layer (layers/moe.h), no shared expert.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "kernels/ops.h"
+#include "model/layers/moe.h"
+#include "model/layers/paged_attention.h"
+#include "model/layers/rope.h"
+#include "model/layers/tensor_ops.h"
+#include "model/load_progress.h"
+#include "model/registry.h"
+#include "model/weight_loader.h"
+
+namespace vllm {
+namespace {
+
+using kernels::LinearWeight;
+
+struct Qwen3MoeLayer {
+  std::vector<float> attn_norm;  // [hidden]
+  // Q, K and V as one GEMM (wqkv: [q_size + 2 kv_size, hidden]) when stored in one type, else
+  // one by one.
+  std::unique_ptr<LinearWeight> wqkv, wq, wk, wv, wo;
+  std::vector<float> q_norm, k_norm;  // [head_dim]
+  std::vector<float> ffn_norm;        // [hidden]
+  MoeFeedForward moe;
+};
+
+class Qwen3MoeModel : public Model {
+ public:
+  Qwen3MoeModel(const ModelConfig& config, ThreadPool& pool) : config_(config), pool_(pool) {}
+
+  Status Load(const TensorSource& source, std::optional<GgmlType> linear_type) {
+    WeightLoader loader(source, linear_type);
+    const int64_t hidden = config_.hidden_size;
+    const int64_t q_size = config_.num_heads * config_.head_dim;
+    const int64_t kv_size = config_.num_kv_heads * config_.head_dim;
+    auto embedding = loader.Tensor("token_embd.weight", {hidden, config_.vocab_size});
+    if (!embedding) return Error{embedding.error()};
+    embedding_ = *embedding;
+    layers_.resize(config_.num_layers);
+    LoadProgress progress(config_.num_layers);
+    int64_t moe_bytes = 0;  // routers and experts
+    for (int64_t i = 0; i < config_.num_layers; ++i) {
+      const std::string prefix = "blk." + std::to_string(i) + ".";
+      Qwen3MoeLayer& layer = layers_[i];
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Vector(prefix + "attn_norm.weight", hidden), &layer.attn_norm));
+      VLLM_RETURN_IF_ERROR(Assign(loader.FusedLinear({{prefix + "attn_q.weight", q_size},
+                                                      {prefix + "attn_k.weight", kv_size},
+                                                      {prefix + "attn_v.weight", kv_size}},
+                                                     hidden),
+                                  &layer.wqkv));
+      if (layer.wqkv == nullptr) {
+        VLLM_RETURN_IF_ERROR(
+            Assign(loader.Linear(prefix + "attn_q.weight", q_size, hidden), &layer.wq));
+        VLLM_RETURN_IF_ERROR(
+            Assign(loader.Linear(prefix + "attn_k.weight", kv_size, hidden), &layer.wk));
+        VLLM_RETURN_IF_ERROR(
+            Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden), &layer.wv));
+      }
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size), &layer.wo));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Vector(prefix + "attn_q_norm.weight", config_.head_dim), &layer.q_norm));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Vector(prefix + "attn_k_norm.weight", config_.head_dim), &layer.k_norm));
+      VLLM_RETURN_IF_ERROR(
+          Assign(loader.Vector(prefix + "ffn_norm.weight", hidden), &layer.ffn_norm));
+      const int64_t bytes_before_moe = loader.linear_bytes();
+      VLLM_RETURN_IF_ERROR(Assign(MoeFeedForward::Load(loader, prefix, config_), &layer.moe));
+      moe_bytes += loader.linear_bytes() - bytes_before_moe;
+      progress.Step();
+    }
+    VLLM_RETURN_IF_ERROR(Assign(loader.Vector("output_norm.weight", hidden), &output_norm_));
+    // Tied embeddings when the file has no separate output head.
+    const char* head_name = loader.Has("output.weight") ? "output.weight" : "token_embd.weight";
+    VLLM_RETURN_IF_ERROR(
+        Assign(loader.Linear(head_name, config_.vocab_size, hidden), &output_head_));
+    rope_ = std::make_unique<Rope>(config_);
+    // A token reads only its num_experts_per_token experts (the small routers are counted in the
+    // same share).
+    weight_bytes_ = loader.linear_bytes() - moe_bytes +
+                    moe_bytes * config_.num_experts_per_token / config_.num_experts;
+    return Status::Ok();
+  }
+
+  const ModelConfig& config() const override { return config_; }
+  int64_t weight_bytes() const override { return weight_bytes_; }
+
+  Status Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) override {
+    VLLM_RETURN_IF_ERROR(ValidateForwardBatch(batch, kv));
+    const int64_t num_tokens = batch.num_tokens();
+    const int64_t hidden = config_.hidden_size;
+    const int64_t num_heads = config_.num_heads;
+    const int64_t num_kv_heads = config_.num_kv_heads;
+    const int64_t head_dim = config_.head_dim;
+    const int64_t q_size = num_heads * head_dim;
+    const int64_t kv_size = num_kv_heads * head_dim;
+    for (int32_t id : batch.token_ids) {
+      if (id < 0 || id >= config_.vocab_size) {
+        return Error{"token id " + std::to_string(id) + " is outside the vocabulary"};
+      }
+    }
+    if (kv.options().num_kv_heads != num_kv_heads || kv.options().head_dim != head_dim ||
+        kv.options().num_layers != config_.num_layers) {
+      return Error{"KV storage shape does not match the model"};
+    }
+
+    // Activations, each [num_tokens, width].
+    std::vector<float> x(num_tokens * hidden), normed(num_tokens * hidden);
+    std::vector<float> q(num_tokens * q_size), k(num_tokens * kv_size), v(num_tokens * kv_size);
+    std::vector<float> attn(num_tokens * q_size), projected(num_tokens * hidden);
+    std::vector<float> fused_qkv(num_tokens * (q_size + 2 * kv_size));
+
+    const int64_t embedding_row_bytes = embedding_->num_bytes / config_.vocab_size;
+    for (int64_t t = 0; t < num_tokens; ++t) {
+      kernels::DequantizeRow(embedding_->type,
+                             embedding_->data + batch.token_ids[t] * embedding_row_bytes, hidden,
+                             x.data() + t * hidden);
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    for (int64_t l = 0; l < config_.num_layers; ++l) {
+      const Qwen3MoeLayer& layer = layers_[l];
+      kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden, config_.rms_norm_eps,
+                       normed.data());
+      if (layer.wqkv != nullptr) {
+        // fused_qkv: [num_tokens, q_size + 2 kv_size] → q, k, v
+        kernels::Linear(*layer.wqkv, normed.data(), num_tokens, fused_qkv.data(), pool_);
+        SplitColumns(fused_qkv.data(), num_tokens,
+                     {{q.data(), q_size}, {k.data(), kv_size}, {v.data(), kv_size}});
+      } else {
+        kernels::Linear(*layer.wq, normed.data(), num_tokens, q.data(), pool_);
+        kernels::Linear(*layer.wk, normed.data(), num_tokens, k.data(), pool_);
+        kernels::Linear(*layer.wv, normed.data(), num_tokens, v.data(), pool_);
+      }
+      // Each head's vector normalized on its own.
+      kernels::RmsNorm(q.data(), layer.q_norm.data(), num_tokens * num_heads, head_dim,
+                       config_.rms_norm_eps, q.data());
+      kernels::RmsNorm(k.data(), layer.k_norm.data(), num_tokens * num_kv_heads, head_dim,
+                       config_.rms_norm_eps, k.data());
+      rope_->Apply(batch.positions.data(), num_tokens, num_heads, q.data());
+      rope_->Apply(batch.positions.data(), num_tokens, num_kv_heads, k.data());
+      WriteKv(batch, l, k.data(), v.data(), kv);
+      PagedAttention(batch, l, q.data(), num_heads, scale, kv, pool_, attn.data());
+      kernels::Linear(*layer.wo, attn.data(), num_tokens, projected.data(), pool_);
+      AddInPlace(projected, &x);
+
+      kernels::RmsNorm(x.data(), layer.ffn_norm.data(), num_tokens, hidden, config_.rms_norm_eps,
+                       normed.data());
+      layer.moe.Forward(normed.data(), num_tokens, pool_, projected.data());
+      AddInPlace(projected, &x);
+    }
+
+    // Only the requested rows go through the final norm and the output head.
+    const int64_t num_logits = static_cast<int64_t>(batch.logits_indices.size());
+    std::vector<float> selected(num_logits * hidden);
+    for (int64_t r = 0; r < num_logits; ++r) {
+      const float* row = x.data() + int64_t{batch.logits_indices[r]} * hidden;
+      std::copy(row, row + hidden, selected.data() + r * hidden);
+    }
+    kernels::RmsNorm(selected.data(), output_norm_.data(), num_logits, hidden, config_.rms_norm_eps,
+                     selected.data());
+    kernels::Linear(*output_head_, selected.data(), num_logits, logits, pool_);
+    return Status::Ok();
+  }
+
+ private:
+  ModelConfig config_;
+  ThreadPool& pool_;
+  const GgufTensor* embedding_ = nullptr;  // [vocab_size, hidden], any supported type
+  std::vector<Qwen3MoeLayer> layers_;
+  std::vector<float> output_norm_;
+  std::unique_ptr<LinearWeight> output_head_;
+  std::unique_ptr<Rope> rope_;
+  int64_t weight_bytes_ = 0;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Model>> CreateQwen3MoeModel(const TensorSource& source,
+                                                     const ModelConfig& config,
+                                                     const ModelLoadOptions& options) {
+  if (config.num_experts <= 0) return Error{"qwen3moe model config has no experts"};
+  auto model = std::make_unique<Qwen3MoeModel>(config, *options.pool);
+  VLLM_RETURN_IF_ERROR(model->Load(source, options.linear_type));
+  return std::unique_ptr<Model>(std::move(model));
+}
+
+}  // namespace vllm
