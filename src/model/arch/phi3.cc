@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/ops.h"
+#include "model/layers/embedding_and_head.h"
 #include "model/layers/paged_attention.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_ops.h"
@@ -113,12 +114,7 @@ class Phi3Model : public Model {
     std::vector<float> gate(num_tokens * ffn);
     std::vector<float> fused(num_tokens * std::max(q_size + 2 * kv_size, 2 * ffn));
 
-    const int64_t embedding_row_bytes = embedding_->num_bytes / config_.vocab_size;
-    for (int64_t t = 0; t < num_tokens; ++t) {
-      kernels::DequantizeRow(embedding_->type,
-                             embedding_->data + batch.token_ids[t] * embedding_row_bytes, hidden,
-                             x.data() + t * hidden);
-    }
+    LookUpEmbeddings(*embedding_, config_.vocab_size, hidden, batch.token_ids, x.data());
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     for (int64_t l = 0; l < config_.num_layers; ++l) {
       const Phi3Layer& layer = layers_[l];
@@ -147,16 +143,8 @@ class Phi3Model : public Model {
       AddInPlace(projected, &x);
     }
 
-    // Only the requested rows go through the final norm and the output head.
-    const int64_t num_logits = static_cast<int64_t>(batch.logits_indices.size());
-    std::vector<float> selected(num_logits * hidden);
-    for (int64_t r = 0; r < num_logits; ++r) {
-      const float* row = x.data() + int64_t{batch.logits_indices[r]} * hidden;
-      std::copy(row, row + hidden, selected.data() + r * hidden);
-    }
-    kernels::RmsNorm(selected.data(), output_norm_.data(), num_logits, hidden, config_.rms_norm_eps,
-                     selected.data());
-    kernels::Linear(*output_head_, selected.data(), num_logits, logits, pool_);
+    SelectedRowsLogits(x.data(), hidden, batch.logits_indices, output_norm_, config_.rms_norm_eps,
+                       *output_head_, pool_, logits);
     return Status::Ok();
   }
 
