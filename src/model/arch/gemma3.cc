@@ -12,6 +12,7 @@
 #include "kernels/ops.h"
 #include "model/layers/embedding_and_head.h"
 #include "model/layers/paged_attention.h"
+#include "model/layers/qkv_projection.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_ops.h"
 #include "model/load_progress.h"
@@ -25,9 +26,8 @@ using kernels::LinearWeight;
 
 struct Gemma3Layer {
   std::vector<float> attn_norm;  // [hidden]
-  // Q, K and V as one GEMM (wqkv: [q_size + 2 kv_size, hidden]) when stored in one type, else
-  // one by one.
-  std::unique_ptr<LinearWeight> wqkv, wq, wk, wv, wo;
+  QkvProjection qkv;
+  std::unique_ptr<LinearWeight> wo;
   std::vector<float> q_norm, k_norm;       // [head_dim]
   std::vector<float> post_attention_norm;  // [hidden], on wo's output before the residual add
   std::vector<float> ffn_norm;             // [hidden]
@@ -65,19 +65,7 @@ class Gemma3Model : public Model {
       Gemma3Layer& layer = layers_[i];
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Vector(prefix + "attn_norm.weight", hidden), &layer.attn_norm));
-      VLLM_RETURN_IF_ERROR(Assign(loader.FusedLinear({{prefix + "attn_q.weight", q_size},
-                                                      {prefix + "attn_k.weight", kv_size},
-                                                      {prefix + "attn_v.weight", kv_size}},
-                                                     hidden),
-                                  &layer.wqkv));
-      if (layer.wqkv == nullptr) {
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "attn_q.weight", q_size, hidden), &layer.wq));
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "attn_k.weight", kv_size, hidden), &layer.wk));
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden), &layer.wv));
-      }
+      VLLM_RETURN_IF_ERROR(layer.qkv.Load(loader, prefix, hidden, q_size, kv_size));
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size), &layer.wo));
       VLLM_RETURN_IF_ERROR(
@@ -142,7 +130,7 @@ class Gemma3Model : public Model {
     std::vector<float> q(num_tokens * q_size), k(num_tokens * kv_size), v(num_tokens * kv_size);
     std::vector<float> attn(num_tokens * q_size), projected(num_tokens * hidden);
     std::vector<float> gate(num_tokens * ffn), up(num_tokens * ffn);
-    std::vector<float> fused(num_tokens * std::max(q_size + 2 * kv_size, 2 * ffn));
+    std::vector<float> fused(num_tokens * 2 * ffn);  // gate and up side by side
 
     LookUpEmbeddings(*embedding_, config_.vocab_size, hidden, batch.token_ids, x.data());
     const float embedding_scale = std::sqrt(static_cast<float>(hidden));
@@ -154,16 +142,7 @@ class Gemma3Model : public Model {
       const Rope& rope = is_local ? local_rope_ : global_rope_;
 
       kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden, eps, normed.data());
-      if (layer.wqkv != nullptr) {
-        // fused: [num_tokens, q_size + 2 kv_size] → q, k, v
-        kernels::Linear(*layer.wqkv, normed.data(), num_tokens, fused.data(), pool_);
-        SplitColumns(fused.data(), num_tokens,
-                     {{q.data(), q_size}, {k.data(), kv_size}, {v.data(), kv_size}});
-      } else {
-        kernels::Linear(*layer.wq, normed.data(), num_tokens, q.data(), pool_);
-        kernels::Linear(*layer.wk, normed.data(), num_tokens, k.data(), pool_);
-        kernels::Linear(*layer.wv, normed.data(), num_tokens, v.data(), pool_);
-      }
+      layer.qkv.Forward(normed.data(), num_tokens, pool_, q.data(), k.data(), v.data());
       // Each head's vector normalized on its own.
       kernels::RmsNorm(q.data(), layer.q_norm.data(), num_tokens * num_heads, head_dim, eps,
                        q.data());

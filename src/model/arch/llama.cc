@@ -10,6 +10,7 @@
 #include "kernels/ops.h"
 #include "model/layers/embedding_and_head.h"
 #include "model/layers/paged_attention.h"
+#include "model/layers/qkv_projection.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_ops.h"
 #include "model/load_progress.h"
@@ -23,10 +24,8 @@ using kernels::LinearWeight;
 
 struct LlamaLayer {
   std::vector<float> attn_norm;  // [hidden]
-  // Q, K and V as one GEMM (wqkv: [q_size + 2 kv_size, hidden]) when stored in one type, else
-  // one by one.
-  std::unique_ptr<LinearWeight> wqkv, wq, wk, wv, wo;
-  std::vector<float> bq, bk, bv;      // [q_size], [kv_size], [kv_size]; empty: no bias
+  QkvProjection qkv;
+  std::unique_ptr<LinearWeight> wo;
   std::vector<float> q_norm, k_norm;  // [head_dim]; empty: no Q/K norm
   std::vector<float> ffn_norm;        // [hidden]
   // Gate and up as one GEMM (w_gate_up: [2 ffn, hidden]) when stored in one type, else apart.
@@ -53,26 +52,9 @@ class LlamaModel : public Model {
       LlamaLayer& layer = layers_[i];
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Vector(prefix + "attn_norm.weight", hidden), &layer.attn_norm));
-      VLLM_RETURN_IF_ERROR(Assign(loader.FusedLinear({{prefix + "attn_q.weight", q_size},
-                                                      {prefix + "attn_k.weight", kv_size},
-                                                      {prefix + "attn_v.weight", kv_size}},
-                                                     hidden),
-                                  &layer.wqkv));
-      if (layer.wqkv == nullptr) {
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "attn_q.weight", q_size, hidden), &layer.wq));
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "attn_k.weight", kv_size, hidden), &layer.wk));
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden), &layer.wv));
-      }
+      VLLM_RETURN_IF_ERROR(layer.qkv.Load(loader, prefix, hidden, q_size, kv_size));
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size), &layer.wo));
-      if (loader.Has(prefix + "attn_q.bias")) {
-        VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_q.bias", q_size), &layer.bq));
-        VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_k.bias", kv_size), &layer.bk));
-        VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_v.bias", kv_size), &layer.bv));
-      }
       if (loader.Has(prefix + "attn_q_norm.weight")) {
         VLLM_RETURN_IF_ERROR(
             Assign(loader.Vector(prefix + "attn_q_norm.weight", config_.head_dim), &layer.q_norm));
@@ -137,7 +119,7 @@ class LlamaModel : public Model {
     std::vector<float> q(num_tokens * q_size), k(num_tokens * kv_size), v(num_tokens * kv_size);
     std::vector<float> attn(num_tokens * q_size), projected(num_tokens * hidden);
     std::vector<float> gate(num_tokens * ffn), up(num_tokens * ffn);
-    std::vector<float> fused(num_tokens * std::max(q_size + 2 * kv_size, 2 * ffn));
+    std::vector<float> fused(num_tokens * 2 * ffn);  // gate and up side by side
 
     LookUpEmbeddings(*embedding_, config_.vocab_size, hidden, batch.token_ids, x.data());
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
@@ -145,21 +127,7 @@ class LlamaModel : public Model {
       const LlamaLayer& layer = layers_[l];
       kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden, config_.rms_norm_eps,
                        normed.data());
-      if (layer.wqkv != nullptr) {
-        // fused: [num_tokens, q_size + 2 kv_size] → q, k, v
-        kernels::Linear(*layer.wqkv, normed.data(), num_tokens, fused.data(), pool_);
-        SplitColumns(fused.data(), num_tokens,
-                     {{q.data(), q_size}, {k.data(), kv_size}, {v.data(), kv_size}});
-      } else {
-        kernels::Linear(*layer.wq, normed.data(), num_tokens, q.data(), pool_);
-        kernels::Linear(*layer.wk, normed.data(), num_tokens, k.data(), pool_);
-        kernels::Linear(*layer.wv, normed.data(), num_tokens, v.data(), pool_);
-      }
-      if (!layer.bq.empty()) {
-        AddRowBias(layer.bq, num_tokens, &q);
-        AddRowBias(layer.bk, num_tokens, &k);
-        AddRowBias(layer.bv, num_tokens, &v);
-      }
+      layer.qkv.Forward(normed.data(), num_tokens, pool_, q.data(), k.data(), v.data());
       if (!layer.q_norm.empty()) {  // each head's vector normalized on its own
         kernels::RmsNorm(q.data(), layer.q_norm.data(), num_tokens * num_heads, head_dim,
                          config_.rms_norm_eps, q.data());

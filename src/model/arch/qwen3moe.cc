@@ -10,6 +10,7 @@
 #include "model/layers/embedding_and_head.h"
 #include "model/layers/moe.h"
 #include "model/layers/paged_attention.h"
+#include "model/layers/qkv_projection.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_ops.h"
 #include "model/load_progress.h"
@@ -23,9 +24,8 @@ using kernels::LinearWeight;
 
 struct Qwen3MoeLayer {
   std::vector<float> attn_norm;  // [hidden]
-  // Q, K and V as one GEMM (wqkv: [q_size + 2 kv_size, hidden]) when stored in one type, else
-  // one by one.
-  std::unique_ptr<LinearWeight> wqkv, wq, wk, wv, wo;
+  QkvProjection qkv;
+  std::unique_ptr<LinearWeight> wo;
   std::vector<float> q_norm, k_norm;  // [head_dim]
   std::vector<float> ffn_norm;        // [hidden]
   MoeFeedForward moe;
@@ -51,19 +51,7 @@ class Qwen3MoeModel : public Model {
       Qwen3MoeLayer& layer = layers_[i];
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Vector(prefix + "attn_norm.weight", hidden), &layer.attn_norm));
-      VLLM_RETURN_IF_ERROR(Assign(loader.FusedLinear({{prefix + "attn_q.weight", q_size},
-                                                      {prefix + "attn_k.weight", kv_size},
-                                                      {prefix + "attn_v.weight", kv_size}},
-                                                     hidden),
-                                  &layer.wqkv));
-      if (layer.wqkv == nullptr) {
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "attn_q.weight", q_size, hidden), &layer.wq));
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "attn_k.weight", kv_size, hidden), &layer.wk));
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden), &layer.wv));
-      }
+      VLLM_RETURN_IF_ERROR(layer.qkv.Load(loader, prefix, hidden, q_size, kv_size));
       VLLM_RETURN_IF_ERROR(
           Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size), &layer.wo));
       VLLM_RETURN_IF_ERROR(
@@ -116,7 +104,6 @@ class Qwen3MoeModel : public Model {
     std::vector<float> x(num_tokens * hidden), normed(num_tokens * hidden);
     std::vector<float> q(num_tokens * q_size), k(num_tokens * kv_size), v(num_tokens * kv_size);
     std::vector<float> attn(num_tokens * q_size), projected(num_tokens * hidden);
-    std::vector<float> fused_qkv(num_tokens * (q_size + 2 * kv_size));
 
     LookUpEmbeddings(*embedding_, config_.vocab_size, hidden, batch.token_ids, x.data());
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
@@ -124,16 +111,7 @@ class Qwen3MoeModel : public Model {
       const Qwen3MoeLayer& layer = layers_[l];
       kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden, config_.rms_norm_eps,
                        normed.data());
-      if (layer.wqkv != nullptr) {
-        // fused_qkv: [num_tokens, q_size + 2 kv_size] → q, k, v
-        kernels::Linear(*layer.wqkv, normed.data(), num_tokens, fused_qkv.data(), pool_);
-        SplitColumns(fused_qkv.data(), num_tokens,
-                     {{q.data(), q_size}, {k.data(), kv_size}, {v.data(), kv_size}});
-      } else {
-        kernels::Linear(*layer.wq, normed.data(), num_tokens, q.data(), pool_);
-        kernels::Linear(*layer.wk, normed.data(), num_tokens, k.data(), pool_);
-        kernels::Linear(*layer.wv, normed.data(), num_tokens, v.data(), pool_);
-      }
+      layer.qkv.Forward(normed.data(), num_tokens, pool_, q.data(), k.data(), v.data());
       // Each head's vector normalized on its own.
       kernels::RmsNorm(q.data(), layer.q_norm.data(), num_tokens * num_heads, head_dim,
                        config_.rms_norm_eps, q.data());

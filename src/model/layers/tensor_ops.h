@@ -26,10 +26,10 @@ inline void AddInPlace(const std::vector<float>& delta, std::vector<float>* x) {
 }
 
 // x: [num_rows, bias.size()] += bias on every row.
-inline void AddRowBias(const std::vector<float>& bias, int64_t num_rows, std::vector<float>* x) {
+inline void AddRowBias(const std::vector<float>& bias, int64_t num_rows, float* x) {
   const size_t width = bias.size();
   for (int64_t r = 0; r < num_rows; ++r) {
-    for (size_t i = 0; i < width; ++i) (*x)[r * width + i] += bias[i];
+    for (size_t i = 0; i < width; ++i) x[r * width + i] += bias[i];
   }
 }
 

@@ -1,0 +1,48 @@
+#include "model/layers/qkv_projection.h"
+
+#include "model/layers/tensor_ops.h"
+
+namespace vllm {
+
+Status QkvProjection::Load(WeightLoader& loader, const std::string& prefix, int64_t hidden,
+                           int64_t q_size, int64_t kv_size) {
+  q_size_ = q_size;
+  kv_size_ = kv_size;
+  VLLM_RETURN_IF_ERROR(Assign(loader.FusedLinear({{prefix + "attn_q.weight", q_size},
+                                                  {prefix + "attn_k.weight", kv_size},
+                                                  {prefix + "attn_v.weight", kv_size}},
+                                                 hidden),
+                              &wqkv_));
+  if (wqkv_ == nullptr) {
+    VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_q.weight", q_size, hidden), &wq_));
+    VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_k.weight", kv_size, hidden), &wk_));
+    VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_v.weight", kv_size, hidden), &wv_));
+  }
+  if (loader.Has(prefix + "attn_q.bias")) {
+    VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_q.bias", q_size), &bq_));
+    VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_k.bias", kv_size), &bk_));
+    VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_v.bias", kv_size), &bv_));
+  }
+  return Status::Ok();
+}
+
+void QkvProjection::Forward(const float* x, int64_t num_tokens, ThreadPool& pool, float* q,
+                            float* k, float* v) const {
+  if (wqkv_ != nullptr) {
+    // fused: [num_tokens, q_size + 2 kv_size] → q, k, v
+    std::vector<float> fused(num_tokens * (q_size_ + 2 * kv_size_));
+    kernels::Linear(*wqkv_, x, num_tokens, fused.data(), pool);
+    SplitColumns(fused.data(), num_tokens, {{q, q_size_}, {k, kv_size_}, {v, kv_size_}});
+  } else {
+    kernels::Linear(*wq_, x, num_tokens, q, pool);
+    kernels::Linear(*wk_, x, num_tokens, k, pool);
+    kernels::Linear(*wv_, x, num_tokens, v, pool);
+  }
+  if (!bq_.empty()) {
+    AddRowBias(bq_, num_tokens, q);
+    AddRowBias(bk_, num_tokens, k);
+    AddRowBias(bv_, num_tokens, v);
+  }
+}
+
+}  // namespace vllm
