@@ -105,7 +105,7 @@ class Gemma3Model : public Model {
   int64_t weight_bytes() const override { return weight_bytes_; }
 
   Status Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) override {
-    VLLM_RETURN_IF_ERROR(ValidateForwardBatch(batch, kv));
+    VLLM_RETURN_IF_ERROR(ValidateForwardBatch(batch, kv, config_));
     const int64_t num_tokens = batch.num_tokens();
     const int64_t hidden = config_.hidden_size;
     const int64_t num_heads = config_.num_heads;
@@ -115,15 +115,6 @@ class Gemma3Model : public Model {
     const int64_t kv_size = num_kv_heads * head_dim;
     const int64_t ffn = config_.intermediate_size;
     const float eps = config_.rms_norm_eps;
-    for (int32_t id : batch.token_ids) {
-      if (id < 0 || id >= config_.vocab_size) {
-        return Error{"token id " + std::to_string(id) + " is outside the vocabulary"};
-      }
-    }
-    if (kv.options().num_kv_heads != num_kv_heads || kv.options().head_dim != head_dim ||
-        kv.options().num_layers != config_.num_layers) {
-      return Error{"KV storage shape does not match the model"};
-    }
 
     // Activations, each [num_tokens, width].
     std::vector<float> x(num_tokens * hidden), normed(num_tokens * hidden);

@@ -56,6 +56,21 @@ Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv) {
   return Status::Ok();
 }
 
+Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv,
+                            const ModelConfig& config) {
+  VLLM_RETURN_IF_ERROR(ValidateForwardBatch(batch, kv));
+  for (int32_t id : batch.token_ids) {
+    if (id < 0 || id >= config.vocab_size) {
+      return Error{"token id " + std::to_string(id) + " is outside the vocabulary"};
+    }
+  }
+  if (kv.options().num_kv_heads != config.num_kv_heads ||
+      kv.options().head_dim != config.head_dim || kv.options().num_layers != config.num_layers) {
+    return Error{"KV storage shape does not match the model"};
+  }
+  return Status::Ok();
+}
+
 void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const float* v,
              KvStorage& kv) {
   const int64_t row_size = kv.row_size();

@@ -7,12 +7,17 @@
 #include "common/thread_pool.h"
 #include "model/forward_batch.h"
 #include "model/kv_storage.h"
+#include "model/model_config.h"
 
 namespace vllm {
 
 // Checks that a batch is consistent with itself and with the storage: sizes agree, every token's
 // position lies inside its sequence, every block id and slot is inside the storage.
 Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv);
+// The same, plus what a model's forward needs of them: every token id inside the vocabulary and
+// the storage shaped for the model's layers and KV heads.
+Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv,
+                            const ModelConfig& config);
 
 // Writes the batch's K and V rows into their slots.
 // k, v: [num_tokens, num_kv_heads, head_dim]
