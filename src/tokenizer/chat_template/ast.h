@@ -143,7 +143,20 @@ struct ConditionalExpr : Expr {  // if_true if condition else if_false (null: un
   ExprPtr if_false;
 };
 
-enum class StmtKind { kText, kPrint, kIf, kFor, kSet, kSetBlock, kMacro, kBreak, kContinue };
+enum class StmtKind {
+  kText,
+  kPrint,
+  kIf,
+  kFor,
+  kSet,
+  kSetBlock,
+  kMacro,
+  kCallBlock,
+  kFilterBlock,
+  kWith,
+  kBreak,
+  kContinue
+};
 
 struct Stmt {
   Stmt(StmtKind stmt_kind, int source_line) : kind(stmt_kind), line(source_line) {}
@@ -206,6 +219,33 @@ struct MacroStmt : Stmt {
   MacroStmt(int l, std::string n) : Stmt(StmtKind::kMacro, l), name(std::move(n)) {}
   std::string name;
   std::vector<MacroParameter> parameters;
+  Body body;
+};
+
+// call [(parameters)] macro(args) %}body{% endcall: calls the macro with `caller`, a macro
+// named "caller" whose body is the block's.
+struct CallBlockStmt : Stmt {
+  CallBlockStmt(int l, std::unique_ptr<MacroStmt> c)
+      : Stmt(StmtKind::kCallBlock, l), caller(std::move(c)) {}
+  ExprPtr call;  // a CallExpr
+  std::unique_ptr<MacroStmt> caller;
+};
+
+// One filter of a filter block: `name(args)`.
+struct FilterCall {
+  std::string name;
+  Arguments args;
+};
+
+struct FilterBlockStmt : Stmt {  // filter f(args) | g %}body{% endfilter: g(f(body, args))
+  explicit FilterBlockStmt(int l) : Stmt(StmtKind::kFilterBlock, l) {}
+  std::vector<FilterCall> filters;
+  Body body;
+};
+
+struct WithStmt : Stmt {  // with a = x, b = y %}body{% endwith: the names are set only inside
+  explicit WithStmt(int l) : Stmt(StmtKind::kWith, l) {}
+  std::vector<std::pair<std::string, ExprPtr>> assignments;
   Body body;
 };
 

@@ -235,7 +235,7 @@ TEST(ChatTemplateExpressions, SubscriptsAttributesAndSlices) {
       {{"m", message}, {"xs", {1, 2, 3, 4, 5}}});
 }
 
-TEST(ChatTemplateExpressions, UndefinedIsLenient) {
+TEST(ChatTemplateExpressions, UndefinedIsLenientUntilReadFrom) {
   ExpectRenders({
       {"[{{ missing }}] {{ missing | length }} {{ missing is defined }} {{ missing ~ 'a' }}",
        "[] 0 False a"},
@@ -243,11 +243,19 @@ TEST(ChatTemplateExpressions, UndefinedIsLenient) {
        "}}",
        "empty True [Undefined]"},
       {"{% if missing %}yes{% else %}no{% endif %} {{ missing | default('d') }}", "no d"},
-      // Attributes and items of undefined are undefined, not errors.
-      {"[{{ missing.attr.deeper }}] {{ missing.attr is defined }} [{{ missing['k'][0] }}]",
-       "[] False []"},
+      // A missing attribute or item is undefined...
       {"{{ {'a': 1}.b is defined }} [{{ [1][5] }}] [{{ 'abc'.nothing }}]", "False [] []"},
   });
+  // ...and reading an attribute, item or slice of undefined fails, as in Jinja.
+  EXPECT_NE(RenderError("{{ missing.attr }}").find("line 1: 'missing' is undefined"),
+            std::string::npos);
+  EXPECT_NE(RenderError("{{ missing.attr is defined }}").find("'missing' is undefined"),
+            std::string::npos);
+  EXPECT_NE(RenderError("{{ d.a.b }}", {{"d", ordered_json::object()}}).find("'d.a' is undefined"),
+            std::string::npos);
+  EXPECT_NE(RenderError("{{ m[0]['k'][1:] }}", {{"m", {ordered_json::object()}}})
+                .find("'m[0]['k']' is undefined"),
+            std::string::npos);
 }
 
 TEST(ChatTemplateExpressions, JsonInputKeepsKeyOrderAndTypes) {
@@ -753,6 +761,30 @@ TEST(ChatTemplateRenderLimits, RepetitionPastTheSizeLimitFailsBeforeAllocating) 
   EXPECT_LT(largest_allocation.load(), limits.max_output_bytes);
 }
 
+TEST(ChatTemplateRenderLimits, HugeWidthsAndPrecisionsFailBeforeAllocating) {
+  ChatTemplate::RenderLimits limits;
+  limits.max_output_bytes = size_t{1} << 20;
+  for (std::string_view source : {
+           "{{ '{:>1000000000}'.format('a') }}",
+           "{{ '{:.1000000000f}'.format(1.5) }}",
+           "{{ '%01000000000d' % 1 }}",
+           "{{ '%.1000000000d' % 1 }}",
+           "{{ '%*s' % (1000000000, 'a') }}",
+           "{{ 'a'.center(1000000000) }}",
+           "{{ 'a'.zfill(1000000000) }}",
+           "{{ 'a' | center(1000000000) }}",
+       }) {
+    largest_allocation = 0;
+    Expected<std::string> rendered = RenderWithin(source, limits);
+    ASSERT_FALSE(rendered.ok()) << source;
+    EXPECT_NE(rendered.error().find("string longer than 1048576 bytes"), std::string::npos)
+        << source << ": " << rendered.error();
+    EXPECT_LT(largest_allocation.load(), limits.max_output_bytes) << source;
+  }
+  EXPECT_NE(RenderError("{{ '{:.99999999999}'.format(1.5) }}").find("precision too big"),
+            std::string::npos);
+}
+
 TEST(ChatTemplateRenderLimits, DefaultLimitsAreTheFormerConstants) {
   Expected<ChatTemplate> parsed = ChatTemplate::Parse("{{ 'hello ' * n }}");
   ASSERT_TRUE(parsed.ok());
@@ -802,6 +834,17 @@ TEST(ChatTemplateRenderLimits, OutputAtTheSizeLimitRendersAndOneByteMoreFails) {
            "{{ ['xxxx', 'xxxx'] ~ '' }}",
            "{{ '<<<' | escape }}",
            "{{ ['xxxxxx', 'xxxxx'] | sum(start='') }}",
+           "{{ '{:>11}'.format('x') }}",
+           "{{ '{:.9f}'.format(1.5) }}",
+           "{{ '%11s' % 'x' }}",
+           "{{ '%.11d' % 1 }}",
+           "{{ '%s%s' | format('xxxxxx', 'xxxxx') }}",
+           "{{ 'x'.center(11) }}",
+           "{{ 'x'.rjust(11, '*') }}",
+           "{{ 'x'.zfill(11) }}",
+           "{{ 'x' | center(11) }}",
+           "{{ 'xxxxxx' | safe + 'xxxxx' }}",
+           "{{ '<<<' | forceescape }}",
        }) {
     Expected<std::string> rendered = RenderWithin(source, limits);
     ASSERT_FALSE(rendered.ok()) << source;

@@ -1,5 +1,5 @@
-// Jinja's builtin filters as Jinja 3.1 defines them (string filters first turn their input into
-// a string, sort/min/max/unique ignore case unless told otherwise), plus transformers' tojson.
+// Jinja's builtin filters as Jinja 3.1 defines them (sort/min/max/unique ignore case unless told
+// otherwise), and the table of all filters, text_filters.h's included.
 #include "tokenizer/chat_template/filters.h"
 
 #include <algorithm>
@@ -15,12 +15,11 @@
 #include "tokenizer/chat_template/operators.h"
 #include "tokenizer/chat_template/predicates.h"
 #include "tokenizer/chat_template/python_str.h"
+#include "tokenizer/chat_template/text_filters.h"
 #include "tokenizer/chat_template/value_format.h"
 
 namespace vllm::jinja {
 namespace {
-
-using Filter = Value (*)(const Value& value, const CallArgs& args, RenderBudget& budget);
 
 // An `attribute=` argument: "a.b.0" reads item a, then b, then index 0; an int reads that index.
 Value AttributePath(const Value& item, const Value& attribute) {
@@ -111,11 +110,6 @@ Value FilterAttr(const Value& value, const CallArgs& args, RenderBudget&) {
   return Attribute(value, StringArgument(a[0], "attr"));
 }
 
-Value FilterCapitalize(const Value& value, const CallArgs& args, RenderBudget& budget) {
-  BindArguments("capitalize", args, {});
-  return Value::String(budget.WithinLimit(Capitalize(ToStr(value, budget))));
-}
-
 Value FilterDefault(const Value& value, const CallArgs& args, RenderBudget&) {
   std::vector<Value> a = BindArguments(
       "default", args, {{"default_value", Value::String("")}, {"boolean", Value::Bool(false)}});
@@ -144,33 +138,6 @@ Value FilterDictsort(const Value& value, const CallArgs& args, RenderBudget& bud
   return Value::List(std::move(pairs));
 }
 
-Value FilterEscape(const Value& value, const CallArgs& args, RenderBudget& budget) {
-  BindArguments("escape", args, {});
-  std::string out;
-  for (char c : ToStr(value, budget)) {
-    switch (c) {
-      case '&':
-        budget.Append(out, "&amp;");
-        break;
-      case '<':
-        budget.Append(out, "&lt;");
-        break;
-      case '>':
-        budget.Append(out, "&gt;");
-        break;
-      case '"':
-        budget.Append(out, "&#34;");
-        break;
-      case '\'':
-        budget.Append(out, "&#39;");
-        break;
-      default:
-        budget.Append(out, std::string_view(&c, 1));
-    }
-  }
-  return Value::String(std::move(out));
-}
-
 Value FilterFirst(const Value& value, const CallArgs& args, RenderBudget&) {
   BindArguments("first", args, {});
   if (value.is_list()) return value.AsList().empty() ? Value() : value.AsList().front();
@@ -192,29 +159,6 @@ Value FilterFloat(const Value& value, const CallArgs& args, RenderBudget&) {
     if (auto parsed = ParseFloat(value.AsString())) return Value::Float(*parsed);
   }
   return a[0];
-}
-
-Value FilterIndent(const Value& value, const CallArgs& args, RenderBudget& budget) {
-  std::vector<Value> a = BindArguments(
-      "indent", args,
-      {{"width", Value::Int(4)}, {"first", Value::Bool(false)}, {"blank", Value::Bool(false)}});
-  std::string indentation;
-  if (a[0].is_string()) {
-    indentation = a[0].AsString();
-  } else {
-    int64_t width = std::max<int64_t>(IntArgument(a[0], "indent"), 0);
-    budget.CheckStringSize(static_cast<size_t>(width));
-    indentation.assign(static_cast<size_t>(width), ' ');
-  }
-  std::vector<std::string> lines = SplitLines(ToStr(value, budget) + "\n");
-  std::string out = a[1].IsTruthy() ? indentation : "";
-  budget.Append(out, lines.front());
-  for (size_t i = 1; i < lines.size(); ++i) {
-    budget.Append(out, "\n");
-    if (a[2].IsTruthy() || !lines[i].empty()) budget.Append(out, indentation);
-    budget.Append(out, lines[i]);
-  }
-  return Value::String(std::move(out));
 }
 
 Value FilterInt(const Value& value, const CallArgs& args, RenderBudget&) {
@@ -268,9 +212,9 @@ Value FilterList(const Value& value, const CallArgs& args, RenderBudget&) {
   return Value::List(Iterate(value));
 }
 
-Value FilterLower(const Value& value, const CallArgs& args, RenderBudget& budget) {
-  BindArguments("lower", args, {});
-  return Value::String(budget.WithinLimit(ToLower(ToStr(value, budget))));
+// Jinja's map and select family give nothing for a false value (None, "", []...).
+std::vector<Value> ItemsUnlessFalse(const Value& value) {
+  return value.IsTruthy() ? Iterate(value) : std::vector<Value>{};
 }
 
 Value FilterMap(const Value& value, const CallArgs& args, RenderBudget& budget) {
@@ -285,7 +229,7 @@ Value FilterMap(const Value& value, const CallArgs& args, RenderBudget& budget) 
     }
   }
   if (attribute != nullptr) {
-    for (const Value& item : Iterate(value)) {
+    for (const Value& item : ItemsUnlessFalse(value)) {
       budget.CountStep();
       Value mapped = AttributePath(item, *attribute);
       out.push_back(mapped.is_undefined() ? default_value : mapped);
@@ -295,7 +239,7 @@ Value FilterMap(const Value& value, const CallArgs& args, RenderBudget& budget) 
   if (args.positional.empty()) throw RenderError("map() needs a filter name or attribute=");
   const std::string& filter = StringArgument(args.positional[0], "map");
   CallArgs filter_args{{args.positional.begin() + 1, args.positional.end()}, args.keyword};
-  for (const Value& item : Iterate(value)) {
+  for (const Value& item : ItemsUnlessFalse(value)) {
     budget.CountStep();
     out.push_back(ApplyFilter(filter, item, filter_args, budget));
   }
@@ -346,7 +290,7 @@ Value Select(const Value& value, const CallArgs& args, RenderBudget& budget, boo
     test_args.keyword = args.keyword;
   }
   std::vector<Value> out;
-  for (const Value& item : Iterate(value)) {
+  for (const Value& item : ItemsUnlessFalse(value)) {
     budget.CountStep();
     Value subject = by_attribute ? AttributePath(item, attribute) : item;
     bool passes = test ? ApplyTest(*test, subject, test_args, budget) : subject.IsTruthy();
@@ -368,15 +312,54 @@ Value FilterRejectattr(const Value& value, const CallArgs& args, RenderBudget& b
   return Select(value, args, budget, true, false);
 }
 
-Value FilterReplace(const Value& value, const CallArgs& args, RenderBudget& budget) {
+// The items in lists of `count`, the last one filled up with `fill_with` unless that is None.
+Value FilterBatch(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a =
-      BindArguments("replace", args, {{"old"}, {"new"}, {"count", Value::None()}});
-  int64_t count = a[2].is_none() ? -1 : IntArgument(a[2], "replace");
-  std::string text = ToStr(value, budget);
-  std::string old = ToStr(a[0], budget);
-  std::string replacement = ToStr(a[1], budget);
-  budget.CheckStringSize(ReplacedSize(text, old, replacement, count));
-  return Value::String(Replace(text, old, replacement, count));
+      BindArguments("batch", args, {{"linecount"}, {"fill_with", Value::None()}});
+  int64_t count = IntArgument(a[0], "batch");
+  if (count < 1) throw RenderError("batch() needs a count of at least 1");
+  std::vector<Value> batches;
+  std::vector<Value> batch;
+  for (const Value& item : Iterate(value)) {
+    budget.CountStep();
+    batch.push_back(item);
+    if (static_cast<int64_t>(batch.size()) == count) {
+      batches.push_back(Value::List(std::move(batch)));
+      batch.clear();
+    }
+  }
+  if (!batch.empty()) {
+    if (!a[1].is_none()) {
+      CheckListSize(static_cast<size_t>(count));
+      batch.resize(static_cast<size_t>(count), a[1]);
+    }
+    batches.push_back(Value::List(std::move(batch)));
+  }
+  return Value::List(std::move(batches));
+}
+
+// The items in `slices` lists, the first ones longer by one where they do not divide evenly;
+// with `fill_with`, the shorter ones get it added.
+Value FilterSlice(const Value& value, const CallArgs& args, RenderBudget& budget) {
+  std::vector<Value> a = BindArguments("slice", args, {{"slices"}, {"fill_with", Value::None()}});
+  int64_t slices = IntArgument(a[0], "slice");
+  if (slices < 1) throw RenderError("slice() needs at least 1 slice");
+  CheckListSize(static_cast<size_t>(slices));
+  std::vector<Value> items = Iterate(value);
+  auto length = static_cast<int64_t>(items.size());
+  int64_t per_slice = length / slices;
+  int64_t with_extra = length % slices;
+  std::vector<Value> out;
+  int64_t start = 0;
+  for (int64_t i = 0; i < slices; ++i) {
+    budget.CountStep();
+    int64_t end = start + per_slice + (i < with_extra ? 1 : 0);
+    std::vector<Value> slice(items.begin() + start, items.begin() + end);
+    if (!a[1].is_none() && i >= with_extra) slice.push_back(a[1]);
+    out.push_back(Value::List(std::move(slice)));
+    start = end;
+  }
+  return Value::List(std::move(out));
 }
 
 Value FilterReverse(const Value& value, const CallArgs& args, RenderBudget&) {
@@ -421,12 +404,6 @@ Value FilterRound(const Value& value, const CallArgs& args, RenderBudget&) {
   return Value::Float(rounded);
 }
 
-// Jinja marks the text safe for HTML; without autoescaping that is the text itself.
-Value FilterSafe(const Value& value, const CallArgs& args, RenderBudget& budget) {
-  BindArguments("safe", args, {});
-  return Value::String(ToStr(value, budget));
-}
-
 Value FilterSort(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a = BindArguments("sort", args,
                                        {{"reverse", Value::Bool(false)},
@@ -441,11 +418,6 @@ Value FilterSort(const Value& value, const CallArgs& args, RenderBudget& budget)
   return Value::List(std::move(items));
 }
 
-Value FilterString(const Value& value, const CallArgs& args, RenderBudget& budget) {
-  BindArguments("string", args, {});
-  return Value::String(ToStr(value, budget));
-}
-
 Value FilterSum(const Value& value, const CallArgs& args, RenderBudget& budget) {
   std::vector<Value> a =
       BindArguments("sum", args, {{"attribute", Value::None()}, {"start", Value::Int(0)}});
@@ -456,54 +428,6 @@ Value FilterSum(const Value& value, const CallArgs& args, RenderBudget& budget) 
                         budget);
   }
   return total;
-}
-
-Value FilterTitle(const Value& value, const CallArgs& args, RenderBudget& budget) {
-  BindArguments("title", args, {});
-  // Jinja capitalizes the first character after whitespace or one of -({[< and lowers the rest.
-  std::string text = ToStr(value, budget);
-  std::string out;
-  bool word_start = true;
-  for (std::string_view c : CodePoints(text)) {
-    budget.Append(out, word_start ? ToUpper(c) : ToLower(c));
-    word_start = IsPythonSpace(c) ||
-                 (c.size() == 1 && std::string_view("-({[<").find(c[0]) != std::string_view::npos);
-  }
-  return Value::String(std::move(out));
-}
-
-Value FilterTojson(const Value& value, const CallArgs& args, RenderBudget& budget) {
-  std::vector<Value> a = BindArguments("tojson", args,
-                                       {{"ensure_ascii", Value::Bool(false)},
-                                        {"indent", Value::None()},
-                                        {"separators", Value::None()},
-                                        {"sort_keys", Value::Bool(false)}});
-  JsonOptions options;
-  options.ensure_ascii = a[0].IsTruthy();
-  if (a[1].is_string()) {
-    options.indent = a[1].AsString();
-  } else if (!a[1].is_none()) {
-    int64_t width = std::max<int64_t>(IntArgument(a[1], "tojson"), 0);
-    budget.CheckStringSize(static_cast<size_t>(width));
-    options.indent = std::string(static_cast<size_t>(width), ' ');
-  }
-  if (options.indent) options.item_separator = ",";
-  if (!a[2].is_none()) {
-    if (!a[2].is_list() || a[2].AsList().size() != 2) {
-      throw RenderError("tojson() separators must be an (item, key) pair");
-    }
-    options.item_separator = StringArgument(a[2].AsList()[0], "tojson");
-    options.key_separator = StringArgument(a[2].AsList()[1], "tojson");
-  }
-  options.sort_keys = a[3].IsTruthy();
-  return Value::String(ToJson(value, options, budget));
-}
-
-Value FilterTrim(const Value& value, const CallArgs& args, RenderBudget& budget) {
-  std::vector<Value> a = BindArguments("trim", args, {{"chars", Value::None()}});
-  std::string text = ToStr(value, budget);
-  if (a[0].is_none()) return Value::String(std::string(StripSpace(text, true, true)));
-  return Value::String(std::string(StripChars(text, StringArgument(a[0], "trim"), true, true)));
 }
 
 Value FilterUnique(const Value& value, const CallArgs& args, RenderBudget& budget) {
@@ -522,27 +446,29 @@ Value FilterUnique(const Value& value, const CallArgs& args, RenderBudget& budge
   return Value::List(std::move(out));
 }
 
-Value FilterUpper(const Value& value, const CallArgs& args, RenderBudget& budget) {
-  BindArguments("upper", args, {});
-  return Value::String(budget.WithinLimit(ToUpper(ToStr(value, budget))));
+std::unordered_map<std::string_view, FilterFunction> BuildFilters() {
+  std::unordered_map<std::string_view, FilterFunction> filters{
+      {"abs", FilterAbs},           {"attr", FilterAttr},
+      {"batch", FilterBatch},       {"count", FilterLength},
+      {"d", FilterDefault},         {"default", FilterDefault},
+      {"dictsort", FilterDictsort}, {"first", FilterFirst},
+      {"float", FilterFloat},       {"int", FilterInt},
+      {"items", FilterItems},       {"join", FilterJoin},
+      {"last", FilterLast},         {"length", FilterLength},
+      {"list", FilterList},         {"map", FilterMap},
+      {"max", FilterMax},           {"min", FilterMin},
+      {"reject", FilterReject},     {"rejectattr", FilterRejectattr},
+      {"reverse", FilterReverse},   {"round", FilterRound},
+      {"select", FilterSelect},     {"selectattr", FilterSelectattr},
+      {"slice", FilterSlice},       {"sort", FilterSort},
+      {"sum", FilterSum},           {"unique", FilterUnique},
+  };
+  for (const auto& [name, filter] : TextFilters()) filters.emplace(name, filter);
+  return filters;
 }
 
-const std::unordered_map<std::string_view, Filter>& Filters() {
-  static const std::unordered_map<std::string_view, Filter> filters{
-      {"abs", FilterAbs},           {"attr", FilterAttr},       {"capitalize", FilterCapitalize},
-      {"count", FilterLength},      {"d", FilterDefault},       {"default", FilterDefault},
-      {"dictsort", FilterDictsort}, {"e", FilterEscape},        {"escape", FilterEscape},
-      {"first", FilterFirst},       {"float", FilterFloat},     {"indent", FilterIndent},
-      {"int", FilterInt},           {"items", FilterItems},     {"join", FilterJoin},
-      {"last", FilterLast},         {"length", FilterLength},   {"list", FilterList},
-      {"lower", FilterLower},       {"map", FilterMap},         {"max", FilterMax},
-      {"min", FilterMin},           {"reject", FilterReject},   {"rejectattr", FilterRejectattr},
-      {"replace", FilterReplace},   {"reverse", FilterReverse}, {"round", FilterRound},
-      {"safe", FilterSafe},         {"select", FilterSelect},   {"selectattr", FilterSelectattr},
-      {"sort", FilterSort},         {"string", FilterString},   {"sum", FilterSum},
-      {"title", FilterTitle},       {"tojson", FilterTojson},   {"trim", FilterTrim},
-      {"unique", FilterUnique},     {"upper", FilterUpper},
-  };
+const std::unordered_map<std::string_view, FilterFunction>& Filters() {
+  static const std::unordered_map<std::string_view, FilterFunction> filters = BuildFilters();
   return filters;
 }
 

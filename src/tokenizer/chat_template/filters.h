@@ -1,5 +1,6 @@
-// The template filters, `value | name(args)`: the Jinja builtin filters chat templates use, and
-// transformers' tojson (json.dumps with ensure_ascii=False, ", " and ": " separators).
+// The template filters, `value | name(args)`: Jinja's builtin filters (but groupby, pprint,
+// random, striptags, urlencode, urlize, wordwrap, xmlattr and filesizeformat), and transformers'
+// tojson (json.dumps with ensure_ascii=False, ", " and ": " separators).
 #pragma once
 
 #include <string_view>
@@ -7,6 +8,8 @@
 #include "tokenizer/chat_template/value.h"
 
 namespace vllm::jinja {
+
+using FilterFunction = Value (*)(const Value& value, const CallArgs& args, RenderBudget& budget);
 
 bool IsFilter(std::string_view name);
 // Throws RenderError for an unknown filter, wrong arguments or wrong types, or when `budget` runs

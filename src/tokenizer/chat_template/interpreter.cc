@@ -82,6 +82,7 @@ enum LoopField {
   kDepth,
   kDepth0,
   kCycle,
+  kChanged,
   kPrevitem,
   kNextitem,
   kLoopFieldCount
@@ -89,16 +90,17 @@ enum LoopField {
 
 const Value& LoopFieldName(LoopField field) {
   static const std::array<Value, kLoopFieldCount> names = {
-      Value::String("index"),     Value::String("index0"),   Value::String("revindex"),
-      Value::String("revindex0"), Value::String("first"),    Value::String("last"),
-      Value::String("length"),    Value::String("depth"),    Value::String("depth0"),
-      Value::String("cycle"),     Value::String("previtem"), Value::String("nextitem"),
+      Value::String("index"),     Value::String("index0"),  Value::String("revindex"),
+      Value::String("revindex0"), Value::String("first"),   Value::String("last"),
+      Value::String("length"),    Value::String("depth"),   Value::String("depth0"),
+      Value::String("cycle"),     Value::String("changed"), Value::String("previtem"),
+      Value::String("nextitem"),
   };
   return names[field];
 }
 
 // The `loop` variable of a for loop: a dict made for each iteration, whose cycle() reads the
-// current iteration.
+// current iteration and whose changed(values) tells whether they differ from the last call's.
 class LoopVariable {
  public:
   explicit LoopVariable(const std::vector<Value>& items)
@@ -106,6 +108,14 @@ class LoopVariable {
     cycle_ = Value::Callable("cycle", [current = current_](const CallArgs& args, RenderBudget&) {
       if (args.positional.empty()) throw RenderError("loop.cycle() needs at least one value");
       return args.positional[*current % args.positional.size()];
+    });
+    auto last = std::make_shared<std::optional<Value>>();
+    changed_ = Value::Callable("changed", [last](const CallArgs& args, RenderBudget& budget) {
+      if (!args.keyword.empty()) throw RenderError("loop.changed() takes no keyword arguments");
+      Value values = Value::Tuple(args.positional);
+      if (*last && Equals(**last, values, budget)) return Value::Bool(false);
+      *last = std::move(values);
+      return Value::Bool(true);
     });
   }
 
@@ -128,6 +138,7 @@ class LoopVariable {
     add(kDepth, Value::Int(1));
     add(kDepth0, Value::Int(0));
     add(kCycle, cycle_);
+    add(kChanged, changed_);
     if (index > 0) add(kPrevitem, items_[index - 1]);
     if (index + 1 < items_.size()) add(kNextitem, items_[index + 1]);
     return Value::Dict(std::move(entries));
@@ -137,7 +148,38 @@ class LoopVariable {
   const std::vector<Value>& items_;
   std::shared_ptr<size_t> current_;
   Value cycle_;
+  Value changed_;
 };
+
+// The expression as the template wrote it, for messages: `messages[0].content`, or "value" for an
+// expression that is not a chain of names, attributes and literal keys.
+std::string Describe(const Expr& expr) {
+  switch (expr.kind) {
+    case ExprKind::kName:
+      return static_cast<const NameExpr&>(expr).name;
+    case ExprKind::kAttribute: {
+      const auto& attribute = static_cast<const AttributeExpr&>(expr);
+      return Describe(*attribute.object) + "." + attribute.name;
+    }
+    case ExprKind::kSubscript: {
+      const auto& subscript = static_cast<const SubscriptExpr&>(expr);
+      std::string key = "...";
+      if (subscript.key->kind == ExprKind::kLiteral) {
+        const Value& literal = static_cast<const LiteralExpr&>(*subscript.key).value;
+        if (literal.is_string()) key = "'" + literal.AsString() + "'";
+        if (literal.is_int()) key = std::to_string(literal.AsInt());
+      }
+      return Describe(*subscript.object) + "[" + key + "]";
+    }
+    default:
+      return "value";
+  }
+}
+
+// Reading an attribute or item of undefined fails, as in Jinja.
+void CheckDefined(const Value& object, const Expr& expr) {
+  if (object.is_undefined()) throw RenderError("'" + Describe(expr) + "' is undefined");
+}
 
 class Interpreter {
  public:
@@ -219,9 +261,22 @@ class Interpreter {
         }
         case StmtKind::kSetBlock:
           return ExecuteSetBlock(static_cast<const SetBlockStmt&>(statement), scope);
-        case StmtKind::kMacro:
-          DefineMacro(static_cast<const MacroStmt&>(statement), scope);
+        case StmtKind::kMacro: {
+          const auto& macro = static_cast<const MacroStmt&>(statement);
+          scope->Set(macro.name, MacroValue(macro, scope));
           return Flow::kNormal;
+        }
+        case StmtKind::kCallBlock: {
+          const auto& call_block = static_cast<const CallBlockStmt&>(statement);
+          Value caller = MacroValue(*call_block.caller, scope);
+          Write(ToStr(EvalCall(static_cast<const CallExpr&>(*call_block.call), scope, &caller),
+                      budget_));
+          return Flow::kNormal;
+        }
+        case StmtKind::kFilterBlock:
+          return ExecuteFilterBlock(static_cast<const FilterBlockStmt&>(statement), scope);
+        case StmtKind::kWith:
+          return ExecuteWith(static_cast<const WithStmt&>(statement), scope);
         case StmtKind::kBreak:
           return Flow::kBreak;
         case StmtKind::kContinue:
@@ -277,6 +332,31 @@ class Interpreter {
     return flow;
   }
 
+  Flow ExecuteFilterBlock(const FilterBlockStmt& statement, const ScopePtr& scope) {
+    std::string captured;
+    Flow flow;
+    {
+      OutputCapture capture(*this, &captured);
+      flow = ExecuteBody(statement.body, scope);
+    }
+    if (flow != Flow::kNormal) return flow;  // break and continue leave the output unwritten
+    Value value = Value::String(std::move(captured));
+    for (const FilterCall& filter : statement.filters) {
+      value = ApplyFilter(filter.name, value, EvalArguments(filter.args, scope), budget_);
+    }
+    Write(ToStr(value, budget_));
+    return Flow::kNormal;
+  }
+
+  // The values are computed before any name is set, in the scope around the block.
+  Flow ExecuteWith(const WithStmt& statement, const ScopePtr& scope) {
+    ScopePtr inner = ChildScope(scope);
+    for (const auto& [name, value] : statement.assignments) {
+      inner->variables.emplace_back(name, Eval(*value, scope));
+    }
+    return ExecuteBody(statement.body, inner);
+  }
+
   void Assign(const AssignTarget& target, const Value& value, Scope& scope) {
     if (target.attribute.empty()) {
       Bind(target.names, value, scope);
@@ -291,13 +371,12 @@ class Interpreter {
     object->AsDict().Set(Value::String(target.attribute), value);
   }
 
-  void DefineMacro(const MacroStmt& macro, const ScopePtr& scope) {
-    // The macro holds its defining scope weakly: that scope holds the macro.
+  // The macro as a value. It holds its defining scope weakly: that scope may hold the macro.
+  Value MacroValue(const MacroStmt& macro, const ScopePtr& scope) {
     std::weak_ptr<Scope> home = scope;
-    scope->Set(macro.name, Value::Callable(macro.name, [this, &macro, home](const CallArgs& args,
-                                                                            RenderBudget&) {
-                 return CallMacro(macro, home, args);
-               }));
+    return Value::Callable(macro.name, [this, &macro, home](const CallArgs& args, RenderBudget&) {
+      return CallMacro(macro, home, args);
+    });
   }
 
   Value CallMacro(const MacroStmt& macro, const std::weak_ptr<Scope>& home, const CallArgs& args) {
@@ -315,7 +394,8 @@ class Interpreter {
     } restore{macro_depth_};
 
     // Arguments bind to parameters by position, then by name; extra ones go to varargs and
-    // kwargs, and parameters left out take their defaults (or stay undefined).
+    // kwargs (but `caller`, from a call block, is set as is), and parameters left out take their
+    // defaults (or stay undefined).
     ScopePtr frame = ChildScope(parent);
     const auto& parameters = macro.parameters;
     std::vector<std::optional<Value>> bound(parameters.size());
@@ -331,7 +411,9 @@ class Interpreter {
     for (const auto& [name, value] : args.keyword) {
       size_t index = 0;
       while (index < parameters.size() && parameters[index].name != name) ++index;
-      if (index == parameters.size()) {
+      if (index == parameters.size() && name == "caller") {
+        frame->Set(name, value);
+      } else if (index == parameters.size()) {
         kwargs.emplace_back(Value::String(name), value);
       } else if (bound[index]) {
         throw RenderError("macro '" + macro.name + "' got multiple values for argument '" + name +
@@ -382,11 +464,14 @@ class Interpreter {
         return LookUp(static_cast<const NameExpr&>(expr).name, scope);
       case ExprKind::kAttribute: {
         const auto& attribute = static_cast<const AttributeExpr&>(expr);
-        return Attribute(Eval(*attribute.object, scope), attribute.name);
+        Value object = Eval(*attribute.object, scope);
+        CheckDefined(object, *attribute.object);
+        return Attribute(object, attribute.name);
       }
       case ExprKind::kSubscript: {
         const auto& subscript = static_cast<const SubscriptExpr&>(expr);
         Value object = Eval(*subscript.object, scope);
+        CheckDefined(object, *subscript.object);
         return Subscript(object, Eval(*subscript.key, scope));
       }
       case ExprKind::kSlice:
@@ -454,6 +539,7 @@ class Interpreter {
 
   Value EvalSlice(const SliceExpr& slice, const ScopePtr& scope) {
     Value object = Eval(*slice.object, scope);
+    CheckDefined(object, *slice.object);
     auto part = [&](const ExprPtr& bound) { return bound ? Eval(*bound, scope) : Value(); };
     Value start = part(slice.start);
     Value stop = part(slice.stop);
@@ -472,7 +558,8 @@ class Interpreter {
     return args;
   }
 
-  Value EvalCall(const CallExpr& call, const ScopePtr& scope) {
+  // `caller`, when given, is passed as the keyword argument of that name.
+  Value EvalCall(const CallExpr& call, const ScopePtr& scope, const Value* caller = nullptr) {
     Value callee = Eval(*call.callee, scope);
     if (!callee.is_function()) {
       std::string what = "this value";
@@ -485,6 +572,7 @@ class Interpreter {
       throw RenderError(what + " is not callable (it is " + TypeName(callee) + ")");
     }
     CallArgs args = EvalArguments(call.args, scope);
+    if (caller != nullptr) args.keyword.emplace_back("caller", *caller);
     return callee.AsFunction().Call(args, budget_);
   }
 

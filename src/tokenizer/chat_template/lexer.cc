@@ -67,6 +67,8 @@ class Lexer {
       Advance(after + (sign != '\0' ? 1 : 0) - pos_);
       if (type == '#') {
         LexComment();
+      } else if (type == '%' && SkipRawBegin()) {
+        LexRaw();
       } else {
         LexTag(type == '{');
       }
@@ -137,6 +139,60 @@ class Lexer {
                     : '\0';
     Advance(end + 2 - pos_);
     FinishTag(sign, true);
+  }
+
+  // After "{%" (and its sign): when the tag is `raw`, consumes it up to and including its "%}"
+  // (a "-%}" also strips the whitespace after it; trim_blocks does not apply) and returns true.
+  bool SkipRawBegin() {
+    size_t at = SkipTagSpace(pos_);
+    if (std::string_view(source_).substr(at, 3) != "raw") return false;
+    at = SkipTagSpace(at + 3);
+    std::string_view rest = std::string_view(source_).substr(at);
+    char sign = rest.starts_with("-%}") ? '-' : '\0';
+    if (sign == '\0' && !rest.starts_with("%}")) return false;
+    Advance(at + (sign == '-' ? 3 : 2) - pos_);
+    if (sign == '-') {
+      FinishTag(sign, false);
+    } else {
+      line_starting_ = false;
+    }
+    return true;
+  }
+
+  size_t SkipTagSpace(size_t at) const {
+    while (at < source_.size() && IsTagSpace(source_[at])) ++at;
+    return at;
+  }
+
+  // The text of a `{% raw %}` block, kept as written, up to its `{% endraw %}`, whose whitespace
+  // control applies as for any block tag.
+  void LexRaw() {
+    int start_line = line_;
+    for (size_t at = source_.find("{%", pos_); at != std::string::npos;
+         at = source_.find("{%", at + 2)) {
+      size_t after = at + 2;
+      char sign = after < source_.size() && (source_[after] == '-' || source_[after] == '+')
+                      ? source_[after]
+                      : '\0';
+      size_t name = SkipTagSpace(after + (sign != '\0' ? 1 : 0));
+      if (std::string_view(source_).substr(name, 6) != "endraw") continue;
+      size_t close = SkipTagSpace(name + 6);
+      std::string_view rest = std::string_view(source_).substr(close);
+      char end_sign = rest.starts_with("-%}") || rest.starts_with("+%}") ? rest[0] : '\0';
+      if (end_sign == '\0' && !rest.starts_with("%}")) continue;
+      std::string_view text = std::string_view(source_).substr(pos_, at - pos_);
+      if (sign == '-') {
+        text = StripSpace(text, false, true);
+      } else if (sign != '+') {
+        text = StripBlockIndent(text);
+      }
+      AddText(text);
+      Advance(close + (end_sign != '\0' ? 3 : 2) - pos_);
+      FinishTag(end_sign, true);
+      return;
+    }
+    throw SyntaxError("unexpected end of template: missing '{% endraw %}' for the 'raw' block",
+                      start_line);
   }
 
   void LexTag(bool is_print) {
@@ -221,7 +277,37 @@ class Lexer {
     return at;
   }
 
+  // 0x1F, 0o17 and 0b101 (with underscores between digits), as Jinja reads them; false when the
+  // number has no such prefix.
+  bool LexPrefixedInteger() {
+    if (source_[pos_] != '0' || pos_ + 2 >= source_.size()) return false;
+    char prefix = static_cast<char>(source_[pos_ + 1] | 0x20);
+    int base = prefix == 'x' ? 16 : prefix == 'o' ? 8 : prefix == 'b' ? 2 : 0;
+    if (base == 0) return false;
+    std::string digits;
+    size_t end = pos_ + 2;
+    for (; end < source_.size(); ++end) {
+      char c = source_[end];
+      int digit = HexDigit(c);
+      bool underscore = c == '_' && end + 1 < source_.size() && HexDigit(source_[end + 1]) >= 0 &&
+                        HexDigit(source_[end + 1]) < base;
+      if (underscore) continue;
+      if (digit < 0 || digit >= base) break;
+      digits += c;
+    }
+    if (digits.empty()) return false;
+    Token token{TokenKind::kInteger, source_.substr(pos_, end - pos_), line_};
+    const char* last = digits.data() + digits.size();
+    if (std::from_chars(digits.data(), last, token.int_value, base).ec != std::errc()) {
+      throw SyntaxError("integer literal too large: " + token.text, line_);
+    }
+    tokens_.push_back(std::move(token));
+    Advance(end - pos_);
+    return true;
+  }
+
   void LexNumber() {
+    if (LexPrefixedInteger()) return;
     size_t end = ScanDigits(pos_);
     // After a dot (`items.0.1`) a number is an index, never a float.
     bool may_be_float = pos_ == 0 || source_[pos_ - 1] != '.';

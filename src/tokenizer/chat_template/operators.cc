@@ -12,6 +12,7 @@
 #include "tokenizer/chat_template/limits.h"
 #include "tokenizer/chat_template/methods.h"
 #include "tokenizer/chat_template/python_str.h"
+#include "tokenizer/chat_template/str_format.h"
 #include "tokenizer/chat_template/value_format.h"
 
 namespace vllm::jinja {
@@ -263,7 +264,18 @@ Value ApplyBinary(BinaryOp op, const Value& left, const Value& right, const Rend
     }
     return FloatArithmetic(op, left.AsDouble(), right.AsDouble());
   }
+  if (op == BinaryOp::kModulo && left.is_string()) {
+    return Value::String(PercentFormat(left.AsString(), right, budget));
+  }
   if (op == BinaryOp::kAdd && left.is_string() && right.is_string()) {
+    if (left.is_markup() || right.is_markup()) {  // Markup escapes the plain str it meets
+      auto text = [&](const Value& side) {
+        return side.is_markup() ? side.AsString() : EscapeHtml(side.AsString(), budget);
+      };
+      std::string joined = text(left);
+      budget.Append(joined, text(right));
+      return Value::Markup(std::move(joined));
+    }
     budget.CheckStringSize(left.AsString().size() + right.AsString().size());
     return Value::String(left.AsString() + right.AsString());
   }
@@ -381,7 +393,6 @@ Value Attribute(const Value& object, std::string_view name) {
 }
 
 Value Slice(const Value& object, const Value& start, const Value& stop, const Value& step) {
-  if (object.is_undefined()) return Value();
   if (!object.is_string() && !object.is_list()) {
     throw RenderError("'" + TypeName(object) + "' object cannot be sliced");
   }

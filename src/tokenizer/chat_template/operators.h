@@ -1,5 +1,6 @@
-// Python semantics of the template operators on values: arithmetic, comparison, membership,
-// subscripts and slices, attribute lookup, len() and iteration. Type errors throw RenderError.
+// Python semantics of the template operators on values: arithmetic (and `str % args`, see
+// str_format.h), comparison, membership, subscripts and slices, attribute lookup, len() and
+// iteration. Type errors throw RenderError.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +33,7 @@ bool Contains(const Value& container, const Value& item, RenderBudget& budget);
 Value Subscript(const Value& object, const Value& key);
 // object.name as Jinja reads it: the attribute (a method), else the item, else undefined.
 Value Attribute(const Value& object, std::string_view name);
-// object[start:stop:step] of a string or list (undefined gives undefined); a missing part is
-// undefined or None.
+// object[start:stop:step] of a string or list; a missing part is undefined or None.
 Value Slice(const Value& object, const Value& start, const Value& stop, const Value& step);
 
 // len(value); undefined has length 0.

@@ -1,5 +1,7 @@
 // A recursive-descent parser over the lexer's tokens, one function per precedence level, as
-// Jinja's own parser is laid out. Unknown filters and tests are syntax errors, as in Jinja.
+// Jinja's own parser is laid out. Unknown filters and tests are syntax errors, as in Jinja, once
+// the whole template has parsed; inside an `if` block or an `x if c else y` expression (but not
+// in a loop, macro or block nested there) Jinja lets them pass, failing only when they are used.
 #include "tokenizer/chat_template/parser.h"
 
 #include <algorithm>
@@ -43,6 +45,7 @@ class Parser {
   Template Parse() {
     Template result;
     result.body = ParseBody({});
+    if (!unknown_names_.empty()) throw unknown_names_.front();
     return result;
   }
 
@@ -52,6 +55,21 @@ class Parser {
     std::string_view tag;
     int line;
     std::initializer_list<std::string_view> end_tags;
+  };
+
+  // Whether unknown filters and tests may pass (until used) in what is parsed while alive.
+  class Leniency {
+   public:
+    Leniency(Parser& parser, bool lenient) : parser_(parser), saved_(parser.lenient_) {
+      parser_.lenient_ = lenient;
+    }
+    ~Leniency() { parser_.lenient_ = saved_; }
+    Leniency(const Leniency&) = delete;
+    Leniency& operator=(const Leniency&) = delete;
+
+   private:
+    Parser& parser_;
+    bool saved_;
   };
 
   // Counts nesting in the parser's own recursion.
@@ -175,8 +193,11 @@ class Parser {
   }
 
   // The statements of a block up to one of its end tags; returns the end tag, then consumed.
+  // Unknown filters and tests pass inside when `lenient` (the block of an `if`).
   std::string ParseBlock(std::string_view tag, int line,
-                         std::initializer_list<std::string_view> end_tags, Body& body) {
+                         std::initializer_list<std::string_view> end_tags, Body& body,
+                         bool lenient = false) {
+    Leniency leniency(*this, lenient);
     open_blocks_.push_back(OpenBlock{tag, line, end_tags});
     body = ParseBody(end_tags);
     open_blocks_.pop_back();
@@ -198,6 +219,12 @@ class Parser {
       body.push_back(ParseSet(line));
     } else if (name == "macro") {
       body.push_back(ParseMacro(line));
+    } else if (name == "call") {
+      body.push_back(ParseCallBlock(line));
+    } else if (name == "filter") {
+      body.push_back(ParseFilterBlock(line));
+    } else if (name == "with") {
+      body.push_back(ParseWith(line));
     } else if (name == "break" || name == "continue") {
       if (loop_depth_ == 0) Fail("'" + name + "' outside a for loop", line);
       ExpectStatementEnd();
@@ -222,11 +249,12 @@ class Parser {
 
   StmtPtr ParseIf(int line) {
     auto statement = std::make_unique<IfStmt>(line);
+    Leniency leniency(*this, true);
     ExprPtr condition = ParseExpression();
     ExpectStatementEnd();
     while (true) {
       Body body;
-      std::string end = ParseBlock("if", line, {"elif", "else", "endif"}, body);
+      std::string end = ParseBlock("if", line, {"elif", "else", "endif"}, body, true);
       statement->branches.emplace_back(std::move(condition), std::move(body));
       if (end == "elif") {
         condition = ParseExpression();
@@ -235,7 +263,7 @@ class Parser {
       }
       ExpectStatementEnd();
       if (end == "else") {
-        ParseBlock("if", line, {"endif"}, statement->otherwise);
+        ParseBlock("if", line, {"endif"}, statement->otherwise, true);
         ExpectStatementEnd();
       }
       return statement;
@@ -251,7 +279,10 @@ class Parser {
     if (parenthesized) ExpectOperator(")");
     ExpectName("in");
     statement->iterable = ParseTuple(false);
-    if (SkipName("if")) statement->condition = ParseExpression();
+    if (SkipName("if")) {
+      Leniency leniency(*this, false);
+      statement->condition = ParseExpression();
+    }
     if (IsName("recursive")) Fail("recursive loops are not supported", Peek().line);
     ExpectStatementEnd();
     ++loop_depth_;
@@ -294,25 +325,80 @@ class Parser {
     return statement;
   }
 
-  StmtPtr ParseMacro(int line) {
-    auto statement = std::make_unique<MacroStmt>(line, ExpectName());
+  // (a, b=default, ...) of a macro or a call block.
+  void ParseSignature(MacroStmt& macro) {
+    Leniency leniency(*this, false);
     ExpectOperator("(");
     while (!IsOperator(")")) {
-      if (!statement->parameters.empty()) ExpectOperator(",");
+      if (!macro.parameters.empty()) ExpectOperator(",");
       MacroParameter parameter{ExpectName(), nullptr};
       if (SkipOperator("=")) {
         parameter.default_value = ParseExpression();
-      } else if (!statement->parameters.empty() && statement->parameters.back().default_value) {
+      } else if (!macro.parameters.empty() && macro.parameters.back().default_value) {
         Fail("non-default argument follows default argument", Peek().line);
       }
-      statement->parameters.push_back(std::move(parameter));
+      macro.parameters.push_back(std::move(parameter));
     }
     Next();  // )
-    ExpectStatementEnd();
+  }
+
+  // The body of a macro or call block, up to `end_tag`.
+  void ParseMacroBody(MacroStmt& macro, std::string_view tag, std::string_view end_tag) {
     int saved_loop_depth = loop_depth_;
     loop_depth_ = 0;  // break and continue do not reach loops outside the macro
-    ParseBlock("macro", line, {"endmacro"}, statement->body);
+    ParseBlock(tag, macro.line, {end_tag}, macro.body);
     loop_depth_ = saved_loop_depth;
+    ExpectStatementEnd();
+  }
+
+  StmtPtr ParseMacro(int line) {
+    auto statement = std::make_unique<MacroStmt>(line, ExpectName());
+    ParseSignature(*statement);
+    ExpectStatementEnd();
+    ParseMacroBody(*statement, "macro", "endmacro");
+    return statement;
+  }
+
+  StmtPtr ParseCallBlock(int line) {
+    auto caller = std::make_unique<MacroStmt>(line, "caller");
+    if (IsOperator("(")) ParseSignature(*caller);
+    ExprPtr call = ParseExpression();
+    if (call->kind != ExprKind::kCall) Fail("expected a macro call after 'call'", line);
+    ExpectStatementEnd();
+    ParseMacroBody(*caller, "call", "endcall");
+    auto statement = std::make_unique<CallBlockStmt>(line, std::move(caller));
+    statement->call = std::move(call);
+    return statement;
+  }
+
+  StmtPtr ParseFilterBlock(int line) {
+    auto statement = std::make_unique<FilterBlockStmt>(line);
+    Leniency leniency(*this, false);
+    do {
+      FilterCall filter{ExpectName(), {}};
+      CheckKnown(IsFilter(filter.name), "filter", filter.name, line);
+      if (IsOperator("(")) {
+        Expr owner(ExprKind::kFilter, line);  // bounds the nesting of the arguments
+        filter.args = ParseArguments(owner);
+      }
+      statement->filters.push_back(std::move(filter));
+    } while (SkipOperator("|"));
+    ExpectStatementEnd();
+    ParseBlock("filter", line, {"endfilter"}, statement->body);
+    ExpectStatementEnd();
+    return statement;
+  }
+
+  StmtPtr ParseWith(int line) {
+    auto statement = std::make_unique<WithStmt>(line);
+    while (Peek().kind != TokenKind::kStatementEnd) {
+      if (!statement->assignments.empty()) ExpectOperator(",");
+      std::string name = ExpectName();
+      ExpectOperator("=");
+      statement->assignments.emplace_back(std::move(name), ParseExpression());
+    }
+    ExpectStatementEnd();
+    ParseBlock("with", line, {"endwith"}, statement->body);
     ExpectStatementEnd();
     return statement;
   }
@@ -339,9 +425,21 @@ class Parser {
     return tuple;
   }
 
+  // Notes an unknown filter or test, an error once the template has parsed unless it is lenient
+  // here (or becomes so: see ParseExpression).
+  void CheckKnown(bool known, std::string_view kind, const std::string& name, int line) {
+    if (known || lenient_) return;
+    unknown_names_.emplace_back("unknown " + std::string(kind) + " '" + name + "'", line);
+  }
+
   ExprPtr ParseExpression() {
+    size_t unknown_before = unknown_names_.size();
     ExprPtr expr = ParseOr();
     while (IsName("if")) {
+      // A conditional expression is lenient as a whole, the part read before `if` included.
+      unknown_names_.erase(unknown_names_.begin() + static_cast<std::ptrdiff_t>(unknown_before),
+                           unknown_names_.end());
+      Leniency leniency(*this, true);
       auto conditional = std::make_unique<ConditionalExpr>(Next().line);
       conditional->if_true = Child(*conditional, std::move(expr));
       conditional->condition = Child(*conditional, ParseOr());
@@ -614,7 +712,7 @@ class Parser {
       if (IsOperator("|")) {
         int line = Next().line;
         auto filter = std::make_unique<FilterExpr>(line, ExpectName());
-        if (!IsFilter(filter->name)) Fail("unknown filter '" + filter->name + "'", line);
+        CheckKnown(IsFilter(filter->name), "filter", filter->name, line);
         filter->operand = Child(*filter, std::move(node));
         if (IsOperator("(")) filter->args = ParseArguments(*filter);
         node = std::move(filter);
@@ -622,7 +720,7 @@ class Parser {
         int line = Next().line;
         bool negated = SkipName("not");
         auto test = std::make_unique<TestExpr>(line, ExpectName(), negated);
-        if (!IsTest(test->name)) Fail("unknown test '" + test->name + "'", line);
+        CheckKnown(IsTest(test->name), "test", test->name, line);
         test->operand = Child(*test, std::move(node));
         if (IsOperator("(")) {
           test->args = ParseArguments(*test);
@@ -660,6 +758,8 @@ class Parser {
   int depth_ = 0;
   int loop_depth_ = 0;
   std::vector<OpenBlock> open_blocks_;
+  bool lenient_ = false;
+  std::vector<SyntaxError> unknown_names_;
 };
 
 }  // namespace

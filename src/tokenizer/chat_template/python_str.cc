@@ -86,6 +86,32 @@ bool IsPythonSpace(std::string_view code_point) {
          c == 0x205F || c == 0x3000;
 }
 
+bool IsPythonAlpha(char32_t code_point) {
+  switch (u_charType(static_cast<UChar32>(code_point))) {
+    case U_UPPERCASE_LETTER:
+    case U_LOWERCASE_LETTER:
+    case U_TITLECASE_LETTER:
+    case U_MODIFIER_LETTER:
+    case U_OTHER_LETTER:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsPythonDecimal(char32_t code_point) {
+  return u_charType(static_cast<UChar32>(code_point)) == U_DECIMAL_DIGIT_NUMBER;
+}
+
+bool IsPythonDigit(char32_t code_point) {
+  int type = u_getIntPropertyValue(static_cast<UChar32>(code_point), UCHAR_NUMERIC_TYPE);
+  return type == U_NT_DECIMAL || type == U_NT_DIGIT;
+}
+
+bool IsPythonNumeric(char32_t code_point) {
+  return u_getIntPropertyValue(static_cast<UChar32>(code_point), UCHAR_NUMERIC_TYPE) != U_NT_NONE;
+}
+
 namespace {
 
 template <typename Predicate>
@@ -153,6 +179,45 @@ std::vector<std::string> SplitOn(std::string_view text, std::string_view separat
   return pieces;
 }
 
+std::vector<std::string> RSplitOnSpace(std::string_view text, int64_t max_split) {
+  std::vector<std::string> pieces;
+  std::vector<std::string_view> chars = CodePoints(text);
+  size_t i = chars.size();
+  auto offset = [&](size_t index) {
+    return index < chars.size() ? static_cast<size_t>(chars[index].data() - text.data())
+                                : text.size();
+  };
+  while (true) {
+    while (i > 0 && IsPythonSpace(chars[i - 1])) --i;
+    if (i == 0) break;
+    if (max_split >= 0 && static_cast<int64_t>(pieces.size()) == max_split) {
+      pieces.emplace_back(text.substr(0, offset(i)));  // the rest, leading whitespace included
+      break;
+    }
+    size_t end = i;
+    while (i > 0 && !IsPythonSpace(chars[i - 1])) --i;
+    pieces.emplace_back(text.substr(offset(i), offset(end) - offset(i)));
+  }
+  std::reverse(pieces.begin(), pieces.end());
+  return pieces;
+}
+
+std::vector<std::string> RSplitOn(std::string_view text, std::string_view separator,
+                                  int64_t max_split) {
+  std::vector<std::string> pieces;
+  size_t end = text.size();
+  while ((max_split < 0 || static_cast<int64_t>(pieces.size()) < max_split) &&
+         end >= separator.size()) {
+    size_t found = text.rfind(separator, end - separator.size());
+    if (found == std::string_view::npos) break;
+    pieces.emplace_back(text.substr(found + separator.size(), end - found - separator.size()));
+    end = found;
+  }
+  pieces.emplace_back(text.substr(0, end));
+  std::reverse(pieces.begin(), pieces.end());
+  return pieces;
+}
+
 std::vector<std::string> SplitLines(std::string_view text) {
   std::vector<std::string> lines;
   std::vector<std::string_view> chars = CodePoints(text);
@@ -215,6 +280,12 @@ size_t ReplacedSize(std::string_view text, std::string_view old, std::string_vie
 
 int64_t Find(std::string_view text, std::string_view sub) {
   size_t found = text.find(sub);
+  if (found == std::string_view::npos) return -1;
+  return static_cast<int64_t>(CodePointCount(text.substr(0, found)));
+}
+
+int64_t RFind(std::string_view text, std::string_view sub) {
+  size_t found = text.rfind(sub);
   if (found == std::string_view::npos) return -1;
   return static_cast<int64_t>(CodePointCount(text.substr(0, found)));
 }

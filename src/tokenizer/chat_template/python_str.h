@@ -21,6 +21,12 @@ size_t CodePointCount(std::string_view text);
 
 // str.isspace() of one code point given as its UTF-8 bytes.
 bool IsPythonSpace(std::string_view code_point);
+// str.isalpha(), isdecimal(), isdigit() and isnumeric() of one code point; isalnum() is
+// IsPythonAlpha or IsPythonNumeric (which includes the other two).
+bool IsPythonAlpha(char32_t code_point);
+bool IsPythonDecimal(char32_t code_point);
+bool IsPythonDigit(char32_t code_point);
+bool IsPythonNumeric(char32_t code_point);
 
 // str.strip() / lstrip() / rstrip() without arguments (whitespace) or with `chars`.
 std::string_view StripSpace(std::string_view text, bool left, bool right);
@@ -31,6 +37,11 @@ std::vector<std::string> SplitOnSpace(std::string_view text, int64_t max_split);
 // str.split(separator, max_split); `separator` must not be empty. max_split < 0: no limit.
 std::vector<std::string> SplitOn(std::string_view text, std::string_view separator,
                                  int64_t max_split);
+// str.rsplit(None, max_split) and str.rsplit(separator, max_split): the same pieces as the
+// splits above when there is no limit, but a limit splits from the right.
+std::vector<std::string> RSplitOnSpace(std::string_view text, int64_t max_split);
+std::vector<std::string> RSplitOn(std::string_view text, std::string_view separator,
+                                  int64_t max_split);
 // str.splitlines() without line ends.
 std::vector<std::string> SplitLines(std::string_view text);
 
@@ -42,6 +53,8 @@ size_t ReplacedSize(std::string_view text, std::string_view old, std::string_vie
                     int64_t max_count);
 // str.find(sub): the code point index of the first occurrence, or -1.
 int64_t Find(std::string_view text, std::string_view sub);
+// str.rfind(sub): the code point index of the last occurrence, or -1.
+int64_t RFind(std::string_view text, std::string_view sub);
 // str.count(sub): non-overlapping occurrences.
 int64_t CountOccurrences(std::string_view text, std::string_view sub);
 

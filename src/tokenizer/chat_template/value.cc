@@ -73,6 +73,12 @@ Value Value::String(std::string value) {
   return v;
 }
 
+Value Value::Markup(std::string value) {
+  Value v;
+  v.data_ = MarkupPtr{std::make_shared<const std::string>(std::move(value))};
+  return v;
+}
+
 Value Value::List(std::vector<Value> items) {
   auto list = std::make_shared<ListData>();
   list->items = std::move(items);

@@ -50,6 +50,9 @@ class Value {
   static Value Int(int64_t value);
   static Value Float(double value);
   static Value String(std::string value);
+  // A str marked safe for HTML (markupsafe's Markup, made by the safe and escape filters): `+`
+  // with a plain str escapes the plain one. It is a str in every other way.
+  static Value Markup(std::string value);
   static Value List(std::vector<Value> items);
   static Value Tuple(std::vector<Value> items);
   // The keys must be distinct (DictData::Set keeps them so).
@@ -59,13 +62,17 @@ class Value {
   // `receiver.name`, a method bound to its receiver.
   static Value Method(std::string name, NativeMethod call, Value receiver);
 
-  ValueKind kind() const { return static_cast<ValueKind>(data_.index()); }
+  ValueKind kind() const {
+    size_t index = data_.index();
+    return index == kMarkupIndex ? ValueKind::kString : static_cast<ValueKind>(index);
+  }
   bool is_undefined() const { return kind() == ValueKind::kUndefined; }
   bool is_none() const { return kind() == ValueKind::kNone; }
   bool is_bool() const { return kind() == ValueKind::kBool; }
   bool is_int() const { return kind() == ValueKind::kInt; }
   bool is_float() const { return kind() == ValueKind::kFloat; }
   bool is_string() const { return kind() == ValueKind::kString; }
+  bool is_markup() const { return data_.index() == kMarkupIndex; }
   bool is_list() const { return kind() == ValueKind::kList; }  // list or tuple
   bool is_dict() const { return kind() == ValueKind::kDict; }
   bool is_namespace() const { return kind() == ValueKind::kNamespace; }
@@ -81,7 +88,10 @@ class Value {
   int64_t AsInt() const;
   // The number of a bool, int or float.
   double AsDouble() const;
-  const std::string& AsString() const { return *std::get<StringPtr>(data_); }
+  const std::string& AsString() const {
+    if (const auto* markup = std::get_if<MarkupPtr>(&data_)) return *markup->text;
+    return *std::get<StringPtr>(data_);
+  }
   // The items of a list or tuple.
   std::vector<Value>& AsList() const;
   // The entries of a dict or namespace.
@@ -104,6 +114,11 @@ class Value {
   };
   using StringPtr = std::shared_ptr<const std::string>;
   using FunctionPtr = std::shared_ptr<const Function>;
+  struct MarkupPtr {
+    StringPtr text;
+  };
+  // The alternative after those of ValueKind's order.
+  static constexpr size_t kMarkupIndex = static_cast<size_t>(ValueKind::kFunction) + 1;
 
   // Whether destroying this value would destroy a non-empty list, dict or namespace.
   bool OwnsNonEmptyContainer() const;
@@ -113,7 +128,7 @@ class Value {
   static void DestroyIteratively(std::vector<Value> values);
 
   std::variant<UndefinedTag, NoneTag, bool, int64_t, double, StringPtr, std::shared_ptr<ListData>,
-               std::shared_ptr<DictData>, NamespacePtr, FunctionPtr>
+               std::shared_ptr<DictData>, NamespacePtr, FunctionPtr, MarkupPtr>
       data_;
 };
 

@@ -132,7 +132,9 @@ void AppendRepr(const Value& value, std::string& out, int depth, const RenderBud
       out += FormatFloat(value.AsDouble());
       break;
     case ValueKind::kString:
+      if (value.is_markup()) out += "Markup(";
       AppendStringRepr(value.AsString(), out);
+      if (value.is_markup()) out += ")";
       break;
     case ValueKind::kList: {
       const auto& items = value.AsList();
@@ -356,6 +358,32 @@ std::string ToRepr(const Value& value, const RenderBudget& budget) {
 
 std::string ToJson(const Value& value, const JsonOptions& options, RenderBudget& budget) {
   return JsonWriter(options, budget).Write(value);
+}
+
+std::string EscapeHtml(std::string_view text, const RenderBudget& budget) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        budget.Append(out, "&amp;");
+        break;
+      case '<':
+        budget.Append(out, "&lt;");
+        break;
+      case '>':
+        budget.Append(out, "&gt;");
+        break;
+      case '"':
+        budget.Append(out, "&#34;");
+        break;
+      case '\'':
+        budget.Append(out, "&#39;");
+        break;
+      default:
+        budget.Append(out, std::string_view(&c, 1));
+    }
+  }
+  return out;
 }
 
 }  // namespace vllm::jinja

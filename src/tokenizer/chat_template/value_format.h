@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "tokenizer/chat_template/value.h"
 
@@ -23,6 +24,10 @@ struct JsonOptions {
   bool sort_keys = false;
   bool ensure_ascii = false;
 };
+
+// markupsafe's escape(): & < > " and ' as HTML entities. Throws RenderError past `budget`'s
+// string limit.
+std::string EscapeHtml(std::string_view text, const RenderBudget& budget);
 
 // json.dumps(value): throws RenderError for values JSON cannot hold (undefined, functions) and for
 // text longer than `budget` allows; sort_keys counts its comparisons as steps.
