@@ -21,8 +21,11 @@ struct Dtype {
   GgmlType type;
   int64_t size;  // bytes per element
 };
-constexpr Dtype kDtypes[] = {
-    {"F32", GgmlType::kF32, 4}, {"F16", GgmlType::kF16, 2}, {"BF16", GgmlType::kBF16, 2}};
+// U8 holds raw bytes (gpt-oss's MXFP4 blocks and scales); it is read as ggml's I8 type.
+constexpr Dtype kDtypes[] = {{"F32", GgmlType::kF32, 4},
+                             {"F16", GgmlType::kF16, 2},
+                             {"BF16", GgmlType::kBF16, 2},
+                             {"U8", GgmlType::kI8, 1}};
 
 const Dtype* FindDtype(std::string_view name) {
   for (const Dtype& dtype : kDtypes) {
@@ -111,7 +114,8 @@ Status ParseEntry(const std::string& name, const Json& value, uint64_t data_size
   const auto& dtype_name = dtype_json.get_ref<const std::string&>();
   const Dtype* dtype = FindDtype(dtype_name);
   if (dtype == nullptr) {
-    return Error{what + " has unsupported dtype " + dtype_name + " (supported: F32, F16, BF16)"};
+    return Error{what + " has unsupported dtype " + dtype_name +
+                 " (supported: F32, F16, BF16, U8)"};
   }
 
   const Json& shape_json = value["shape"];
@@ -186,6 +190,10 @@ Status SortAndCheckOverlap(std::vector<Entry>* entries) {
 }
 
 }  // namespace
+
+bool IsSafetensorsFloatType(GgmlType type) {
+  return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16;
+}
 
 std::optional<std::string_view> SafetensorsDtypeName(GgmlType type) {
   for (const Dtype& dtype : kDtypes) {

@@ -22,7 +22,7 @@ namespace vllm {
 
 struct SafetensorsTensor {
   std::string name;
-  GgmlType type = GgmlType::kF32;  // F32, F16 or BF16
+  GgmlType type = GgmlType::kF32;  // F32, F16, BF16, or I8 for U8 (raw bytes)
   std::vector<int64_t> shape;      // as in the file: row-major, shape[0] outermost (PyTorch order)
   // The tensor's bytes. Aligned only as far as the file aligns them: read values with memcpy
   // unless the offset is known to be a multiple of the element size.
@@ -30,8 +30,11 @@ struct SafetensorsTensor {
   int64_t num_bytes = 0;  // product(shape) * element size
 };
 
-// The safetensors dtype name of a supported type ("F32", "F16", "BF16"); nullopt for any other.
+// The safetensors dtype name of a supported type ("F32", "F16", "BF16", "U8" for I8); nullopt
+// for any other.
 std::optional<std::string_view> SafetensorsDtypeName(GgmlType type);
+// F32, F16 or BF16.
+bool IsSafetensorsFloatType(GgmlType type);
 
 class SafetensorsFile {
  public:

@@ -195,7 +195,7 @@ TEST(SafetensorsFileTest, WriterRejectsBadTensors) {
     return bytes.ok() ? "" : bytes.error();
   };
   EXPECT_EQ(error({View("q", GgmlType::kQ8_0, {32}, values, 34)}),
-            "tensor 'q' has type q8_0 (safetensors supports F32, F16, BF16)");
+            "tensor 'q' has type q8_0 (safetensors supports F32, F16, BF16, U8)");
   EXPECT_EQ(error({View("a", GgmlType::kF32, {3}, values, 8)}),
             "tensor 'a' has 8 bytes but its shape needs 12");
   EXPECT_EQ(error({View("a", GgmlType::kF32, {-1}, values, 8)}),
@@ -282,9 +282,9 @@ TEST(SafetensorsMalformedTest, WrongFieldTypes) {
 
 TEST(SafetensorsMalformedTest, UnsupportedDtype) {
   EXPECT_EQ(EntryError(R"("dtype":"I64","shape":[1],"data_offsets":[0,8])"),
-            "tensor 'a' has unsupported dtype I64 (supported: F32, F16, BF16)");
+            "tensor 'a' has unsupported dtype I64 (supported: F32, F16, BF16, U8)");
   EXPECT_EQ(EntryError(R"("dtype":"f32","shape":[1],"data_offsets":[0,4])"),
-            "tensor 'a' has unsupported dtype f32 (supported: F32, F16, BF16)");
+            "tensor 'a' has unsupported dtype f32 (supported: F32, F16, BF16, U8)");
 }
 
 TEST(SafetensorsMalformedTest, NegativeDimension) {

@@ -17,7 +17,7 @@ Expected<uint64_t> CheckTensor(const SafetensorsTensor& tensor) {
   if (tensor.name == "__metadata__") return Error{what + ": the name is reserved"};
   if (!SafetensorsDtypeName(tensor.type)) {
     return Error{what + " has type " + GgmlTypeName(static_cast<uint32_t>(tensor.type)) +
-                 " (safetensors supports F32, F16, BF16)"};
+                 " (safetensors supports F32, F16, BF16, U8)"};
   }
   int64_t num_bytes = GetSupportedTypeTraits(tensor.type)->block_bytes;
   for (int64_t dim : tensor.shape) {
