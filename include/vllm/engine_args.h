@@ -20,6 +20,9 @@ struct EngineArgs {
   int max_num_seqs = 256;                            // --max-num-seqs
   int64_t max_num_batched_tokens = 2048;             // --max-num-batched-tokens
   std::string scheduling_policy = "fcfs";            // --scheduling-policy fcfs|priority
+  // --disable-hybrid-kv-cache-manager: one KV cache group of every layer, so a sliding-window
+  // layer keeps every block of a sequence as a full-attention one does (no window freeing).
+  bool disable_hybrid_kv_cache_manager = false;
 };
 
 }  // namespace vllm

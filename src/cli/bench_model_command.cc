@@ -45,12 +45,12 @@ std::pair<double, double> Measure(int repetitions, int num_tokens, Fn fn) {
 }
 
 int Run(const BenchModelOptions& options) {
-  auto loaded = LoadModel(options.model_path, options.num_threads);
+  auto loaded = LoadPooledModel(options.model_path, options.num_threads);
   if (!loaded) {
     std::cerr << "error: " << loaded.error() << "\n";
     return 1;
   }
-  Model& model = *loaded->model;
+  Model& model = loaded->model();
   const int max_tokens = std::max(options.prompt_tokens, options.generated_tokens);
   const int num_blocks = (max_tokens + options.block_size - 1) / options.block_size;
   auto runner =
@@ -59,8 +59,9 @@ int Run(const BenchModelOptions& options) {
     std::cerr << "error: " << runner.error() << "\n";
     return 1;
   }
-  std::vector<int32_t> block_table(num_blocks);
-  std::iota(block_table.begin(), block_table.end(), 0);
+  // One KV cache group of every layer (the runner's default layout): blocks 0, 1, 2, ...
+  std::vector<std::vector<int32_t>> block_tables(1, std::vector<int32_t>(num_blocks));
+  std::iota(block_tables[0].begin(), block_tables[0].end(), 0);
   std::mt19937 rng(42);
   std::uniform_int_distribution<int32_t> token(0, model.config().vocab_size - 1);
   std::vector<int32_t> random_tokens(max_tokens);
@@ -69,7 +70,7 @@ int Run(const BenchModelOptions& options) {
 
   bool failed = false;
   auto run_chunk = [&](std::span<const int32_t> ids, int32_t num_computed) {
-    SequenceChunk chunk{ids, num_computed, block_table, true};
+    SequenceChunk chunk{ids, num_computed, block_tables, true};
     auto logits = (*runner)->Execute({&chunk, 1});
     if (!logits) {
       std::cerr << "error: " << logits.error() << "\n";
@@ -78,9 +79,17 @@ int Run(const BenchModelOptions& options) {
   };
   int64_t num_params = 0;
   int64_t num_weight_bytes = 0;
-  for (const auto& tensor : loaded->file->tensors()) {
-    num_params += tensor.num_elements();
-    num_weight_bytes += tensor.num_bytes;
+  if (loaded->loaded.gguf != nullptr) {
+    for (const auto& tensor : loaded->loaded.gguf->tensors()) {
+      num_params += tensor.num_elements();
+      num_weight_bytes += tensor.num_bytes;
+    }
+  } else {
+    for (const SafetensorsTensor* tensor : loaded->loaded.checkpoint->weights->tensors()) {
+      num_params += std::accumulate(tensor->shape.begin(), tensor->shape.end(), int64_t{1},
+                                    std::multiplies<>());
+      num_weight_bytes += tensor->num_bytes;
+    }
   }
   // Decode at batch 1 reads every linear weight once per token: its roofline is bandwidth/bytes.
   const double bandwidth = options.measure_bandwidth ? MeasureReadBandwidth(*loaded->pool) : 0.0;

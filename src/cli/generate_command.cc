@@ -137,6 +137,8 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
       ->capture_default_str();
   command.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching",
                    args.enable_prefix_caching, "Automatic prefix caching (on by default)");
+  command.add_flag("--disable-hybrid-kv-cache-manager", args.disable_hybrid_kv_cache_manager,
+                   "Keep every KV block of sliding-window layers (no freeing outside the window)");
   command.add_option("--max-model-len", args.max_model_len,
                      "Context length (default: the model's)");
   command.add_option("--max-num-seqs", args.max_num_seqs)->capture_default_str();

@@ -7,23 +7,20 @@
 
 namespace vllm {
 
-Expected<LoadedModel> LoadModel(const std::string& path, int num_threads) {
+Expected<PooledModel> LoadPooledModel(const std::string& path, int num_threads) {
   auto start = std::chrono::steady_clock::now();
-  LoadedModel loaded;
-  auto file = GgufFile::Open(path);
-  if (!file) return Error{file.error()};
-  loaded.file = std::move(*file);
-  loaded.pool = std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = num_threads});
-  auto model = LoadModelFromGguf(*loaded.file, {.pool = loaded.pool.get()});
-  if (!model) return Error{path + ": " + model.error()};
-  loaded.model = std::move(*model);
+  PooledModel pooled;
+  pooled.pool = std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = num_threads});
+  auto loaded = LoadModelFromPath(path, {.pool = pooled.pool.get()});
+  if (!loaded) return Error{loaded.error()};
+  pooled.loaded = std::move(*loaded);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const ModelConfig& config = loaded.model->config();
+  const ModelConfig& config = pooled.model().config();
   VLLM_LOG(kInfo) << "loaded " << path << " (" << config.architecture << ", " << config.num_layers
                   << " layers, hidden " << config.hidden_size << ", vocab " << config.vocab_size
-                  << ") in " << seconds << " s on " << loaded.pool->num_threads() << " threads ["
+                  << ") in " << seconds << " s on " << pooled.pool->num_threads() << " threads ["
                   << GetCpuFeatures().ToString() << "]";
-  return loaded;
+  return pooled;
 }
 
 }  // namespace vllm

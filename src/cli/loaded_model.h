@@ -1,4 +1,5 @@
-// Opens a GGUF model file and builds the model on a thread pool: what the CLI commands share.
+// Opens a model (GGUF file or model directory) on a thread pool of its own, with a log line: what
+// the CLI commands that run a bare model (bench-model) share.
 #pragma once
 
 #include <memory>
@@ -6,18 +7,17 @@
 
 #include "common/expected.h"
 #include "common/thread_pool.h"
-#include "formats/gguf_file.h"
-#include "model/model.h"
+#include "model/model_loader.h"
 
 namespace vllm {
 
-struct LoadedModel {
-  std::unique_ptr<GgufFile> file;  // mmap'd; weights used in place point into it
+struct PooledModel {
   std::unique_ptr<ThreadPool> pool;
-  std::unique_ptr<Model> model;
+  LoadedModel loaded;  // runs on `pool`; declared after it, freed before it
+  Model& model() const { return *loaded.model; }
 };
 
 // num_threads 0: one per core.
-Expected<LoadedModel> LoadModel(const std::string& path, int num_threads);
+Expected<PooledModel> LoadPooledModel(const std::string& path, int num_threads);
 
 }  // namespace vllm

@@ -37,8 +37,8 @@ void RegisterMakeRandomModelCommand(CLI::App& app) {
   command
       ->add_option("--dtype", options->dtype,
                    "Matrices' type: " + SupportedTypeNames() +
-                       ", or a K-quant mix as llama.cpp's quantizer writes it: q4_k_m, q5_k_m, "
-                       "q4_k_s")
+                       ", or a mix as llama.cpp's quantizer writes it: q4_k_m, q5_k_m, q4_k_s, "
+                       "mxfp4_moe (MXFP4 experts, BF16 elsewhere)")
       ->capture_default_str();
   command->add_option("--vocab", options->vocab_path, "GGUF whose tokenizer metadata is copied")
       ->required();

@@ -3,9 +3,13 @@
 #include <algorithm>
 
 #include "common/logging.h"
+#include "engine/kv_cache_sizing.h"
 
 namespace vllm {
 namespace {
+
+static_assert(KvCacheManager::kNullBlockId == KvStorage::kNullBlockId,
+              "the model must recognize the KV cache manager's null block");
 
 SamplingOptions ToSamplingOptions(const SamplingParams& params) {
   SamplingOptions options;
@@ -50,47 +54,38 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
       core->config_.max_num_batched_tokens <= 0) {
     return Error{"--block-size, --max-num-seqs and --max-num-batched-tokens must be positive"};
   }
-  const int64_t bytes_per_block =
-      KvStorage::BytesPerToken({.num_layers = model_config.num_layers,
-                                .num_kv_heads = model_config.num_kv_heads,
-                                .head_dim = model_config.head_dim}) *
-      core->config_.block_size;
-  // No more blocks than every sequence at full length could use.
-  const int64_t blocks_for_all_seqs =
-      core->config_.max_num_seqs *
-      ((core->config_.max_model_len + core->config_.block_size - 1) / core->config_.block_size);
-  core->num_kv_blocks_ =
-      std::min(core->config_.kv_cache_memory_bytes / bytes_per_block, blocks_for_all_seqs);
-  const int64_t blocks_per_max_len =
-      (core->config_.max_model_len + core->config_.block_size - 1) / core->config_.block_size;
-  if (core->num_kv_blocks_ < 1) {
-    return Error{"--kv-cache-memory-bytes is too small for one KV block (" +
-                 std::to_string(bytes_per_block) + " bytes)"};
-  }
-  if (core->num_kv_blocks_ < blocks_per_max_len) {
-    return Error{"the KV cache holds " + std::to_string(core->num_kv_blocks_ * args.block_size) +
-                 " tokens, fewer than max_model_len (" +
-                 std::to_string(core->config_.max_model_len) +
-                 "); raise --kv-cache-memory-bytes or lower --max-model-len"};
-  }
+  // KV cache groups of layers sharing a block table (vLLM's hybrid KV cache manager).
+  const KvCacheLayout layout = core->config_.disable_hybrid_kv_cache_manager
+                                   ? SingleGroupKvCacheLayout(model_config.num_layers)
+                                   : KvCacheLayoutOf(model_config);
+  Expected<KvCacheSize> size = SizeKvCache(model_config, layout, core->config_);
+  if (!size) return Error{size.error()};
+  core->num_kv_blocks_ = size->num_blocks;
   // The KV storage first: it is allocated and made resident here, and one too large for the
   // memory available must fail before anything sized by it is built.
-  auto runner = ModelRunner::Create(
-      model, {.num_kv_blocks = core->num_kv_blocks_, .block_size = core->config_.block_size});
+  auto runner = ModelRunner::Create(model, {.num_kv_blocks = core->num_kv_blocks_,
+                                            .block_size = core->config_.block_size,
+                                            .kv_cache_layout = layout});
   if (!runner) return Error{runner.error()};
   core->runner_ = std::move(*runner);
-  const bool capped_by_sequences = core->num_kv_blocks_ == blocks_for_all_seqs;
   VLLM_LOG(kInfo) << "KV cache: " << core->num_kv_blocks_ << " blocks of "
-                  << core->config_.block_size << " tokens ("
-                  << core->num_kv_blocks_ * bytes_per_block / (1 << 20) << " MiB"
-                  << (capped_by_sequences
+                  << core->config_.block_size << " tokens x " << layout.group_size << " layers ("
+                  << layout.num_groups() << " KV cache group"
+                  << (layout.num_groups() == 1 ? "" : "s") << ", "
+                  << core->num_kv_blocks_ * size->bytes_per_block / (1 << 20) << " MiB"
+                  << (size->capped_by_sequences
                           ? ", capped to what --max-num-seqs sequences of --max-model-len use"
                           : "")
                   << "), resident";
+  std::vector<KvCacheGroupSpec> groups;
+  for (const KvCacheLayout::Group& group : layout.groups) {
+    groups.push_back({.sliding_window = group.sliding_window});
+  }
   core->kv_cache_ = std::make_unique<KvCacheManager>(
       KvCacheManager::Options{.num_blocks = static_cast<int32_t>(core->num_kv_blocks_),
                               .block_size = core->config_.block_size,
-                              .enable_prefix_caching = core->config_.enable_prefix_caching});
+                              .enable_prefix_caching = core->config_.enable_prefix_caching,
+                              .groups = std::move(groups)});
   core->scheduler_ = std::make_unique<Scheduler>(
       SchedulerConfig{.max_num_seqs = core->config_.max_num_seqs,
                       .max_num_batched_tokens = core->config_.max_num_batched_tokens,
@@ -155,8 +150,8 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
     const bool all_rows = request.params.prompt_logprobs &&
                           sampling_states_.at(request.request_id).num_prompt_logprobs < end &&
                           begin < request.num_prompt_tokens();
-    chunks.push_back(
-        {new_tokens[i], static_cast<int32_t>(begin), scheduled.block_ids, reaches_end, all_rows});
+    chunks.push_back({new_tokens[i], static_cast<int32_t>(begin), scheduled.block_tables,
+                      reaches_end, all_rows});
     if (all_rows || reaches_end) first_row[i] = num_rows;
     num_rows += all_rows ? scheduled.num_new_tokens : (reaches_end ? 1 : 0);
   }

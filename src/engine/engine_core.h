@@ -73,6 +73,7 @@ class EngineCore {
   EngineStats stats() const;
   int64_t max_model_len() const { return config_.max_model_len; }
   int64_t num_kv_blocks() const { return num_kv_blocks_; }
+  const KvCacheManager& kv_cache() const { return *kv_cache_; }
 
  private:
   EngineCore(Model& model, const EngineArgs& args) : model_(model), config_(args) {}

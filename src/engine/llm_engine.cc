@@ -6,49 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "model/model_loader.h"
 #include "tokenizer/hf/hf_tokenizer.h"
 
 namespace vllm {
-
-namespace {
-
-// --dtype / --quantization → the type linear weights are converted to (nullopt: as stored).
-Expected<std::optional<GgmlType>> LinearTypeOf(const EngineArgs& args) {
-  if (!args.quantization.empty()) {
-    for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kQ4_K}) {
-      if (ParseGgmlType(args.quantization) == type) return std::optional<GgmlType>(type);
-    }
-    return Error{"unsupported --quantization '" + args.quantization +
-                 "' (supported: q8_0, q6_k, q4_k)"};
-  }
-  if (args.dtype == "auto") return std::optional<GgmlType>();
-  if (args.dtype == "float32" || args.dtype == "float") {
-    return std::optional<GgmlType>(GgmlType::kF32);
-  }
-  if (args.dtype == "bfloat16") return std::optional<GgmlType>(GgmlType::kBF16);
-  if (args.dtype == "float16" || args.dtype == "half") {
-    return std::optional<GgmlType>(GgmlType::kF16);
-  }
-  return Error{"unsupported --dtype '" + args.dtype +
-               "' (supported: auto, float32, bfloat16, float16)"};
-}
-
-}  // namespace
-
-Status LLMEngine::LoadGguf(const std::string& path, const ModelLoadOptions& options) {
-  auto file = GgufFile::Open(path);
-  if (!file) return Error{file.error()};
-  file_ = std::move(*file);
-  auto model = LoadModelFromGguf(*file_, options);
-  if (!model) return Error{path + ": " + model.error()};
-  model_ = std::move(*model);
-  auto tokenizer = LoadTokenizerFromGguf(*file_);
-  if (!tokenizer) return Error{path + ": " + tokenizer.error()};
-  tokenizer_ = std::move(*tokenizer);
-  auto chat_template = file_->GetString("tokenizer.chat_template");
-  if (chat_template.ok() && chat_template->has_value()) chat_template_ = **chat_template;
-  return Status::Ok();
-}
 
 // generation_config.json → sampling defaults and extra EOS ids (absent file: none).
 Status ReadGenerationConfig(const std::string& dir, SamplingParams* defaults,
@@ -85,34 +46,36 @@ Status ReadGenerationConfig(const std::string& dir, SamplingParams* defaults,
   return Status::Ok();
 }
 
-Status LLMEngine::LoadHfDirectory(const std::string& dir, const ModelLoadOptions& options) {
-  auto checkpoint = OpenHfCheckpoint(dir);
-  if (!checkpoint) return Error{dir + ": " + checkpoint.error()};
-  checkpoint_ = std::move(*checkpoint);
-  auto model = LoadModel(*checkpoint_->source, checkpoint_->config, options);
-  if (!model) return Error{dir + ": " + model.error()};
-  model_ = std::move(*model);
-  auto tokenizer = LoadTokenizerFromHfDir(dir);
+Status LLMEngine::LoadTokenizer(const std::string& path) {
+  if (!model_.is_directory()) {
+    auto tokenizer = LoadTokenizerFromGguf(*model_.gguf);
+    if (!tokenizer) return Error{path + ": " + tokenizer.error()};
+    tokenizer_ = std::move(*tokenizer);
+    auto chat_template = model_.gguf->GetString("tokenizer.chat_template");
+    if (chat_template.ok() && chat_template->has_value()) chat_template_ = **chat_template;
+    return Status::Ok();
+  }
+  auto tokenizer = LoadTokenizerFromHfDir(path);
   if (!tokenizer) return Error{tokenizer.error()};
   tokenizer_ = std::move(*tokenizer);
-  auto chat_template = ReadHfChatTemplate(dir);
-  if (!chat_template) return Error{dir + ": " + chat_template.error()};
+  auto chat_template = ReadHfChatTemplate(path);
+  if (!chat_template) return Error{path + ": " + chat_template.error()};
   chat_template_ = std::move(*chat_template);
-  return ReadGenerationConfig(dir, &default_sampling_params_, &generation_eos_ids_);
+  return ReadGenerationConfig(path, &default_sampling_params_, &generation_eos_ids_);
 }
 
 Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   std::unique_ptr<LLMEngine> engine(new LLMEngine());
   engine->pool_ =
       std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
-  auto linear_type = LinearTypeOf(args);
+  auto linear_type = LinearTypeFor(args.dtype, args.quantization);
   if (!linear_type) return Error{linear_type.error()};
-  const ModelLoadOptions options{.pool = engine->pool_.get(), .linear_type = *linear_type};
-  std::error_code error;
-  VLLM_RETURN_IF_ERROR(std::filesystem::is_directory(args.model, error)
-                           ? engine->LoadHfDirectory(args.model, options)
-                           : engine->LoadGguf(args.model, options));
-  auto core = EngineCore::Create(*engine->model_, args);
+  auto model =
+      LoadModelFromPath(args.model, {.pool = engine->pool_.get(), .linear_type = *linear_type});
+  if (!model) return Error{model.error()};
+  engine->model_ = std::move(*model);
+  VLLM_RETURN_IF_ERROR(engine->LoadTokenizer(args.model));
+  auto core = EngineCore::Create(*engine->model_.model, args);
   if (!core) return Error{core.error()};
   engine->core_ = std::move(*core);
   engine->output_processor_ = std::make_unique<OutputProcessor>(*engine->tokenizer_);

@@ -14,8 +14,7 @@
 #include "engine/engine_core.h"
 #include "engine/output_processor.h"
 #include "formats/gguf_file.h"
-#include "model/hf_checkpoint.h"
-#include "model/model.h"
+#include "model/model_loader.h"
 #include "tokenizer/tokenizer.h"
 #include "vllm/engine_args.h"
 #include "vllm/outputs.h"
@@ -44,25 +43,22 @@ class LLMEngine {
   // Sampling defaults from the directory's generation_config.json (vLLM's --generation-config
   // auto): SamplingParams' own defaults where it says nothing.
   const SamplingParams& default_sampling_params() const { return default_sampling_params_; }
-  const ModelConfig& model_config() const { return model_->config(); }
+  const ModelConfig& model_config() const { return model_.model->config(); }
   EngineStats stats() const { return core_->stats(); }
 
  private:
   LLMEngine() = default;
 
-  // Loads the weights, the tokenizer and the chat template: from a GGUF file, or from a Hugging
-  // Face model directory (config.json, safetensors, tokenizer.json).
-  Status LoadGguf(const std::string& path, const ModelLoadOptions& options);
-  Status LoadHfDirectory(const std::string& dir, const ModelLoadOptions& options);
+  // Loads the loaded model's tokenizer and chat template (and a model directory's generation
+  // config) from `path`.
+  Status LoadTokenizer(const std::string& path);
 
-  std::unique_ptr<GgufFile> file_;          // GGUF models
-  std::optional<HfCheckpoint> checkpoint_;  // model directories
+  std::unique_ptr<ThreadPool> pool_;
+  LoadedModel model_;
   std::string chat_template_;
   SamplingParams default_sampling_params_;
   // generation_config.json's eos_token_id(s): requests also stop on them (unless ignore_eos).
   std::vector<int32_t> generation_eos_ids_;
-  std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<EngineCore> core_;
   std::unique_ptr<OutputProcessor> output_processor_;

@@ -5,7 +5,9 @@
 namespace vllm {
 
 BlockPool::BlockPool(const Options& options)
-    : options_(options), blocks_(options.num_blocks), free_queue_(options.num_blocks) {}
+    : options_(options), blocks_(options.num_blocks), free_queue_(options.num_blocks) {
+  if (options.reserve_null_block) free_queue_.Remove(kNullBlockId);
+}
 
 std::vector<int32_t> BlockPool::Allocate(int32_t count) {
   std::vector<int32_t> block_ids;
@@ -21,6 +23,7 @@ std::vector<int32_t> BlockPool::Allocate(int32_t count) {
 
 void BlockPool::Touch(std::span<const int32_t> block_ids) {
   for (int32_t id : block_ids) {
+    if (IsNullBlock(id)) continue;
     if (blocks_[id].ref_count == 0 && free_queue_.Contains(id)) free_queue_.Remove(id);
     ++blocks_[id].ref_count;
   }
@@ -28,13 +31,14 @@ void BlockPool::Touch(std::span<const int32_t> block_ids) {
 
 void BlockPool::Free(std::span<const int32_t> block_ids) {
   for (int32_t id : block_ids) {
+    if (IsNullBlock(id)) continue;
     if (--blocks_[id].ref_count == 0) free_queue_.PushBack(id);
   }
 }
 
-std::optional<int32_t> BlockPool::FindCached(BlockHash hash,
-                                             std::span<const int32_t> token_ids) const {
-  auto it = cached_blocks_.find(hash);
+std::optional<int32_t> BlockPool::FindCached(BlockHash hash, std::span<const int32_t> token_ids,
+                                             int32_t group) const {
+  auto it = cached_blocks_.find({hash, group});
   if (it == cached_blocks_.end()) return std::nullopt;
   const Block& block = blocks_[it->second];
   if (!std::equal(block.token_ids.begin(), block.token_ids.end(), token_ids.begin(),
@@ -44,24 +48,28 @@ std::optional<int32_t> BlockPool::FindCached(BlockHash hash,
   return it->second;
 }
 
-void BlockPool::Cache(int32_t block_id, BlockHash hash, std::span<const int32_t> token_ids) {
+void BlockPool::Cache(int32_t block_id, BlockHash hash, std::span<const int32_t> token_ids,
+                      int32_t group) {
   Block& block = blocks_[block_id];
-  if (block.hash.has_value() || cached_blocks_.count(hash) != 0) return;
-  block.hash = hash;
+  const CacheKey key{hash, group};
+  if (IsNullBlock(block_id) || block.cache_key.has_value() || cached_blocks_.count(key) != 0) {
+    return;
+  }
+  block.cache_key = key;
   block.token_ids.assign(token_ids.begin(), token_ids.end());
-  cached_blocks_.emplace(hash, block_id);
+  cached_blocks_.emplace(key, block_id);
 }
 
 void BlockPool::Evict(int32_t block_id) {
   Block& block = blocks_[block_id];
-  if (!block.hash.has_value()) return;
-  cached_blocks_.erase(*block.hash);
-  block.hash.reset();
+  if (!block.cache_key.has_value()) return;
+  cached_blocks_.erase(*block.cache_key);
+  block.cache_key.reset();
   block.token_ids.clear();
 }
 
 bool BlockPool::ResetPrefixCache() {
-  if (num_free_blocks() != options_.num_blocks) return false;
+  if (num_free_blocks() != num_usable_blocks()) return false;
   for (int32_t id = 0; id < options_.num_blocks; ++id) Evict(id);
   return true;
 }

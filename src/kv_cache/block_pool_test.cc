@@ -67,5 +67,40 @@ TEST(BlockPoolTest, ResetPrefixCacheOnlyWhenAllFree) {
   EXPECT_FALSE(pool.FindCached(9, std::vector<int32_t>{3, 4}).has_value());
 }
 
+TEST(BlockPoolTest, ReservedNullBlockIsNeverHandedOutFreedOrCached) {
+  BlockPool pool({.num_blocks = 4, .block_size = 2, .reserve_null_block = true});
+  EXPECT_EQ(pool.num_usable_blocks(), 3);
+  EXPECT_EQ(pool.num_free_blocks(), 3);
+  auto blocks = pool.Allocate(3);
+  EXPECT_THAT(blocks, ElementsAre(1, 2, 3));
+  EXPECT_DOUBLE_EQ(pool.usage(), 1.0);
+  const std::vector<int32_t> null_block = {BlockPool::kNullBlockId};
+  pool.Touch(null_block);
+  pool.Free(null_block);
+  pool.Cache(BlockPool::kNullBlockId, 5, std::vector<int32_t>{1, 2});
+  EXPECT_EQ(pool.ref_count(BlockPool::kNullBlockId), 0);
+  EXPECT_EQ(pool.num_free_blocks(), 0);
+  EXPECT_FALSE(pool.FindCached(5, std::vector<int32_t>{1, 2}).has_value());
+  pool.Free(blocks);
+  EXPECT_EQ(pool.num_free_blocks(), 3);
+  EXPECT_TRUE(pool.ResetPrefixCache());
+}
+
+TEST(BlockPoolTest, GroupsCacheTheSameHashInDifferentBlocks) {
+  BlockPool pool({.num_blocks = 3, .block_size = 2});
+  auto blocks = pool.Allocate(2);
+  const std::vector<int32_t> tokens = {4, 5};
+  pool.Cache(blocks[0], 11, tokens, /*group=*/0);
+  pool.Cache(blocks[1], 11, tokens, /*group=*/1);
+  EXPECT_EQ(pool.FindCached(11, tokens, 0), blocks[0]);
+  EXPECT_EQ(pool.FindCached(11, tokens, 1), blocks[1]);
+  EXPECT_FALSE(pool.FindCached(11, tokens, 2).has_value());
+  // Evicting group 1's block leaves group 0's entry.
+  pool.Free(std::vector<int32_t>{blocks[1]});
+  pool.Allocate(2);
+  EXPECT_EQ(pool.FindCached(11, tokens, 0), blocks[0]);
+  EXPECT_FALSE(pool.FindCached(11, tokens, 1).has_value());
+}
+
 }  // namespace
 }  // namespace vllm

@@ -20,9 +20,10 @@ TEST(KvCacheManagerTest, AllocatesBlocksAsTokensGrow) {
   KvCacheManager manager({.num_blocks = 8, .block_size = 4});
   auto table = manager.AllocateSlots("a", 0, 6);
   ASSERT_TRUE(table.has_value());
-  EXPECT_EQ(table->size(), 2u);
-  EXPECT_EQ(manager.AllocateSlots("a", 6, 2)->size(), 2u);  // 8 tokens still fit
-  EXPECT_EQ(manager.AllocateSlots("a", 8, 1)->size(), 3u);
+  ASSERT_EQ(table->size(), 1u);  // one group
+  EXPECT_EQ(table->front().size(), 2u);
+  EXPECT_EQ(manager.AllocateSlots("a", 6, 2)->front().size(), 2u);  // 8 tokens still fit
+  EXPECT_EQ(manager.AllocateSlots("a", 8, 1)->front().size(), 3u);
   EXPECT_EQ(manager.num_free_blocks(), 5);
 }
 
@@ -50,10 +51,11 @@ TEST(KvCacheManagerTest, PrefixHitSkipsCachedBlocksButNotTheLastToken) {
   std::vector<int32_t> longer = Iota(14);
   auto hit = manager.GetComputedBlocks(longer, extras);
   EXPECT_EQ(hit.num_computed_tokens, 12);
-  auto table = manager.AllocateSlots("b", hit.num_computed_tokens, 2, hit.block_ids);
-  ASSERT_TRUE(table.has_value());
-  EXPECT_EQ(table->size(), 4u);
-  EXPECT_EQ(std::vector<int32_t>(table->begin(), table->begin() + 3),
+  auto tables = manager.AllocateSlots("b", hit.num_computed_tokens, 2, hit);
+  ASSERT_TRUE(tables.has_value());
+  const std::vector<int32_t>& table = tables->front();
+  EXPECT_EQ(table.size(), 4u);
+  EXPECT_EQ(std::vector<int32_t>(table.begin(), table.begin() + 3),
             std::vector<int32_t>(manager.block_ids("a").begin(), manager.block_ids("a").end()));
   EXPECT_EQ(manager.stats().prefix_cache_queries, 12 + 12 + 14);
   EXPECT_EQ(manager.stats().prefix_cache_hits, 8 + 12);

@@ -2,80 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "formats/safetensors_file.h"
+#include "kernels/ops.h"
 
 namespace vllm {
 namespace {
 
 using Json = nlohmann::json;
 
-// Hugging Face Llama names → llama.cpp's. Layer tensors are "model.layers.N.<suffix>".
-const std::map<std::string, std::string>& LayerTensorNames() {
-  static const std::map<std::string, std::string> names = {
-      {"input_layernorm.weight", "attn_norm.weight"},
-      {"self_attn.q_proj.weight", "attn_q.weight"},
-      {"self_attn.k_proj.weight", "attn_k.weight"},
-      {"self_attn.v_proj.weight", "attn_v.weight"},
-      {"self_attn.o_proj.weight", "attn_output.weight"},
-      {"self_attn.q_proj.bias", "attn_q.bias"},
-      {"self_attn.k_proj.bias", "attn_k.bias"},
-      {"self_attn.v_proj.bias", "attn_v.bias"},
-      {"self_attn.q_norm.weight", "attn_q_norm.weight"},
-      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
-      {"post_attention_layernorm.weight", "ffn_norm.weight"},
-      {"mlp.gate_proj.weight", "ffn_gate.weight"},
-      {"mlp.up_proj.weight", "ffn_up.weight"},
-      {"mlp.down_proj.weight", "ffn_down.weight"},
-  };
-  return names;
-}
-const std::map<std::string, std::string>& GlobalTensorNames() {
-  static const std::map<std::string, std::string> names = {
-      {"model.embed_tokens.weight", "token_embd.weight"},
-      {"model.norm.weight", "output_norm.weight"},
-      {"lm_head.weight", "output.weight"},
-  };
-  return names;
-}
-
-// The GGUF name of a Hugging Face tensor; empty when unknown.
-std::string GgufName(const std::string& hf_name) {
-  if (auto it = GlobalTensorNames().find(hf_name); it != GlobalTensorNames().end()) {
-    return it->second;
-  }
-  const std::string prefix = "model.layers.";
-  if (hf_name.rfind(prefix, 0) != 0) return "";
-  const size_t dot = hf_name.find('.', prefix.size());
-  if (dot == std::string::npos) return "";
-  const std::string layer = hf_name.substr(prefix.size(), dot - prefix.size());
-  if (layer.empty() || layer.find_first_not_of("0123456789") != std::string::npos) return "";
-  auto it = LayerTensorNames().find(hf_name.substr(dot + 1));
-  return it == LayerTensorNames().end() ? "" : "blk." + layer + "." + it->second;
-}
-
-template <typename T>
-Status ReadField(const Json& config, const char* key, T* out) {
-  auto it = config.find(key);
-  if (it == config.end() || it->is_null()) return Status::Ok();
-  if constexpr (std::is_same_v<T, bool>) {
-    if (!it->is_boolean()) return Error{std::string("config.json: ") + key + " must be a boolean"};
-  } else {
-    if (!it->is_number()) return Error{std::string("config.json: ") + key + " must be a number"};
-  }
-  *out = it->get<T>();
-  return Status::Ok();
-}
-
 // HF's llama3 rope scaling as per-frequency divisors of the base inverse frequencies.
 Status Llama3FreqFactors(const Json& scaling, const ModelConfig& config,
                          std::vector<float>* factors) {
   double factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_context = 8192.0;
-  VLLM_RETURN_IF_ERROR(ReadField(scaling, "factor", &factor));
-  VLLM_RETURN_IF_ERROR(ReadField(scaling, "low_freq_factor", &low_freq_factor));
-  VLLM_RETURN_IF_ERROR(ReadField(scaling, "high_freq_factor", &high_freq_factor));
-  VLLM_RETURN_IF_ERROR(ReadField(scaling, "original_max_position_embeddings", &original_context));
+  VLLM_RETURN_IF_ERROR(ReadHfField(scaling, "factor", &factor));
+  VLLM_RETURN_IF_ERROR(ReadHfField(scaling, "low_freq_factor", &low_freq_factor));
+  VLLM_RETURN_IF_ERROR(ReadHfField(scaling, "high_freq_factor", &high_freq_factor));
+  VLLM_RETURN_IF_ERROR(ReadHfField(scaling, "original_max_position_embeddings", &original_context));
   if (!(factor > 0) || !(high_freq_factor > low_freq_factor) || !(original_context > 0)) {
     return Error{"config.json: invalid llama3 rope_scaling"};
   }
@@ -99,113 +46,191 @@ Status Llama3FreqFactors(const Json& scaling, const ModelConfig& config,
   return Status::Ok();
 }
 
+// The f32 values of a JSON array of numbers of length `size`.
+Status ReadFactorArray(const Json& scaling, const char* key, int64_t size,
+                       std::vector<float>* out) {
+  auto it = scaling.find(key);
+  if (it == scaling.end() || !it->is_array() || static_cast<int64_t>(it->size()) != size) {
+    return Error{std::string("config.json: rope_scaling.") + key + " must be an array of " +
+                 std::to_string(size) + " numbers"};
+  }
+  out->clear();
+  for (const Json& value : *it) {
+    if (!value.is_number()) {
+      return Error{std::string("config.json: rope_scaling.") + key + " must hold numbers"};
+    }
+    out->push_back(value.get<float>());
+  }
+  return Status::Ok();
+}
+
+// rope_scaling → the config's RoPE scaling fields and derived factor tensors.
+Status ReadRopeScaling(const Json& text_config, ModelConfig* out, HfDerivedTensors* derived) {
+  auto scaling = text_config.find("rope_scaling");
+  if (scaling == text_config.end() || scaling->is_null()) return Status::Ok();
+  if (!scaling->is_object()) return Error{"config.json: rope_scaling must be an object"};
+  const std::string type = scaling->value("rope_type", scaling->value("type", std::string()));
+  double factor = 1.0;
+  VLLM_RETURN_IF_ERROR(ReadHfField(*scaling, "factor", &factor));
+  if (!(factor > 0)) return Error{"config.json: rope_scaling.factor must be positive"};
+  if (type == "linear") {
+    out->rope_position_scale = static_cast<float>(1.0 / factor);
+  } else if (type == "llama3") {
+    std::vector<float> factors;
+    VLLM_RETURN_IF_ERROR(Llama3FreqFactors(*scaling, *out, &factors));
+    derived->tensors["rope_freqs.weight"] = std::move(factors);
+  } else if (type == "yarn") {
+    out->rope_yarn_factor = static_cast<float>(factor);
+    VLLM_RETURN_IF_ERROR(ReadHfField(*scaling, "original_max_position_embeddings",
+                                     &out->rope_original_context_length));
+    VLLM_RETURN_IF_ERROR(ReadHfField(*scaling, "beta_fast", &out->rope_yarn_beta_fast));
+    VLLM_RETURN_IF_ERROR(ReadHfField(*scaling, "beta_slow", &out->rope_yarn_beta_slow));
+    VLLM_RETURN_IF_ERROR(ReadHfField(*scaling, "truncate", &out->rope_yarn_truncate));
+    if (scaling->contains("attention_factor") || scaling->contains("mscale")) {
+      return Error{"config.json: yarn attention_factor / mscale overrides are not supported"};
+    }
+  } else if (type == "longrope" || type == "su") {
+    // Phi-3: short factors below the original context, long ones from it on; cos and sin scaled
+    // by sqrt(1 + ln(max / original) / ln(original)) unless attention_factor is given.
+    VLLM_RETURN_IF_ERROR(ReadHfField(text_config, "original_max_position_embeddings",
+                                     &out->rope_original_context_length));
+    VLLM_RETURN_IF_ERROR(ReadHfField(*scaling, "original_max_position_embeddings",
+                                     &out->rope_original_context_length));
+    const int64_t original = out->rope_original_context_length;
+    if (original <= 0) return Error{"config.json: longrope needs original_max_position_embeddings"};
+    const int64_t num_freqs = out->rope_dim / 2;
+    VLLM_RETURN_IF_ERROR(ReadFactorArray(*scaling, "short_factor", num_freqs,
+                                         &derived->tensors["rope_factors_short.weight"]));
+    VLLM_RETURN_IF_ERROR(ReadFactorArray(*scaling, "long_factor", num_freqs,
+                                         &derived->tensors["rope_factors_long.weight"]));
+    const double extension = static_cast<double>(out->max_position_embeddings) / original;
+    double attention_factor =
+        extension <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(extension) / std::log(original));
+    VLLM_RETURN_IF_ERROR(ReadHfField(*scaling, "attention_factor", &attention_factor));
+    out->rope_attn_factor = static_cast<float>(attention_factor);
+  } else if (type != "default") {
+    return Error{"unsupported rope_scaling type '" + type +
+                 "' (supported: linear, llama3, yarn, longrope)"};
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-std::string HfTensorName(const std::string& gguf_name) {
-  for (const auto& [hf, gguf] : GlobalTensorNames()) {
-    if (gguf == gguf_name) return hf;
-  }
-  const std::string prefix = "blk.";
-  if (gguf_name.rfind(prefix, 0) != 0) return "";
-  const size_t dot = gguf_name.find('.', prefix.size());
-  if (dot == std::string::npos) return "";
-  const std::string suffix = gguf_name.substr(dot + 1);
-  for (const auto& [hf, gguf] : LayerTensorNames()) {
-    if (gguf == suffix) {
-      return "model.layers." + gguf_name.substr(prefix.size(), dot - prefix.size()) + "." + hf;
-    }
-  }
-  return "";
-}
-
-// config.json architectures → the architecture they load as.
-const std::map<std::string, std::string>& HfArchitectures() {
-  static const std::map<std::string, std::string> architectures = {
-      {"LlamaForCausalLM", "llama"},
-      {"MistralForCausalLM", "llama"},
-      {"Qwen2ForCausalLM", "qwen2"},
-      {"Qwen3ForCausalLM", "qwen3"},
-  };
-  return architectures;
-}
-
-std::vector<std::string> SupportedHfArchitectures() {
-  std::vector<std::string> names;
-  for (const auto& [name, architecture] : HfArchitectures()) names.push_back(name);
-  return names;
-}
-
-std::string HfArchitectureName(const std::string& architecture) {
-  for (const auto& [name, loads_as] : HfArchitectures()) {
-    if (loads_as == architecture) return name;
-  }
-  return "";
-}
-
-Expected<ModelConfig> ModelConfigFromHfConfig(const Json& config,
-                                              std::vector<float>* rope_freq_factors) {
+Expected<ModelConfig> ModelConfigFromHfConfig(const Json& config, HfDerivedTensors* derived) {
   if (!config.is_object()) return Error{"config.json must be a JSON object"};
-  std::string architecture;
+  std::string hf_name;
   if (auto it = config.find("architectures");
       it != config.end() && it->is_array() && !it->empty() && it->front().is_string()) {
-    architecture = it->front().get<std::string>();
+    hf_name = it->front().get<std::string>();
   }
-  const auto supported = SupportedHfArchitectures();
-  if (std::find(supported.begin(), supported.end(), architecture) == supported.end()) {
-    std::string names;
-    for (const auto& name : supported) names += (names.empty() ? "" : ", ") + name;
-    return Error{"unsupported architecture '" + architecture + "' (supported: " + names + ")"};
+  const Architecture* architecture = FindHfArchitecture(hf_name);
+  if (architecture == nullptr) {
+    return Error{"unsupported architecture '" + hf_name +
+                 "' (supported: " + SupportedArchitectureNames(true) + ")"};
+  }
+  // Multimodal wrappers keep the text model's keys in text_config.
+  Json text = config;
+  if (auto it = config.find("text_config"); it != config.end() && it->is_object()) {
+    for (const auto& [key, value] : it->items()) text[key] = value;
   }
   ModelConfig out;
-  out.architecture = HfArchitectures().at(architecture);
+  out.architecture = architecture->name;
   out.rope_style = RopeStyle::kNeox;
   out.max_position_embeddings = 2048;
   out.rms_norm_eps = 1e-6f;
-  VLLM_RETURN_IF_ERROR(ReadField(config, "vocab_size", &out.vocab_size));
-  VLLM_RETURN_IF_ERROR(ReadField(config, "hidden_size", &out.hidden_size));
-  VLLM_RETURN_IF_ERROR(ReadField(config, "num_hidden_layers", &out.num_layers));
-  VLLM_RETURN_IF_ERROR(ReadField(config, "num_attention_heads", &out.num_heads));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "vocab_size", &out.vocab_size));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "hidden_size", &out.hidden_size));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "num_hidden_layers", &out.num_layers));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "num_attention_heads", &out.num_heads));
   out.num_kv_heads = out.num_heads;
-  VLLM_RETURN_IF_ERROR(ReadField(config, "num_key_value_heads", &out.num_kv_heads));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "num_key_value_heads", &out.num_kv_heads));
   if (out.num_heads > 0) out.head_dim = out.hidden_size / out.num_heads;
-  VLLM_RETURN_IF_ERROR(ReadField(config, "head_dim", &out.head_dim));
-  VLLM_RETURN_IF_ERROR(ReadField(config, "intermediate_size", &out.intermediate_size));
-  VLLM_RETURN_IF_ERROR(ReadField(config, "max_position_embeddings", &out.max_position_embeddings));
-  VLLM_RETURN_IF_ERROR(ReadField(config, "rms_norm_eps", &out.rms_norm_eps));
-  VLLM_RETURN_IF_ERROR(ReadField(config, "rope_theta", &out.rope_theta));
-  out.rope_dim = out.head_dim;
-  rope_freq_factors->clear();
-  if (auto scaling = config.find("rope_scaling"); scaling != config.end() && !scaling->is_null()) {
-    if (!scaling->is_object()) return Error{"config.json: rope_scaling must be an object"};
-    std::string type = scaling->value("rope_type", scaling->value("type", std::string()));
-    if (type == "linear") {
-      double factor = 1.0;
-      VLLM_RETURN_IF_ERROR(ReadField(*scaling, "factor", &factor));
-      if (!(factor > 0)) return Error{"config.json: rope_scaling.factor must be positive"};
-      out.rope_position_scale = static_cast<float>(1.0 / factor);
-    } else if (type == "llama3") {
-      VLLM_RETURN_IF_ERROR(Llama3FreqFactors(*scaling, out, rope_freq_factors));
-    } else if (type != "default") {
-      return Error{"unsupported rope_scaling type '" + type + "' (supported: linear, llama3)"};
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "head_dim", &out.head_dim));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "intermediate_size", &out.intermediate_size));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "max_position_embeddings", &out.max_position_embeddings));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "rms_norm_eps", &out.rms_norm_eps));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "rope_theta", &out.rope_theta));
+  double partial_rotary_factor = 1.0;
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "partial_rotary_factor", &partial_rotary_factor));
+  if (!(partial_rotary_factor > 0 && partial_rotary_factor <= 1)) {
+    return Error{"config.json: partial_rotary_factor must be in (0, 1]"};
+  }
+  out.rope_dim = static_cast<int64_t>(out.head_dim * partial_rotary_factor);
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "sliding_window", &out.sliding_window));
+  VLLM_RETURN_IF_ERROR(ReadRopeScaling(text, &out, derived));
+  if (architecture->read_hf != nullptr) {
+    VLLM_RETURN_IF_ERROR(architecture->read_hf(text, &out, derived));
+  }
+  // Newer configs list each layer's attention; it must agree with the window pattern.
+  if (auto types = text.find("layer_types"); types != text.end() && types->is_array()) {
+    for (size_t layer = 0; layer < types->size(); ++layer) {
+      const bool sliding = (*types)[layer] == "sliding_attention";
+      if (sliding != (out.LayerSlidingWindow(static_cast<int64_t>(layer)) > 0)) {
+        return Error{"config.json: layer_types do not follow a sliding window on all but every " +
+                     std::to_string(out.sliding_window_pattern) + "-th layer"};
+      }
     }
   }
   VLLM_RETURN_IF_ERROR(out.Validate());
   return out;
 }
 
-Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(
-    const SafetensorsModel& weights, std::vector<float> rope_freq_factors) {
+std::string TextModelTensorName(const std::string& hf_name) {
+  for (const char* vision : {"vision_tower.", "multi_modal_projector.", "model.vision_tower.",
+                             "model.multi_modal_projector."}) {
+    if (hf_name.starts_with(vision)) return "";
+  }
+  for (const auto& [wrapped, text] :
+       {std::pair<const char*, const char*>{"model.language_model.", "model."},
+        {"language_model.model.", "model."},
+        {"language_model.lm_head.", "lm_head."}}) {
+    if (hf_name.starts_with(wrapped)) return text + hf_name.substr(std::strlen(wrapped));
+  }
+  return hf_name;
+}
+
+void HfTensorSource::AddOwned(OwnedTensor tensor) {
+  std::vector<uint8_t>& bytes = owned_bytes_[tensor.name] = std::move(tensor.bytes);
+  GgufTensor view;
+  view.name = tensor.name;
+  view.type = tensor.type;
+  view.shape = std::move(tensor.shape);
+  view.data = bytes.data();
+  view.num_bytes = static_cast<int64_t>(bytes.size());
+  tensors_[tensor.name] = std::move(view);
+}
+
+void HfTensorSource::AddOwned(const std::string& gguf_name, const std::vector<int64_t>& shape,
+                              const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  AddOwned({gguf_name, GgmlType::kF32, shape, std::move(bytes)});
+}
+
+Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(const SafetensorsModel& weights,
+                                                                 const Architecture& architecture,
+                                                                 HfDerivedTensors derived) {
   std::unique_ptr<HfTensorSource> source(new HfTensorSource());
   for (const SafetensorsTensor* tensor_ptr : weights.tensors()) {
     const SafetensorsTensor& tensor = *tensor_ptr;
     if (tensor.name.ends_with("rotary_emb.inv_freq")) continue;  // recomputed from the config
-    const std::string name = GgufName(tensor.name);
+    const std::string hf_name = TextModelTensorName(tensor.name);
+    if (hf_name.empty()) continue;
+    const std::string name = TranslateTensorName(architecture.hf_tensors, hf_name, true);
     if (name.empty()) {
-      std::string known;
-      for (const auto& [hf, gguf] : GlobalTensorNames()) known += hf + ", ";
-      for (const auto& [hf, gguf] : LayerTensorNames()) known += "model.layers.N." + hf + ", ";
-      return Error{"unsupported tensor '" + tensor.name +
-                   "' (supported: " + known.substr(0, known.size() - 2) + ")"};
+      std::vector<OwnedTensor> converted;
+      Expected<bool> known = false;
+      if (architecture.convert_hf_tensor != nullptr) {
+        known = architecture.convert_hf_tensor(weights, tensor, &converted);
+        if (!known) return Error{"tensor '" + tensor.name + "': " + known.error()};
+      }
+      if (!*known) {
+        return Error{"unsupported tensor '" + tensor.name + "' for architecture " +
+                     architecture.name};
+      }
+      for (OwnedTensor& part : converted) source->AddOwned(std::move(part));
+      continue;
     }
     GgufTensor view;
     view.name = name;
@@ -213,17 +238,21 @@ Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(
     view.shape.assign(tensor.shape.rbegin(), tensor.shape.rend());  // ggml order
     view.data = static_cast<const uint8_t*>(tensor.data);
     view.num_bytes = tensor.num_bytes;
+    if (architecture.hf_norms_offset_by_one && name.ends_with("norm.weight")) {
+      const int64_t size = view.shape.empty() ? 1 : view.shape[0];
+      if (view.shape.size() != 1 || !IsSafetensorsFloatType(view.type)) {
+        return Error{"tensor '" + tensor.name + "' must be a 1-D float vector"};
+      }
+      std::vector<float> values(size);
+      kernels::DequantizeRow(view.type, view.data, size, values.data());
+      for (float& value : values) value += 1.0f;
+      source->AddOwned(name, view.shape, values);
+      continue;
+    }
     source->tensors_[name] = std::move(view);
   }
-  source->rope_freq_factors_ = std::move(rope_freq_factors);
-  if (!source->rope_freq_factors_.empty()) {
-    GgufTensor freqs;
-    freqs.name = "rope_freqs.weight";
-    freqs.type = GgmlType::kF32;
-    freqs.shape = {static_cast<int64_t>(source->rope_freq_factors_.size())};
-    freqs.data = reinterpret_cast<const uint8_t*>(source->rope_freq_factors_.data());
-    freqs.num_bytes = static_cast<int64_t>(source->rope_freq_factors_.size() * sizeof(float));
-    source->tensors_[freqs.name] = std::move(freqs);
+  for (const auto& [name, values] : derived.tensors) {
+    source->AddOwned(name, {static_cast<int64_t>(values.size())}, values);
   }
   return source;
 }
@@ -242,14 +271,15 @@ Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir) {
   text << file.rdbuf();
   const Json config = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded()) return Error{config_path.string() + " is not valid JSON"};
-  std::vector<float> rope_freq_factors;
-  auto model_config = ModelConfigFromHfConfig(config, &rope_freq_factors);
+  HfDerivedTensors derived;
+  auto model_config = ModelConfigFromHfConfig(config, &derived);
   if (!model_config) return Error{config_path.string() + ": " + model_config.error()};
   checkpoint.config = std::move(*model_config);
   auto weights = SafetensorsModel::OpenDirectory(dir);
   if (!weights) return Error{weights.error()};
   checkpoint.weights = std::move(*weights);
-  auto source = HfTensorSource::Create(*checkpoint.weights, std::move(rope_freq_factors));
+  auto source = HfTensorSource::Create(
+      *checkpoint.weights, *FindArchitecture(checkpoint.config.architecture), std::move(derived));
   if (!source) return Error{source.error()};
   checkpoint.source = std::move(*source);
   return checkpoint;

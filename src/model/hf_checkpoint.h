@@ -1,6 +1,7 @@
 // Hugging Face model directories: config.json → ModelConfig, and the safetensors weights seen
 // through llama.cpp's tensor names (HfTensorSource), so the architectures load them as they load
-// GGUF files. Supported: Llama, Mistral, Qwen2 and Qwen3 models with F32 / F16 / BF16 weights.
+// GGUF files. The architecture descriptors (architecture.h) give each family's config keys and
+// tensor names; this file reads what all families share.
 #pragma once
 
 #include <map>
@@ -11,40 +12,44 @@
 
 #include "common/expected.h"
 #include "formats/safetensors_index.h"
+#include "model/architecture.h"
 #include "model/model_config.h"
 #include "model/tensor_source.h"
 
 namespace vllm {
 
-// The Hugging Face name of a tensor llama.cpp names `gguf_name`; empty when it has none.
-std::string HfTensorName(const std::string& gguf_name);
-
-// The architectures of config.json "architectures" that load (LlamaForCausalLM,
-// MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM).
-std::vector<std::string> SupportedHfArchitectures();
-// The config.json name of an architecture this project names `architecture` ("llama" →
-// "LlamaForCausalLM"); empty when none.
-std::string HfArchitectureName(const std::string& architecture);
-
-// config.json → ModelConfig (rope_style kNeox: Hugging Face keeps Q/K unpermuted). Rope scaling
-// "linear" and "llama3" are supported; llama3's per-frequency divisors go to `rope_freq_factors`.
+// config.json → ModelConfig (rope_style kNeox: Hugging Face keeps Q/K unpermuted). Multimodal
+// wrappers' `text_config` is read over the top-level keys. RoPE scaling "linear", "llama3",
+// "yarn" and "longrope" are supported; llama3's per-frequency divisors and LongRoPE's factors go
+// to `derived` as rope_freqs.weight / rope_factors_{short,long}.weight.
 Expected<ModelConfig> ModelConfigFromHfConfig(const nlohmann::json& config,
-                                              std::vector<float>* rope_freq_factors);
+                                              HfDerivedTensors* derived);
 
 // A model directory's safetensors tensors under their GGUF names, shapes in ggml order.
 class HfTensorSource : public TensorSource {
  public:
-  // Maps every tensor of `weights`; an unknown tensor name is an error that lists the known ones.
-  // `rope_freq_factors` (may be empty) becomes rope_freqs.weight.
+  // Maps every tensor of `weights` through `architecture`'s names (or converts it, where the
+  // architecture converts); an unknown tensor name is an error naming it. Vision-tower and
+  // projector tensors of multimodal checkpoints are skipped.
   static Expected<std::unique_ptr<HfTensorSource>> Create(const SafetensorsModel& weights,
-                                                          std::vector<float> rope_freq_factors);
+                                                          const Architecture& architecture,
+                                                          HfDerivedTensors derived);
   const GgufTensor* Find(const std::string& gguf_name) const override;
 
  private:
   HfTensorSource() = default;
+  // Adds a tensor whose bytes the source keeps alive (shape in ggml order).
+  void AddOwned(OwnedTensor tensor);
+  // The same for f32 `values`.
+  void AddOwned(const std::string& gguf_name, const std::vector<int64_t>& shape,
+                const std::vector<float>& values);
   std::map<std::string, GgufTensor> tensors_;  // by GGUF name
-  std::vector<float> rope_freq_factors_;
+  std::map<std::string, std::vector<uint8_t>> owned_bytes_;
 };
+
+// A Hugging Face tensor name with multimodal wrappers' prefixes reduced to the text model's
+// ("model.language_model.X" and "language_model.model.X" → "model.X"); empty for vision tensors.
+std::string TextModelTensorName(const std::string& hf_name);
 
 // A loaded model directory: its weights, config and tensor source (which must outlive the model
 // built from them).
@@ -54,5 +59,20 @@ struct HfCheckpoint {
   std::unique_ptr<HfTensorSource> source;
 };
 Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir);
+
+// Reads a JSON value of config.json into `out` when present and not null (for the architecture
+// files); a value of the wrong kind is an error naming `key`.
+template <typename T>
+Status ReadHfField(const nlohmann::json& config, const char* key, T* out) {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return Status::Ok();
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!it->is_boolean()) return Error{std::string("config.json: ") + key + " must be a boolean"};
+  } else {
+    if (!it->is_number()) return Error{std::string("config.json: ") + key + " must be a number"};
+  }
+  *out = it->get<T>();
+  return Status::Ok();
+}
 
 }  // namespace vllm

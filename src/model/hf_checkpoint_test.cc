@@ -28,37 +28,20 @@ std::vector<float> PrefillLogits(Model& model, const std::vector<int32_t>& token
                                .head_dim = config.head_dim});
   EXPECT_TRUE(kv.ok());
   ForwardBatch batch;
-  batch.query_start_loc = {0, static_cast<int32_t>(tokens.size())};
-  batch.seq_lens = {static_cast<int32_t>(tokens.size())};
-  batch.block_tables = {{0, 1, 2, 3}};
-  for (size_t p = 0; p < tokens.size(); ++p) {
-    batch.token_ids.push_back(tokens[p]);
-    batch.positions.push_back(static_cast<int32_t>(p));
-    batch.slot_mapping.push_back(static_cast<int64_t>(p));
+  const std::vector<int32_t> block_table = {0, 1, 2, 3};
+  EXPECT_TRUE(AppendSequence(tokens, 0, {&block_table, 1}, 16, batch).ok());
+  for (size_t p = 0; p < tokens.size(); ++p)
     batch.logits_indices.push_back(static_cast<int32_t>(p));
-  }
   std::vector<float> logits(tokens.size() * config.vocab_size);
   Status status = model.Forward(batch, **kv, logits.data());
   EXPECT_TRUE(status.ok()) << status.message();
   return logits;
 }
 
-// Per shape: a random f32 GGUF, written again as a model directory, loaded both ways.
-class HfCheckpointTest : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(HfCheckpointTest, SameWeightsGiveTheSameLogitsAsGguf) {
-  const fs::path root =
-      fs::path(::testing::TempDir()) /
-      ("hf_checkpoint_" + std::string(GetParam()) + "_" + std::to_string(::getpid()));
-  fs::create_directories(root);
-  const std::string gguf = (root / "model.gguf").string();
-  Status written = WriteRandomModel(
-      {.shape = GetParam(),
-       .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
-       .output_path = gguf,
-       .seed = 3});
-  ASSERT_TRUE(written.ok()) << written.message();
-  auto file = GgufFile::Open(gguf);
+// Writes `gguf_path` as a model directory under `root`, loads both, and expects equal logits.
+void ExpectSameLogitsBothWays(const std::string& gguf_path, const fs::path& root,
+                              const std::vector<int32_t>& tokens) {
+  auto file = GgufFile::Open(gguf_path);
   ASSERT_TRUE(file.ok()) << file.error();
   Status exported = WriteHfCheckpointFromGguf(**file, (root / "hf").string(),
                                               std::string(VLLM_SHARED_DIR) + "/tokenizers/llama2");
@@ -69,17 +52,21 @@ TEST_P(HfCheckpointTest, SameWeightsGiveTheSameLogitsAsGguf) {
   ASSERT_TRUE(gguf_model.ok()) << gguf_model.error();
   auto checkpoint = OpenHfCheckpoint((root / "hf").string());
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.error();
+  const ModelConfig& expected_config = (*gguf_model)->config();
   EXPECT_EQ(checkpoint->config.rope_style, RopeStyle::kNeox);
-  EXPECT_EQ(checkpoint->config.architecture, (*gguf_model)->config().architecture);
-  EXPECT_EQ(checkpoint->config.head_dim, (*gguf_model)->config().head_dim);
+  EXPECT_EQ(checkpoint->config.architecture, expected_config.architecture);
+  EXPECT_EQ(checkpoint->config.head_dim, expected_config.head_dim);
+  EXPECT_EQ(checkpoint->config.num_experts, expected_config.num_experts);
+  for (int64_t layer = 0; layer < expected_config.num_layers; ++layer) {
+    EXPECT_EQ(checkpoint->config.LayerSlidingWindow(layer),
+              expected_config.LayerSlidingWindow(layer));
+  }
+  EXPECT_FLOAT_EQ(checkpoint->config.AttentionScale(), expected_config.AttentionScale());
   auto hf_model = LoadModel(*checkpoint->source, checkpoint->config, {.pool = &pool});
   ASSERT_TRUE(hf_model.ok()) << hf_model.error();
 
-  const std::vector<int32_t> tokens = {1,    9038, 2501, 263,   931, 727,  471, 263,  2217, 7826,
-                                       4257, 365,  2354, 29889, 450, 5360, 304, 1708, 3332, 29889};
   const std::vector<float> expected = PrefillLogits(**gguf_model, tokens);
   const std::vector<float> actual = PrefillLogits(**hf_model, tokens);
-  fs::remove_all(root);
   ASSERT_EQ(expected.size(), actual.size());
   float max_logit = 0.0f, max_difference = 0.0f;
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -90,11 +77,65 @@ TEST_P(HfCheckpointTest, SameWeightsGiveTheSameLogitsAsGguf) {
       << "max |logit| " << max_logit << ", max difference " << max_difference;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, HfCheckpointTest,
-                         ::testing::Values("llama-tiny", "qwen2-tiny", "qwen3-tiny"));
+fs::path TestDir(const std::string& name) {
+  const fs::path root =
+      fs::path(::testing::TempDir()) / ("hf_checkpoint_" + name + "_" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  return root;
+}
+
+// Per shape (and dtype): a random GGUF, written again as a model directory, loaded both ways.
+struct ShapeAndDtype {
+  const char* shape;
+  const char* dtype;
+};
+class HfCheckpointTest : public ::testing::TestWithParam<ShapeAndDtype> {};
+
+TEST_P(HfCheckpointTest, SameWeightsGiveTheSameLogitsAsGguf) {
+  const fs::path root = TestDir(std::string(GetParam().shape) + "_" + GetParam().dtype);
+  const std::string gguf = (root / "model.gguf").string();
+  Status written = WriteRandomModel(
+      {.shape = GetParam().shape,
+       .dtype = GetParam().dtype,
+       .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
+       .output_path = gguf,
+       .seed = 3});
+  ASSERT_TRUE(written.ok()) << written.message();
+  ExpectSameLogitsBothWays(gguf, root,
+                           {1,    9038, 2501, 263,   931, 727,  471, 263,  2217, 7826,
+                            4257, 365,  2354, 29889, 450, 5360, 304, 1708, 3332, 29889});
+  fs::remove_all(root);
+}
+
+// The architecture oracles (f32 GGUFs of Qwen3-MoE, Gemma 3 and Phi-3) as model directories.
+class HfOracleCheckpointTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(HfOracleCheckpointTest, SameWeightsGiveTheSameLogitsAsGguf) {
+  const fs::path root = TestDir(GetParam());
+  // 20 tokens of the oracles' 512-token vocabulary: past Gemma 3's window of 12.
+  ExpectSameLogitsBothWays(std::string(VLLM_SHARED_DIR) + "/oracles/models/" + GetParam() + ".gguf",
+                           root, {1,   400, 261, 506, 271, 300, 420, 289, 311, 500,
+                                  263, 401, 287, 312, 290, 450, 266, 270, 399, 280});
+  fs::remove_all(root);
+}
+
+INSTANTIATE_TEST_SUITE_P(Oracles, HfOracleCheckpointTest,
+                         ::testing::Values("tiny-qwen3moe", "tiny-gemma3", "tiny-phi3"));
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, HfCheckpointTest,
+    ::testing::Values(ShapeAndDtype{"llama-tiny", "f32"}, ShapeAndDtype{"qwen2-tiny", "f32"},
+                      ShapeAndDtype{"qwen3-tiny", "f32"}, ShapeAndDtype{"mixtral-tiny", "f32"},
+                      ShapeAndDtype{"gemma2-tiny", "f32"}, ShapeAndDtype{"gpt-oss-tiny", "bf16"},
+                      ShapeAndDtype{"gpt-oss-tiny", "mxfp4_moe"}),
+    [](const ::testing::TestParamInfo<ShapeAndDtype>& param_info) {
+      std::string name = std::string(param_info.param.shape) + "_" + param_info.param.dtype;
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
 
 TEST(HfConfigTest, ReadsLlamaConfigAndRefusesOthers) {
-  std::vector<float> factors;
+  HfDerivedTensors derived;
   auto config = ModelConfigFromHfConfig(
       nlohmann::json::parse(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
         "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 2,
@@ -102,33 +143,93 @@ TEST(HfConfigTest, ReadsLlamaConfigAndRefusesOthers) {
         "rope_theta": 500000.0, "max_position_embeddings": 4096,
         "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                          "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})"),
-      &factors);
+      &derived);
   ASSERT_TRUE(config.ok()) << config.error();
   EXPECT_EQ(config->head_dim, 16);
   EXPECT_EQ(config->num_kv_heads, 2);
+  const std::vector<float>& factors = derived.tensors["rope_freqs.weight"];
   ASSERT_EQ(factors.size(), 8u);
   EXPECT_FLOAT_EQ(factors.front(), 1.0f);  // high frequencies keep their speed
   EXPECT_FLOAT_EQ(factors.back(), 8.0f);   // low ones are slowed by the factor
 
   auto qwen = ModelConfigFromHfConfig(
-      nlohmann::json::parse(R"({"architectures": ["GPTNeoXForCausalLM"]})"), &factors);
+      nlohmann::json::parse(R"({"architectures": ["GPTNeoXForCausalLM"]})"), &derived);
   ASSERT_FALSE(qwen.ok());
   EXPECT_NE(qwen.error().find("supported: LlamaForCausalLM, MistralForCausalLM"),
             std::string::npos);
   auto scaling = ModelConfigFromHfConfig(
       nlohmann::json::parse(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
         "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 2,
-        "vocab_size": 100, "rope_scaling": {"type": "yarn", "factor": 4.0}})"),
-      &factors);
+        "vocab_size": 100, "rope_scaling": {"type": "dynamic", "factor": 4.0}})"),
+      &derived);
   ASSERT_FALSE(scaling.ok());
-  EXPECT_NE(scaling.error().find("yarn"), std::string::npos);
+  EXPECT_NE(scaling.error().find("dynamic"), std::string::npos);
 }
 
 TEST(HfConfigTest, NamesMapBothWays) {
-  EXPECT_EQ(HfTensorName("blk.3.attn_q.weight"), "model.layers.3.self_attn.q_proj.weight");
-  EXPECT_EQ(HfTensorName("token_embd.weight"), "model.embed_tokens.weight");
-  EXPECT_EQ(HfTensorName("output.weight"), "lm_head.weight");
-  EXPECT_EQ(HfTensorName("blk.0.unknown.weight"), "");
+  const auto& names = FindArchitecture("llama")->hf_tensors;
+  EXPECT_EQ(TranslateTensorName(names, "blk.3.attn_q.weight", false),
+            "model.layers.3.self_attn.q_proj.weight");
+  EXPECT_EQ(TranslateTensorName(names, "model.layers.12.self_attn.q_proj.weight", true),
+            "blk.12.attn_q.weight");
+  EXPECT_EQ(TranslateTensorName(names, "token_embd.weight", false), "model.embed_tokens.weight");
+  EXPECT_EQ(TranslateTensorName(names, "output.weight", false), "lm_head.weight");
+  EXPECT_EQ(TranslateTensorName(names, "blk.0.unknown.weight", false), "");
+  EXPECT_EQ(TranslateTensorName(names, "model.layers.x.self_attn.q_proj.weight", true), "");
+  // Mixtral's per-expert tensors.
+  EXPECT_EQ(TranslateTensorName(names, "model.layers.2.block_sparse_moe.experts.7.w3.weight", true),
+            "blk.2.ffn_up.7.weight");
+  EXPECT_EQ(TranslateTensorName(names, "blk.2.ffn_down.5.weight", false),
+            "model.layers.2.block_sparse_moe.experts.5.w2.weight");
+  // Multimodal wrappers' text tensors; vision tensors are skipped.
+  EXPECT_EQ(TextModelTensorName("model.language_model.layers.0.mlp.up_proj.weight"),
+            "model.layers.0.mlp.up_proj.weight");
+  EXPECT_EQ(TextModelTensorName("language_model.model.norm.weight"), "model.norm.weight");
+  EXPECT_EQ(TextModelTensorName("vision_tower.vision_model.embeddings.patch.weight"), "");
+}
+
+TEST(HfConfigTest, QwenSlidingWindowAppliesOnlyWhenEnabled) {
+  HfDerivedTensors derived;
+  auto qwen = ModelConfigFromHfConfig(
+      nlohmann::json::parse(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 64,
+        "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "vocab_size": 100, "sliding_window": 32768, "use_sliding_window": false})"),
+      &derived);
+  ASSERT_TRUE(qwen.ok()) << qwen.error();
+  EXPECT_EQ(qwen->LayerSlidingWindow(0), 0);
+  auto mistral = ModelConfigFromHfConfig(
+      nlohmann::json::parse(R"({"architectures": ["MistralForCausalLM"], "hidden_size": 64,
+        "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "vocab_size": 100, "sliding_window": 4096})"),
+      &derived);
+  ASSERT_TRUE(mistral.ok()) << mistral.error();
+  EXPECT_EQ(mistral->LayerSlidingWindow(0), 4096);
+  EXPECT_EQ(mistral->LayerSlidingWindow(1), 4096);
+}
+
+TEST(HfConfigTest, GemmaLayerTypesAndMultimodalTextConfig) {
+  HfDerivedTensors derived;
+  auto gemma = ModelConfigFromHfConfig(
+      nlohmann::json::parse(R"({"architectures": ["Gemma3ForConditionalGeneration"],
+        "text_config": {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
+          "num_key_value_heads": 1, "head_dim": 32, "num_hidden_layers": 3, "vocab_size": 100,
+          "sliding_window": 16, "sliding_window_pattern": 3, "query_pre_attn_scalar": 64,
+          "rope_local_base_freq": 10000.0, "rope_theta": 1000000.0,
+          "layer_types": ["sliding_attention", "sliding_attention", "full_attention"]}})"),
+      &derived);
+  ASSERT_TRUE(gemma.ok()) << gemma.error();
+  EXPECT_EQ(gemma->architecture, "gemma3");
+  EXPECT_EQ(gemma->LayerSlidingWindow(0), 16);
+  EXPECT_EQ(gemma->LayerSlidingWindow(2), 0);
+  EXPECT_FLOAT_EQ(gemma->AttentionScale(), 0.125f);
+  EXPECT_FLOAT_EQ(gemma->rope_theta_swa, 10000.0f);
+  auto wrong = ModelConfigFromHfConfig(
+      nlohmann::json::parse(R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64,
+        "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "vocab_size": 100, "layer_types": ["full_attention", "sliding_attention"]})"),
+      &derived);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().find("layer_types"), std::string::npos);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include "common/ggml_type.h"
 #include "formats/safetensors_writer.h"
+#include "kernels/ops.h"
+#include "model/architecture.h"
 #include "model/hf_checkpoint.h"
 #include "model/model_config.h"
 
@@ -30,6 +32,17 @@ std::vector<uint8_t> UninterleaveHeads(const GgufTensor& tensor, int64_t head_di
   return out;
 }
 
+// Gemma's norm weights as Hugging Face stores them: the GGUF values less one, in f32.
+std::vector<uint8_t> NormWeightsLessOne(const GgufTensor& tensor) {
+  const int64_t size = tensor.shape[0];
+  std::vector<float> values(size);
+  kernels::DequantizeRow(tensor.type, tensor.data, size, values.data());
+  for (float& value : values) value -= 1.0f;
+  std::vector<uint8_t> bytes(size * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
 const char* TorchDtype(GgmlType type) {
   return type == GgmlType::kBF16 ? "bfloat16" : type == GgmlType::kF16 ? "float16" : "float32";
 }
@@ -40,8 +53,8 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
                                  const std::string& tokenizer_dir) {
   auto config = ModelConfigFromGguf(gguf);
   if (!config) return Error{config.error()};
-  const std::string architecture = HfArchitectureName(config->architecture);
-  if (architecture.empty()) {
+  const Architecture& architecture = *FindArchitecture(config->architecture);
+  if (architecture.hf_names.empty()) {
     return Error{"no Hugging Face architecture for '" + config->architecture + "'"};
   }
   // Only llama.cpp's "llama" files interleave the rotary pairs of Q and K.
@@ -50,47 +63,91 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
   fs::create_directories(output_dir, error);
   if (error) return Error{"cannot create " + output_dir + ": " + error.message()};
 
-  std::vector<std::vector<uint8_t>> reordered;  // keeps reordered Q/K bytes alive
-  reordered.reserve(2 * config->num_layers);
+  std::vector<std::vector<uint8_t>> converted;  // keeps reordered or offset bytes alive
+  converted.reserve(gguf.tensors().size());
   std::vector<SafetensorsTensor> tensors;
   GgmlType dtype = GgmlType::kF32;
+  std::vector<OwnedTensor> converted_tensors;  // the architecture's own conversions
   for (const GgufTensor& tensor : gguf.tensors()) {
-    const std::string name = HfTensorName(tensor.name);
-    if (name.empty()) return Error{"tensor '" + tensor.name + "' has no Hugging Face name"};
-    if (!SafetensorsDtypeName(tensor.type)) {
+    // LongRoPE factors go into config.json (the architecture's write_hf).
+    if (tensor.name.starts_with("rope_factors_")) continue;
+    if (architecture.export_hf_tensor != nullptr) {
+      auto handled = architecture.export_hf_tensor(gguf, tensor, &converted_tensors);
+      if (!handled) return Error{"tensor '" + tensor.name + "': " + handled.error()};
+      if (*handled) continue;
+    }
+    if (!IsSafetensorsFloatType(tensor.type)) {
       return Error{"tensor '" + tensor.name + "' is not F32, F16 or BF16"};
     }
-    SafetensorsTensor out{name,
-                          tensor.type,
-                          {tensor.shape.rbegin(), tensor.shape.rend()},
-                          tensor.data,
-                          tensor.num_bytes};
-    if (interleaved &&
-        (tensor.name.ends_with("attn_q.weight") || tensor.name.ends_with("attn_k.weight"))) {
-      reordered.push_back(UninterleaveHeads(tensor, config->head_dim));
-      out.data = reordered.back().data();
+    // A 3-D expert tensor "<stem>_exps.weight" becomes one tensor per expert.
+    const bool stacked = tensor.shape.size() == 3 && tensor.name.ends_with("_exps.weight");
+    const int64_t num_parts = stacked ? tensor.shape[2] : 1;
+    const int64_t part_bytes = tensor.num_bytes / num_parts;
+    for (int64_t part = 0; part < num_parts; ++part) {
+      const std::string gguf_name = stacked ? tensor.name.substr(0, tensor.name.size() - 12) + "." +
+                                                  std::to_string(part) + ".weight"
+                                            : tensor.name;
+      const std::string name = TranslateTensorName(architecture.hf_tensors, gguf_name, false);
+      if (name.empty()) return Error{"tensor '" + gguf_name + "' has no Hugging Face name"};
+      std::vector<int64_t> shape(tensor.shape.rbegin() + (stacked ? 1 : 0), tensor.shape.rend());
+      SafetensorsTensor out{name, tensor.type, shape, tensor.data + part * part_bytes, part_bytes};
+      if (interleaved &&
+          (tensor.name.ends_with("attn_q.weight") || tensor.name.ends_with("attn_k.weight"))) {
+        converted.push_back(UninterleaveHeads(tensor, config->head_dim));
+        out.data = converted.back().data();
+      }
+      if (architecture.hf_norms_offset_by_one && tensor.name.ends_with("norm.weight")) {
+        converted.push_back(NormWeightsLessOne(tensor));
+        out.type = GgmlType::kF32;
+        out.data = converted.back().data();
+        out.num_bytes = static_cast<int64_t>(converted.back().size());
+      }
+      if (shape.size() == 2) dtype = tensor.type;
+      tensors.push_back(std::move(out));
     }
-    if (tensor.shape.size() == 2) dtype = tensor.type;
-    tensors.push_back(std::move(out));
+  }
+  for (const OwnedTensor& tensor : converted_tensors) {
+    tensors.push_back({tensor.name, tensor.type, tensor.shape, tensor.bytes.data(),
+                       static_cast<int64_t>(tensor.bytes.size())});
   }
   VLLM_RETURN_IF_ERROR(WriteSafetensors((fs::path(output_dir) / "model.safetensors").string(),
                                         tensors, {{"format", "pt"}}));
 
-  const nlohmann::json hf_config = {
-      {"architectures", {architecture}},
-      {"model_type", config->architecture},
-      {"hidden_size", config->hidden_size},
-      {"intermediate_size", config->intermediate_size},
-      {"num_attention_heads", config->num_heads},
-      {"num_hidden_layers", config->num_layers},
-      {"num_key_value_heads", config->num_kv_heads},
-      {"head_dim", config->head_dim},
-      {"max_position_embeddings", config->max_position_embeddings},
-      {"rms_norm_eps", config->rms_norm_eps},
-      {"rope_theta", config->rope_theta},
-      {"vocab_size", config->vocab_size},
-      {"tie_word_embeddings", gguf.FindTensor("output.weight") == nullptr},
-      {"torch_dtype", TorchDtype(dtype)}};
+  nlohmann::json hf_config = {{"architectures", {architecture.hf_names.front()}},
+                              {"model_type", config->architecture},
+                              {"hidden_size", config->hidden_size},
+                              {"intermediate_size", config->intermediate_size},
+                              {"num_attention_heads", config->num_heads},
+                              {"num_hidden_layers", config->num_layers},
+                              {"num_key_value_heads", config->num_kv_heads},
+                              {"head_dim", config->head_dim},
+                              {"max_position_embeddings", config->max_position_embeddings},
+                              {"rms_norm_eps", config->rms_norm_eps},
+                              {"rope_theta", config->rope_theta},
+                              {"vocab_size", config->vocab_size},
+                              {"tie_word_embeddings", gguf.FindTensor("output.weight") == nullptr},
+                              {"torch_dtype", TorchDtype(dtype)}};
+  if (config->rope_dim != config->head_dim) {
+    hf_config["partial_rotary_factor"] =
+        static_cast<double>(config->rope_dim) / static_cast<double>(config->head_dim);
+  }
+  if (config->rope_position_scale != 1.0f) {
+    hf_config["rope_scaling"] = {{"rope_type", "linear"},
+                                 {"factor", 1.0 / config->rope_position_scale}};
+  }
+  if (config->rope_yarn_factor > 0) {
+    hf_config["rope_scaling"] = {
+        {"rope_type", "yarn"},
+        {"factor", config->rope_yarn_factor},
+        {"original_max_position_embeddings", config->rope_original_context_length},
+        {"beta_fast", config->rope_yarn_beta_fast},
+        {"beta_slow", config->rope_yarn_beta_slow},
+        {"truncate", config->rope_yarn_truncate}};
+  }
+  if (config->sliding_window > 0) hf_config["sliding_window"] = config->sliding_window;
+  if (architecture.write_hf != nullptr) {
+    VLLM_RETURN_IF_ERROR(architecture.write_hf(gguf, *config, &hf_config));
+  }
   std::ofstream(fs::path(output_dir) / "config.json") << hf_config.dump(2) << "\n";
   for (const char* file : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}) {
     const fs::path source = fs::path(tokenizer_dir) / file;

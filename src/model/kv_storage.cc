@@ -34,20 +34,25 @@ KvStorage::KvStorage(const Options& options, std::unique_ptr<float, Unmap> memor
       memory_(std::move(memory)),
       values_(memory_.get() + memory_.get_deleter().bytes / 2 / sizeof(float)) {}
 
-int64_t KvStorage::BytesPerToken(const Options& options) {
-  return 2 * options.num_layers * options.num_kv_heads * options.head_dim *
+int64_t KvStorage::BytesPerBlock(const Options& options) {
+  const int64_t layers_per_block =
+      options.layout.groups.empty() ? options.num_layers : options.layout.group_size;
+  return 2 * layers_per_block * options.block_size * options.num_kv_heads * options.head_dim *
          static_cast<int64_t>(sizeof(float));
 }
 
-Expected<std::unique_ptr<KvStorage>> KvStorage::Create(const Options& options) {
-  if (options.num_layers <= 0 || options.num_blocks <= 0 || options.block_size <= 0 ||
-      options.num_kv_heads <= 0 || options.head_dim <= 0) {
+Expected<std::unique_ptr<KvStorage>> KvStorage::Create(const Options& requested) {
+  if (requested.num_layers <= 0 || requested.num_blocks <= 0 || requested.block_size <= 0 ||
+      requested.num_kv_heads <= 0 || requested.head_dim <= 0) {
     return Error{"KV storage: every dimension must be positive"};
   }
-  int64_t num_slots = 0;
+  Options options = requested;
+  if (options.layout.groups.empty()) options.layout = SingleGroupKvCacheLayout(options.num_layers);
+  if (options.layout.num_layers() != options.num_layers) {
+    return Error{"KV storage: the KV cache layout is for another number of layers"};
+  }
   int64_t bytes = 0;
-  if (__builtin_mul_overflow(options.num_blocks, options.block_size, &num_slots) ||
-      __builtin_mul_overflow(num_slots, BytesPerToken(options), &bytes)) {
+  if (__builtin_mul_overflow(options.num_blocks, BytesPerBlock(options), &bytes)) {
     return Error{"KV storage: its size in bytes overflows"};
   }
   if (std::optional<int64_t> available = AvailableMemoryBytes(); available && bytes > *available) {

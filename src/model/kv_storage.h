@@ -1,8 +1,12 @@
 // Physical paged KV storage for every layer. The KV cache manager hands out block ids; this class
 // owns the memory behind them.
 //
-// Per layer, K and V are each laid out [num_blocks, block_size, num_kv_heads, head_dim] (f32), so
-// slot s = block_id * block_size + offset addresses one token's [num_kv_heads, head_dim] row.
+// The layers share blocks by KV cache group (kv_cache_layout.h): one block id holds the K/V of the
+// group_size layers of a group, each at its place in the group. K and V are each laid out
+//   [num_blocks][group_size][block_size][num_kv_heads][head_dim] (f32)
+// so a layer's slot s = block_id * block_size + offset, read through its group's block table,
+// addresses one token's [num_kv_heads, head_dim] row. With one group of every layer (the default)
+// a block holds all layers.
 //
 // As vLLM reserves its KV cache at start, Create allocates every byte and makes it resident at
 // once: the process's RSS holds the whole cache from the start (flat under load), and a cache
@@ -15,30 +19,49 @@
 #include <memory>
 
 #include "common/expected.h"
+#include "model/kv_cache_layout.h"
 
 namespace vllm {
 
 class KvStorage {
  public:
+  // The block id a sliding group's block table holds for a block that left its window (the KV
+  // cache manager's null block, reserved whenever the layout has a sliding group). Never read.
+  static constexpr int32_t kNullBlockId = 0;
+
   struct Options {
     int64_t num_layers = 0;
     int64_t num_blocks = 0;
     int64_t block_size = 16;
     int64_t num_kv_heads = 0;
     int64_t head_dim = 0;
+    // How layers share blocks; empty (no groups): one full-attention group of all layers.
+    KvCacheLayout layout;
   };
 
   static Expected<std::unique_ptr<KvStorage>> Create(const Options& options);
-  // Bytes of K and V for one token across all layers.
-  static int64_t BytesPerToken(const Options& options);
+  // Bytes of K and V that one block holds: block_size tokens of its group's group_size layers.
+  static int64_t BytesPerBlock(const Options& options);
 
   const Options& options() const { return options_; }
+  const KvCacheLayout& layout() const { return options_.layout; }
   int64_t num_slots() const { return options_.num_blocks * options_.block_size; }
   int64_t row_size() const { return options_.num_kv_heads * options_.head_dim; }
 
-  // The [num_kv_heads, head_dim] row of `slot` in `layer`.
-  float* key(int64_t layer, int64_t slot) { return memory_.get() + Offset(layer, slot); }
-  float* value(int64_t layer, int64_t slot) { return values_ + Offset(layer, slot); }
+  // The [num_kv_heads, head_dim] row of `layer` at `offset` in block `block_id`, or at `slot`
+  // (block_id * block_size + offset).
+  float* key(int64_t layer, int64_t block_id, int64_t offset) {
+    return memory_.get() + Offset(layer, block_id, offset);
+  }
+  float* value(int64_t layer, int64_t block_id, int64_t offset) {
+    return values_ + Offset(layer, block_id, offset);
+  }
+  float* key(int64_t layer, int64_t slot) {
+    return key(layer, slot / options_.block_size, slot % options_.block_size);
+  }
+  float* value(int64_t layer, int64_t slot) {
+    return value(layer, slot / options_.block_size, slot % options_.block_size);
+  }
 
  private:
   struct Unmap {
@@ -46,11 +69,13 @@ class KvStorage {
     void operator()(float* p) const;
   };
   KvStorage(const Options& options, std::unique_ptr<float, Unmap> memory);
-  int64_t Offset(int64_t layer, int64_t slot) const {
-    return (layer * num_slots() + slot) * row_size();
+  int64_t Offset(int64_t layer, int64_t block_id, int64_t offset) const {
+    const int64_t place = options_.layout.place_in_group[layer];
+    return ((block_id * options_.layout.group_size + place) * options_.block_size + offset) *
+           row_size();
   }
-  Options options_;
-  std::unique_ptr<float, Unmap> memory_;  // the keys of every layer, then their values
+  Options options_;                       // with its layout filled in
+  std::unique_ptr<float, Unmap> memory_;  // every block's keys, then every block's values
   float* values_;
 };
 

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace vllm {
 namespace {
@@ -26,7 +27,7 @@ int64_t ProcessStatusBytes(const std::string& key) {
 }
 
 // 64 MiB: 8192 tokens of one layer with 8 KV heads of 128.
-constexpr KvStorage::Options k64MiB = {
+const KvStorage::Options k64MiB = {
     .num_layers = 1, .num_blocks = 512, .block_size = 16, .num_kv_heads = 8, .head_dim = 128};
 
 TEST(KvStorageTest, IsResidentFromCreationAndReleasedWithIt) {
@@ -34,7 +35,7 @@ TEST(KvStorageTest, IsResidentFromCreationAndReleasedWithIt) {
   ASSERT_GT(rss_before, 0);
   auto kv = KvStorage::Create(k64MiB);
   ASSERT_TRUE(kv.ok()) << kv.error();
-  ASSERT_EQ(KvStorage::BytesPerToken(k64MiB) * (*kv)->num_slots(), int64_t{64} << 20);
+  ASSERT_EQ(KvStorage::BytesPerBlock(k64MiB) * k64MiB.num_blocks, int64_t{64} << 20);
   // Resident before anything is written through key() / value().
   const int64_t rss_created = ProcessStatusBytes("VmRSS");
   EXPECT_GE(rss_created - rss_before, int64_t{63} << 20);
@@ -57,6 +58,40 @@ TEST(KvStorageTest, RefusesMoreThanTheMemoryAvailableNamingTheFlag) {
   ASSERT_FALSE(kv.ok());
   EXPECT_THAT(kv.error(), HasSubstr("a KV cache of 65536.0 GiB does not fit"));
   EXPECT_THAT(kv.error(), HasSubstr("of memory is available; lower --kv-cache-memory-bytes"));
+}
+
+TEST(KvStorageTest, ABlockHoldsTheLayersOfItsGroup) {
+  // Layers 0 and 2 sliding, 1 and 3 full: two groups of 2 layers; a block holds 2 layers.
+  const KvCacheLayout layout = KvCacheLayoutFromWindows(std::vector<int64_t>{8, 0, 8, 0});
+  const KvStorage::Options options = {.num_layers = 4,
+                                      .num_blocks = 3,
+                                      .block_size = 4,
+                                      .num_kv_heads = 2,
+                                      .head_dim = 8,
+                                      .layout = layout};
+  EXPECT_EQ(KvStorage::BytesPerBlock(options), 2 * 2 * 4 * 2 * 8 * 4);
+  auto kv = KvStorage::Create(options);
+  ASSERT_TRUE(kv.ok()) << kv.error();
+  KvStorage& storage = **kv;
+  const int64_t row = storage.row_size();
+  // [block][place in group][offset]: layer 2 is at place 1 of its group, layer 3 at place 1 too.
+  EXPECT_EQ(storage.key(0, 1, 0) - storage.key(0, 0, 0), 2 * 4 * row);
+  EXPECT_EQ(storage.key(2, 0, 0) - storage.key(0, 0, 0), 4 * row);
+  EXPECT_EQ(storage.key(3, 0, 0), storage.key(2, 0, 0));  // same block id, other group's table
+  EXPECT_EQ(storage.key(0, 0, 3) - storage.key(0, 0, 0), 3 * row);
+  EXPECT_EQ(storage.key(2, /*slot=*/6), storage.key(2, 1, 2));
+  EXPECT_EQ(storage.value(0, 0, 0) - storage.key(0, 0, 0), 3 * 2 * 4 * row);
+  // Without a layout, one block holds every layer.
+  EXPECT_EQ(KvStorage::BytesPerBlock(
+                {.num_layers = 4, .block_size = 4, .num_kv_heads = 2, .head_dim = 8}),
+            2 * 4 * 4 * 2 * 8 * 4);
+  EXPECT_FALSE(KvStorage::Create({.num_layers = 3,
+                                  .num_blocks = 3,
+                                  .block_size = 4,
+                                  .num_kv_heads = 2,
+                                  .head_dim = 8,
+                                  .layout = layout})
+                   .ok());
 }
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -1,5 +1,9 @@
 #include "model/model_config.h"
 
+#include <cmath>
+
+#include "model/architecture.h"
+
 namespace vllm {
 
 Status ModelConfig::Validate() const {
@@ -27,25 +31,41 @@ Status ModelConfig::Validate() const {
   if (!(rope_theta > 0) || !(rms_norm_eps > 0) || !(rope_position_scale > 0)) {
     return Error{"model config: rope_theta, rms_norm_eps and rope scale must be positive"};
   }
+  if (num_experts < 0 ||
+      (num_experts > 0 && (num_experts_per_token <= 0 || num_experts_per_token > num_experts ||
+                           expert_intermediate_size <= 0))) {
+    return Error{"model config: invalid expert counts or expert feed-forward length"};
+  }
+  if (sliding_window < 0 || sliding_window_pattern < 0 || !(rope_theta_swa >= 0)) {
+    return Error{"model config: invalid sliding window, window pattern or local RoPE base"};
+  }
+  if (!(rope_attn_factor > 0) || !(attention_scale >= 0) || !(attn_logit_softcap >= 0) ||
+      !(final_logit_softcap >= 0) || !(rope_yarn_factor >= 0)) {
+    return Error{"model config: attention scale, soft-caps and RoPE factors must be positive"};
+  }
+  if (rope_yarn_factor > 0 && rope_original_context_length <= 0) {
+    return Error{"model config: YaRN needs the original context length"};
+  }
   return Status::Ok();
 }
 
-namespace {
-// Reads an integer key into `out` when present.
-Status ReadInt(const GgufFile& file, const std::string& key, int64_t* out) {
+float ModelConfig::AttentionScale() const {
+  return attention_scale > 0 ? attention_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
+
+Status ReadGgufInt(const GgufFile& file, const std::string& key, int64_t* out) {
   auto value = file.GetInt(key);
   if (!value) return Error{value.error()};
   if (value->has_value()) *out = **value;
   return Status::Ok();
 }
 
-Status ReadFloat(const GgufFile& file, const std::string& key, float* out) {
+Status ReadGgufFloat(const GgufFile& file, const std::string& key, float* out) {
   auto value = file.GetFloat(key);
   if (!value) return Error{value.error()};
   if (value->has_value()) *out = static_cast<float>(**value);
   return Status::Ok();
 }
-}  // namespace
 
 Expected<ModelConfig> ModelConfigFromGguf(const GgufFile& file) {
   ModelConfig config;
@@ -54,30 +74,39 @@ Expected<ModelConfig> ModelConfigFromGguf(const GgufFile& file) {
   if (!arch->has_value()) return Error{"GGUF file has no general.architecture"};
   config.architecture = **arch;
   const std::string& a = config.architecture;
-  VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".embedding_length", &config.hidden_size));
-  VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".block_count", &config.num_layers));
-  VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".feed_forward_length", &config.intermediate_size));
-  VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".attention.head_count", &config.num_heads));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".embedding_length", &config.hidden_size));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".block_count", &config.num_layers));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".feed_forward_length", &config.intermediate_size));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".attention.head_count", &config.num_heads));
   config.num_kv_heads = config.num_heads;
-  VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".attention.head_count_kv", &config.num_kv_heads));
-  VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".context_length", &config.max_position_embeddings));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".attention.head_count_kv", &config.num_kv_heads));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".context_length", &config.max_position_embeddings));
   if (config.num_heads > 0) config.head_dim = config.hidden_size / config.num_heads;
-  VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".attention.key_length", &config.head_dim));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".attention.key_length", &config.head_dim));
   config.rope_dim = config.head_dim;
-  VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".rope.dimension_count", &config.rope_dim));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".rope.dimension_count", &config.rope_dim));
   VLLM_RETURN_IF_ERROR(
-      ReadFloat(file, a + ".attention.layer_norm_rms_epsilon", &config.rms_norm_eps));
-  VLLM_RETURN_IF_ERROR(ReadFloat(file, a + ".rope.freq_base", &config.rope_theta));
+      ReadGgufFloat(file, a + ".attention.layer_norm_rms_epsilon", &config.rms_norm_eps));
+  VLLM_RETURN_IF_ERROR(ReadGgufFloat(file, a + ".rope.freq_base", &config.rope_theta));
   auto scaling_type = file.GetString(a + ".rope.scaling.type");
   if (!scaling_type) return Error{scaling_type.error()};
   float scaling_factor = 1.0f;
-  VLLM_RETURN_IF_ERROR(ReadFloat(file, a + ".rope.scaling.factor", &scaling_factor));
-  if (scaling_type->has_value() && **scaling_type == "linear" && scaling_factor > 0) {
+  VLLM_RETURN_IF_ERROR(ReadGgufFloat(file, a + ".rope.scaling.factor", &scaling_factor));
+  const std::string scaling = scaling_type->value_or("none");
+  if (scaling == "linear" && scaling_factor > 0) {
     config.rope_position_scale = 1.0f / scaling_factor;
-  } else if (scaling_type->has_value() && **scaling_type != "none" && **scaling_type != "linear") {
-    return Error{"unsupported rope scaling type '" + **scaling_type + "' (supported: linear)"};
+  } else if (scaling == "yarn") {
+    config.rope_yarn_factor = scaling_factor;
+    VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".rope.scaling.original_context_length",
+                                     &config.rope_original_context_length));
+    VLLM_RETURN_IF_ERROR(
+        ReadGgufFloat(file, a + ".rope.scaling.yarn_beta_fast", &config.rope_yarn_beta_fast));
+    VLLM_RETURN_IF_ERROR(
+        ReadGgufFloat(file, a + ".rope.scaling.yarn_beta_slow", &config.rope_yarn_beta_slow));
+  } else if (scaling != "none" && scaling != "linear") {
+    return Error{"unsupported rope scaling type '" + scaling + "' (supported: linear, yarn)"};
   }
-  VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".vocab_size", &config.vocab_size));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".vocab_size", &config.vocab_size));
   if (config.vocab_size == 0) {
     const GgufValue* tokens = file.Find("tokenizer.ggml.tokens");
     if (tokens != nullptr) {
@@ -86,37 +115,14 @@ Expected<ModelConfig> ModelConfigFromGguf(const GgufFile& file) {
       }
     }
   }
-  if (a == "qwen3moe") {
-    VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".expert_count", &config.num_experts));
-    VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".expert_used_count", &config.num_experts_per_token));
-    VLLM_RETURN_IF_ERROR(
-        ReadInt(file, a + ".expert_feed_forward_length", &config.expert_intermediate_size));
-    if (config.num_experts_per_token <= 0 || config.num_experts_per_token > config.num_experts ||
-        config.expert_intermediate_size <= 0) {
-      return Error{"model config: invalid expert counts or expert feed-forward length"};
-    }
+  const Architecture* architecture = FindArchitecture(a);
+  if (architecture == nullptr) {
+    return Error{"unsupported architecture '" + a +
+                 "' (supported: " + SupportedArchitectureNames(false) + ")"};
   }
-  if (a == "phi3") {
-    VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".rope.scaling.original_context_length",
-                                 &config.rope_original_context_length));
-    VLLM_RETURN_IF_ERROR(
-        ReadFloat(file, a + ".rope.scaling.attn_factor", &config.rope_attn_factor));
-    if (!(config.rope_attn_factor > 0)) {
-      return Error{"model config: rope.scaling.attn_factor must be positive"};
-    }
-  }
-  if (a == "gemma3") {
-    VLLM_RETURN_IF_ERROR(ReadInt(file, a + ".attention.sliding_window", &config.sliding_window));
-    VLLM_RETURN_IF_ERROR(
-        ReadInt(file, a + ".attention.sliding_window_pattern", &config.sliding_window_pattern));
-    VLLM_RETURN_IF_ERROR(ReadFloat(file, a + ".rope.freq_base_swa", &config.rope_theta_swa));
-    if (config.sliding_window < 0 || config.sliding_window_pattern <= 0 ||
-        !(config.rope_theta_swa > 0)) {
-      return Error{"model config: invalid sliding window, window pattern or local RoPE base"};
-    }
-  }
-  if (a == "qwen2" || a == "qwen3" || a == "qwen3moe" || a == "phi3" || a == "gemma3") {
-    config.rope_style = RopeStyle::kNeox;
+  config.rope_style = architecture->gguf_rope_style;
+  if (architecture->read_gguf != nullptr) {
+    VLLM_RETURN_IF_ERROR(architecture->read_gguf(file, &config));
   }
   VLLM_RETURN_IF_ERROR(config.Validate());
   return config;

@@ -32,22 +32,46 @@ struct ModelConfig {
   float rope_position_scale = 1.0f;  // linear scaling: positions are multiplied by this
   RopeStyle rope_style = RopeStyle::kInterleaved;
 
-  // Mixture of experts (qwen3moe)
-  int64_t num_experts = 0;               // experts per MoE layer
+  // Attention (0: the default)
+  float attention_scale = 0.0f;      // multiplies q·k; 0: 1 / sqrt(head_dim)
+  float attn_logit_softcap = 0.0f;   // Gemma 2: scores become cap * tanh(score / cap)
+  float final_logit_softcap = 0.0f;  // Gemma 2: logits become cap * tanh(logit / cap)
+  // Sliding-window attention: a local layer's token at position p sees [p - W + 1, p].
+  int64_t sliding_window = 0;          // W; 0: every layer attends globally
+  int64_t sliding_window_pattern = 0;  // N > 0: every N-th layer (1-based) is global; 0: none is
+  float rope_theta_swa = 0.0f;         // RoPE base of the local layers (Gemma 3); 0: rope_theta
+
+  // Mixture of experts
+  int64_t num_experts = 0;               // experts per MoE layer; 0: dense FFN
   int64_t num_experts_per_token = 0;     // experts each token is routed to (top-k)
   int64_t expert_intermediate_size = 0;  // each expert's FFN width
-  // LongRoPE (phi3)
-  int64_t rope_original_context_length = 0;  // short factors apply below it
-  float rope_attn_factor = 1.0f;             // multiplies the rotation's cos and sin
-  // Gemma 3
-  int64_t sliding_window = 0;          // keys a local-attention layer sees (0: all layers global)
-  int64_t sliding_window_pattern = 6;  // every pattern-th layer (1-based) attends globally
-  float rope_theta_swa = 10000.0f;     // RoPE base of the local layers (no position scaling)
+  bool moe_normalize_top_k = true;       // renormalize the top-k router weights to sum to 1
+  // RoPE scaling beyond linear position scaling
+  int64_t rope_original_context_length = 0;  // LongRoPE: short factors below it; YaRN: its base
+  float rope_attn_factor = 1.0f;             // multiplies the rotation's cos and sin (LongRoPE)
+  float rope_yarn_factor = 0.0f;             // YaRN context extension factor; 0: no YaRN
+  float rope_yarn_beta_fast = 32.0f;
+  float rope_yarn_beta_slow = 1.0f;
+  bool rope_yarn_truncate = true;  // round YaRN's correction range to whole dimensions
+
+  // The sliding window of `layer` (0: global attention).
+  int64_t LayerSlidingWindow(int64_t layer) const {
+    if (sliding_window <= 0) return 0;
+    const bool global =
+        sliding_window_pattern > 0 && layer % sliding_window_pattern == sliding_window_pattern - 1;
+    return global ? 0 : sliding_window;
+  }
+  float AttentionScale() const;
 
   Status Validate() const;
 };
 
-// Reads "<arch>.*" keys as llama.cpp writes them; vocab_size falls back to the token list length.
+// Reads "<arch>.*" keys as llama.cpp writes them, the common ones here and the family's own in its
+// architecture file; vocab_size falls back to the token list length.
 Expected<ModelConfig> ModelConfigFromGguf(const GgufFile& file);
+
+// Reads an integer / float GGUF key into `out` when present (for the architecture files).
+Status ReadGgufInt(const GgufFile& file, const std::string& key, int64_t* out);
+Status ReadGgufFloat(const GgufFile& file, const std::string& key, float* out);
 
 }  // namespace vllm

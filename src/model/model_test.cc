@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <span>
+#include <vector>
 
 #include "model/layers/paged_attention.h"
 #include "model/random_model.h"
@@ -59,17 +61,10 @@ class TinyModelTest : public ::testing::Test {
   std::vector<float> Run(const std::vector<Seq>& seqs,
                          const std::vector<std::pair<int, int>>& spans) {
     ForwardBatch batch;
-    batch.query_start_loc.push_back(0);
     for (size_t s = 0; s < seqs.size(); ++s) {
       auto [begin, end] = spans[s];
-      for (int p = begin; p < end; ++p) {
-        batch.token_ids.push_back(seqs[s].tokens[p]);
-        batch.positions.push_back(p);
-        batch.slot_mapping.push_back(int64_t{seqs[s].blocks[p / 16]} * 16 + p % 16);
-      }
-      batch.query_start_loc.push_back(static_cast<int32_t>(batch.token_ids.size()));
-      batch.seq_lens.push_back(end);
-      batch.block_tables.push_back(seqs[s].blocks);
+      const auto new_tokens = std::span<const int32_t>(seqs[s].tokens).subspan(begin, end - begin);
+      EXPECT_TRUE(AppendSequence(new_tokens, begin, {&seqs[s].blocks, 1}, 16, batch).ok());
       batch.logits_indices.push_back(static_cast<int32_t>(batch.token_ids.size()) - 1);
     }
     std::vector<float> logits(seqs.size() * model_->config().vocab_size);
@@ -143,18 +138,21 @@ TEST_F(TinyModelTest, RejectsInconsistentBatches) {
   ForwardBatch batch;
   batch.token_ids = {1, 2};
   batch.positions = {0, 1};
-  batch.slot_mapping = {0, 999999};  // disagrees with the block table
   batch.query_start_loc = {0, 2};
   batch.seq_lens = {2};
-  batch.block_tables = {{0}};
+  batch.kv_groups = {{.slot_mapping = {0, 999999}, .block_tables = {{0}}}};  // slot disagrees
   batch.logits_indices = {1};
   std::vector<float> logits(model_->config().vocab_size);
   EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
-  batch.slot_mapping = {0, 1};
+  batch.kv_groups[0].slot_mapping = {0, 1};
+  ASSERT_TRUE(model_->Forward(batch, *kv_, logits.data()).ok());
   batch.token_ids = {1, 1 << 30};  // outside the vocabulary
   EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
   batch.token_ids = {1, 2};
-  batch.block_tables = {{64}};  // past the storage
+  batch.kv_groups[0].block_tables = {{64}};  // past the storage
+  EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
+  batch.kv_groups[0].block_tables = {{0}};
+  batch.kv_groups.push_back(batch.kv_groups[0]);  // a group the storage does not have
   EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
 }
 
@@ -182,12 +180,8 @@ TEST(ModelLoadTest, TiedEmbeddingsServeAsTheOutputHead) {
                                .num_kv_heads = config.num_kv_heads,
                                .head_dim = config.head_dim});
   ForwardBatch batch;
-  batch.token_ids = {1, 2, 3};
-  batch.positions = {0, 1, 2};
-  batch.slot_mapping = {0, 1, 2};
-  batch.query_start_loc = {0, 3};
-  batch.seq_lens = {3};
-  batch.block_tables = {{0}};
+  const std::vector<int32_t> block_table = {0};
+  ASSERT_TRUE(AppendSequence(std::vector<int32_t>{1, 2, 3}, 0, {&block_table, 1}, 16, batch).ok());
   batch.logits_indices = {2};
   std::vector<float> logits(config.vocab_size);
   ASSERT_TRUE((*model)->Forward(batch, **kv, logits.data()).ok());

@@ -51,10 +51,12 @@ Expected<QuantRecipe> QuantRecipe::Parse(const std::string& name) {
   if (lower == "q4_k_m") return QuantRecipe(lower, GgmlType::kQ4_K, Mix::kQ4_K_M);
   if (lower == "q5_k_m") return QuantRecipe(lower, GgmlType::kQ5_K, Mix::kQ5_K_M);
   if (lower == "q4_k_s") return QuantRecipe(lower, GgmlType::kQ4_K, Mix::kQ4_K_S);
+  // gpt-oss as released: experts in MXFP4, the other matrices in BF16.
+  if (lower == "mxfp4_moe") return QuantRecipe(lower, GgmlType::kBF16, Mix::kMxfp4Moe);
   auto type = ParseGgmlType(lower);
   if (!type) {
     return Error{"unknown type '" + name + "' (" + SupportedTypeNames() +
-                 ", or the mixes q4_k_m, q5_k_m, q4_k_s)"};
+                 ", or the mixes q4_k_m, q5_k_m, q4_k_s, mxfp4_moe)"};
   }
   return QuantRecipe(lower, *type, Mix::kNone);
 }
@@ -63,7 +65,9 @@ GgmlType QuantRecipe::TypeFor(const std::string& tensor_name, int64_t num_layers
                               int64_t row_length) const {
   GgmlType type = base_type_;
   const int64_t layer = LayerOf(tensor_name);
-  if (mix_ != Mix::kNone) {
+  if (mix_ == Mix::kMxfp4Moe) {
+    if (tensor_name.find("_exps.") != std::string::npos) type = GgmlType::kMXFP4;
+  } else if (mix_ != Mix::kNone) {
     if (tensor_name == "output.weight") {
       type = GgmlType::kQ6_K;
     } else if (EndsWith(tensor_name, "attn_v.weight")) {
@@ -72,7 +76,7 @@ GgmlType QuantRecipe::TypeFor(const std::string& tensor_name, int64_t num_layers
       } else if (UsesMoreBits(layer, num_layers)) {
         type = GgmlType::kQ6_K;
       }
-    } else if (EndsWith(tensor_name, "ffn_down.weight")) {
+    } else if (tensor_name.find("ffn_down") != std::string::npos) {  // dense or experts
       if (mix_ == Mix::kQ4_K_S) {
         if (layer < num_layers / 8) type = GgmlType::kQ5_K;
       } else if (UsesMoreBits(layer, num_layers)) {
@@ -91,6 +95,8 @@ uint32_t QuantRecipe::file_type() const {
       return 15;
     case Mix::kQ5_K_M:
       return 17;
+    case Mix::kMxfp4Moe:
+      return 38;
     case Mix::kNone:
       break;
   }

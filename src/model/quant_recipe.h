@@ -29,7 +29,7 @@ class QuantRecipe {
   const std::string& name() const { return name_; }
 
  private:
-  enum class Mix { kNone, kQ4_K_S, kQ4_K_M, kQ5_K_M };
+  enum class Mix { kNone, kQ4_K_S, kQ4_K_M, kQ5_K_M, kMxfp4Moe };
   QuantRecipe(std::string name, GgmlType base_type, Mix mix)
       : name_(std::move(name)), base_type_(base_type), mix_(mix) {}
 

@@ -47,13 +47,8 @@ std::vector<float> LogitsFor(GgmlType type, const std::vector<int32_t>& prompt,
                                .head_dim = config.head_dim});
   ForwardBatch batch;
   const int32_t n = static_cast<int32_t>(prompt.size());
-  batch.token_ids = prompt;
-  batch.positions.resize(n);
-  std::iota(batch.positions.begin(), batch.positions.end(), 0);
-  batch.slot_mapping.assign(batch.positions.begin(), batch.positions.end());
-  batch.query_start_loc = {0, n};
-  batch.seq_lens = {n};
-  batch.block_tables = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  const std::vector<int32_t> block_table = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_TRUE(AppendSequence(prompt, 0, {&block_table, 1}, 16, batch).ok());
   batch.logits_indices.resize(n);  // logits of every position
   std::iota(batch.logits_indices.begin(), batch.logits_indices.end(), 0);
   std::vector<float> logits(n * config.vocab_size);

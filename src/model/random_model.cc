@@ -45,6 +45,12 @@ const std::vector<ModelShape>& KnownModelShapes() {
       {"qwen3-0.6b", 1024, 28, 16, 8, 3072, 40960, 1000000.0f, true, "qwen3", 128},
       {"qwen2-tiny", 128, 4, 4, 2, 384, 1024, 1000000.0f, true, "qwen2"},
       {"qwen3-tiny", 128, 4, 4, 2, 384, 1024, 1000000.0f, true, "qwen3", 64},
+      {"mixtral-tiny", 128, 4, 4, 2, 256, 1024, 1000000.0f, false, "llama", 0, 8, 2},
+      {"qwen3-30b-a3b", 2048, 48, 32, 4, 768, 40960, 1000000.0f, false, "qwen3moe", 128, 128, 8},
+      {"gemma2-tiny", 128, 4, 4, 2, 256, 1024, 10000.0f, true, "gemma2", 32, 0, 0, 8},
+      {"gemma3-1b", 1152, 26, 4, 1, 6912, 32768, 1000000.0f, true, "gemma3", 256, 0, 0, 512},
+      {"gpt-oss-tiny", 128, 4, 4, 2, 128, 1024, 150000.0f, false, "gpt-oss", 32, 8, 2, 8},
+      {"gpt-oss-20b", 2880, 24, 64, 8, 2880, 131072, 150000.0f, false, "gpt-oss", 64, 32, 4, 128},
   };
   return shapes;
 }
@@ -99,6 +105,28 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   writer.AddMetadata(arch + ".attention.value_length", GgufValue::Uint32(head_dim));
   writer.AddMetadata(arch + ".attention.layer_norm_rms_epsilon", GgufValue::Float32(1e-5f));
   writer.AddMetadata(arch + ".rope.freq_base", GgufValue::Float32(shape.rope_theta));
+  const bool is_gemma = arch == "gemma2" || arch == "gemma3";
+  const bool is_gpt_oss = arch == "gpt-oss";
+  if (shape.num_experts > 0) {
+    writer.AddMetadata(arch + ".expert_count", GgufValue::Uint32(shape.num_experts));
+    writer.AddMetadata(arch + ".expert_used_count", GgufValue::Uint32(shape.num_experts_per_token));
+    writer.AddMetadata(arch + ".expert_feed_forward_length",
+                       GgufValue::Uint32(shape.intermediate_size));
+  }
+  if (shape.sliding_window > 0) {
+    writer.AddMetadata(arch + ".attention.sliding_window", GgufValue::Uint32(shape.sliding_window));
+  }
+  if (arch == "gemma2") {
+    writer.AddMetadata(arch + ".attn_logit_softcapping", GgufValue::Float32(50.0f));
+    writer.AddMetadata(arch + ".final_logit_softcapping", GgufValue::Float32(30.0f));
+  }
+  if (arch == "gemma3") writer.AddMetadata(arch + ".rope.freq_base_swa", GgufValue::Float32(1e4f));
+  if (is_gpt_oss) {  // YaRN x32 over a pretraining context of 1/32 of the shape's
+    writer.AddMetadata(arch + ".rope.scaling.type", GgufValue::String("yarn"));
+    writer.AddMetadata(arch + ".rope.scaling.factor", GgufValue::Float32(32.0f));
+    writer.AddMetadata(arch + ".rope.scaling.original_context_length",
+                       GgufValue::Uint32(shape.context_length / 32));
+  }
   for (const auto& key : (*vocab)->metadata_order()) {
     if (key.rfind("tokenizer.", 0) == 0) writer.AddMetadata(key, *(*vocab)->Find(key));
   }
@@ -109,20 +137,25 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   std::vector<TensorPlan> plans;
   const float embed_scale = 1.0f;
   plans.push_back({"token_embd.weight", {hidden, vocab_size}, matrix, embed_scale});
+  const int64_t ffn = shape.intermediate_size;
+  const bool qkv_bias = arch == "qwen2" || is_gpt_oss;
+  const bool qk_norm = arch == "qwen3" || arch == "qwen3moe" || arch == "gemma3";
   for (int64_t l = 0; l < shape.num_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     const float in_scale = 1.0f / std::sqrt(static_cast<float>(hidden));
-    const float ffn_scale = 1.0f / std::sqrt(static_cast<float>(shape.intermediate_size));
-    plans.push_back({p + "attn_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
+    const float ffn_scale = 1.0f / std::sqrt(static_cast<float>(ffn));
+    // Norm weights around one (Gemma's include its +1), biases small, f32 as llama.cpp writes them.
+    const float norm = is_gemma ? -0.5f : 0.0f;
+    plans.push_back({p + "attn_norm.weight", {hidden}, GgmlType::kF32, norm});
     plans.push_back({p + "attn_q.weight", {hidden, q_size}, matrix, in_scale});
     plans.push_back({p + "attn_k.weight", {hidden, kv_size}, matrix, in_scale});
     plans.push_back({p + "attn_v.weight", {hidden, kv_size}, matrix, in_scale});
-    if (arch == "qwen2") {  // biases stay f32, as llama.cpp writes them
+    if (qkv_bias) {
       plans.push_back({p + "attn_q.bias", {q_size}, GgmlType::kF32, 0.1f});
       plans.push_back({p + "attn_k.bias", {kv_size}, GgmlType::kF32, 0.1f});
       plans.push_back({p + "attn_v.bias", {kv_size}, GgmlType::kF32, 0.1f});
     }
-    if (arch == "qwen3") {  // per-head RMSNorm weights around 1
+    if (qk_norm) {
       plans.push_back({p + "attn_q_norm.weight", {head_dim}, GgmlType::kF32, -0.5f});
       plans.push_back({p + "attn_k_norm.weight", {head_dim}, GgmlType::kF32, -0.5f});
     }
@@ -130,12 +163,35 @@ Status WriteRandomModel(const RandomModelOptions& options) {
                      {q_size, hidden},
                      matrix,
                      1.0f / std::sqrt(static_cast<float>(q_size))});
-    plans.push_back({p + "ffn_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
-    plans.push_back({p + "ffn_gate.weight", {hidden, shape.intermediate_size}, matrix, in_scale});
-    plans.push_back({p + "ffn_up.weight", {hidden, shape.intermediate_size}, matrix, in_scale});
-    plans.push_back({p + "ffn_down.weight", {shape.intermediate_size, hidden}, matrix, ffn_scale});
+    if (is_gpt_oss) {
+      plans.push_back({p + "attn_output.bias", {hidden}, GgmlType::kF32, 0.1f});
+      plans.push_back({p + "attn_sinks.weight", {shape.num_heads}, GgmlType::kF32, 1.0f});
+    }
+    // gpt-oss calls its pre-FFN norm post_attention_norm; Gemma has both kinds.
+    if (is_gemma || is_gpt_oss) {
+      plans.push_back({p + "post_attention_norm.weight", {hidden}, GgmlType::kF32, norm});
+    }
+    if (!is_gpt_oss) plans.push_back({p + "ffn_norm.weight", {hidden}, GgmlType::kF32, norm});
+    if (shape.num_experts > 0) {
+      const int64_t experts = shape.num_experts;
+      plans.push_back({p + "ffn_gate_inp.weight", {hidden, experts}, GgmlType::kF32, in_scale});
+      plans.push_back({p + "ffn_gate_exps.weight", {hidden, ffn, experts}, matrix, in_scale});
+      plans.push_back({p + "ffn_up_exps.weight", {hidden, ffn, experts}, matrix, in_scale});
+      plans.push_back({p + "ffn_down_exps.weight", {ffn, hidden, experts}, matrix, ffn_scale});
+      if (is_gpt_oss) {
+        plans.push_back({p + "ffn_gate_inp.bias", {experts}, GgmlType::kF32, 0.1f});
+        plans.push_back({p + "ffn_gate_exps.bias", {ffn, experts}, GgmlType::kF32, 0.1f});
+        plans.push_back({p + "ffn_up_exps.bias", {ffn, experts}, GgmlType::kF32, 0.1f});
+        plans.push_back({p + "ffn_down_exps.bias", {hidden, experts}, GgmlType::kF32, 0.1f});
+      }
+    } else {
+      plans.push_back({p + "ffn_gate.weight", {hidden, ffn}, matrix, in_scale});
+      plans.push_back({p + "ffn_up.weight", {hidden, ffn}, matrix, in_scale});
+      plans.push_back({p + "ffn_down.weight", {ffn, hidden}, matrix, ffn_scale});
+    }
+    if (is_gemma) plans.push_back({p + "post_ffw_norm.weight", {hidden}, GgmlType::kF32, norm});
   }
-  plans.push_back({"output_norm.weight", {hidden}, GgmlType::kF32, 0.0f});
+  plans.push_back({"output_norm.weight", {hidden}, GgmlType::kF32, is_gemma ? -0.5f : 0.0f});
   if (!shape.tie_word_embeddings) {
     plans.push_back({"output.weight",
                      {hidden, vocab_size},
@@ -143,8 +199,9 @@ Status WriteRandomModel(const RandomModelOptions& options) {
                      1.0f / std::sqrt(static_cast<float>(hidden))});
   }
   for (auto& plan : plans) {
-    if (plan.shape.size() == 2)
+    if (plan.shape.size() >= 2 && plan.type != GgmlType::kF32) {
       plan.type = recipe->TypeFor(plan.name, shape.num_layers, plan.shape[0]);
+    }
   }
   for (const auto& plan : plans) writer.AddTensor(plan.name, plan.shape, plan.type);
   VLLM_RETURN_IF_ERROR(writer.Begin(options.output_path));
@@ -154,7 +211,8 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   for (size_t index = 0; index < plans.size(); ++index) {
     const TensorPlan& plan = plans[index];
     const int64_t cols = plan.shape[0];
-    const int64_t rows = plan.shape.size() > 1 ? plan.shape[1] : 1;
+    int64_t rows = 1;  // every dimension after the first
+    for (size_t d = 1; d < plan.shape.size(); ++d) rows *= plan.shape[d];
     const int64_t row_bytes = GgufWriter::TensorBytes({cols}, plan.type);
     const uint64_t tensor_seed = Mix(options.seed ^ NameHash(plan.name));
     row.resize(cols);

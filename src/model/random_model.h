@@ -1,4 +1,4 @@
-// Writes random-weight Llama-architecture GGUF files of real model shapes, with llama.cpp's tensor
+// Writes random-weight GGUF files of real model shapes, with llama.cpp's tensor
 // names and metadata keys, so other engines read the same file. Benchmarks and tests use them;
 // no trained model of these sizes exists here.
 #pragma once
@@ -18,16 +18,23 @@ struct ModelShape {
   int64_t num_layers;
   int64_t num_heads;
   int64_t num_kv_heads;
-  int64_t intermediate_size;
+  int64_t intermediate_size;  // dense FFN width, or each expert's with experts
   int64_t context_length;
   float rope_theta;
   bool tie_word_embeddings;
-  std::string architecture = "llama";  // llama | qwen2 (Q/K/V biases) | qwen3 (Q/K RMSNorm)
-  int64_t head_dim = 0;                // 0: hidden_size / num_heads
+  // llama | qwen2 (Q/K/V biases) | qwen3 (Q/K RMSNorm) | qwen3moe | gemma2 | gemma3 | gpt-oss;
+  // the architecture decides which tensors and keys beyond Llama's a file has.
+  std::string architecture = "llama";
+  int64_t head_dim = 0;  // 0: hidden_size / num_heads
+  int64_t num_experts = 0;
+  int64_t num_experts_per_token = 0;
+  int64_t sliding_window = 0;  // gemma2 / gemma3 / gpt-oss: local layers' window
 };
 
-// Known shapes: tinyllama-1.1b, smollm2-135m, qwen3-0.6b, and the test shapes llama-tiny,
-// qwen2-tiny, qwen3-tiny (4 layers, dim 128) and llama-d256 (3 layers, rows of 256 for K-quants).
+// Known shapes: real models' (tinyllama-1.1b, smollm2-135m, qwen3-0.6b, gemma3-1b,
+// qwen3-30b-a3b, gpt-oss-20b) and test shapes of 4 layers, dim 128 (llama-tiny, qwen2-tiny,
+// qwen3-tiny, mixtral-tiny, gemma2-tiny, gpt-oss-tiny) or 3 layers, rows of 256 for K-quants
+// (llama-d256).
 const std::vector<ModelShape>& KnownModelShapes();
 const ModelShape* FindModelShape(const std::string& name);
 

@@ -1,26 +1,39 @@
 #include "model/registry.h"
 
-#include <map>
-
 namespace vllm {
-namespace {
-const std::map<std::string, ModelFactory>& Registry() {
-  static const std::map<std::string, ModelFactory> registry = {
-      {"gemma3", CreateGemma3Model}, {"llama", CreateLlamaModel},       {"qwen2", CreateLlamaModel},
-      {"qwen3", CreateLlamaModel},   {"qwen3moe", CreateQwen3MoeModel}, {"phi3", CreatePhi3Model},
+
+const std::vector<const Architecture*>& Architectures() {
+  static const std::vector<const Architecture*> architectures = {
+      &kLlamaArchitecture, &kQwen2Architecture,  &kQwen3Architecture,  &kQwen3MoeArchitecture,
+      &kPhi3Architecture,  &kGemma2Architecture, &kGemma3Architecture, &kGptOssArchitecture,
   };
-  return registry;
-}
-}  // namespace
-
-const ModelFactory* FindModelFactory(const std::string& architecture) {
-  auto it = Registry().find(architecture);
-  return it == Registry().end() ? nullptr : &it->second;
+  return architectures;
 }
 
-std::vector<std::string> SupportedArchitectures() {
-  std::vector<std::string> names;
-  for (const auto& [name, factory] : Registry()) names.push_back(name);
+const Architecture* FindArchitecture(const std::string& name) {
+  for (const Architecture* architecture : Architectures()) {
+    if (architecture->name == name) return architecture;
+  }
+  return nullptr;
+}
+
+const Architecture* FindHfArchitecture(const std::string& hf_name) {
+  for (const Architecture* architecture : Architectures()) {
+    for (const std::string& name : architecture->hf_names) {
+      if (name == hf_name) return architecture;
+    }
+  }
+  return nullptr;
+}
+
+std::string SupportedArchitectureNames(bool hf) {
+  std::string names;
+  for (const Architecture* architecture : Architectures()) {
+    for (const std::string& name :
+         hf ? architecture->hf_names : std::vector<std::string>{architecture->name}) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+  }
   return names;
 }
 
@@ -28,16 +41,12 @@ Expected<std::unique_ptr<Model>> LoadModel(const TensorSource& source, const Mod
                                            const ModelLoadOptions& options) {
   if (options.pool == nullptr) return Error{"loading a model needs a thread pool"};
   VLLM_RETURN_IF_ERROR(config.Validate());
-  const ModelFactory* factory = FindModelFactory(config.architecture);
-  if (factory == nullptr) {
-    std::string supported;
-    for (const auto& name : SupportedArchitectures()) {
-      supported += (supported.empty() ? "" : ", ") + name;
-    }
-    return Error{"unsupported architecture '" + config.architecture + "' (supported: " + supported +
-                 ")"};
+  const Architecture* architecture = FindArchitecture(config.architecture);
+  if (architecture == nullptr) {
+    return Error{"unsupported architecture '" + config.architecture +
+                 "' (supported: " + SupportedArchitectureNames(false) + ")"};
   }
-  return (*factory)(source, config, options);
+  return architecture->create(source, config, options);
 }
 
 Expected<std::unique_ptr<Model>> LoadModelFromGguf(const GgufFile& file,

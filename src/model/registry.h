@@ -1,36 +1,19 @@
-// Architecture registry: architecture name → factory. Adding an architecture is one file in
-// arch/ plus one line in registry.cc.
+// The architectures this build supports. Adding one is a file in arch/ that defines its
+// Architecture descriptors plus one line in registry.cc's list.
 #pragma once
 
-#include <functional>
-#include <memory>
-#include <string>
-#include <vector>
-
-#include "model/model.h"
-#include "model/tensor_source.h"
+#include "model/architecture.h"
 
 namespace vllm {
 
-using ModelFactory = std::function<Expected<std::unique_ptr<Model>>(
-    const TensorSource& source, const ModelConfig& config, const ModelLoadOptions& options)>;
-
-// nullptr when the architecture is not supported.
-const ModelFactory* FindModelFactory(const std::string& architecture);
-std::vector<std::string> SupportedArchitectures();
-
-// Factories defined in arch/.
-Expected<std::unique_ptr<Model>> CreateLlamaModel(const TensorSource& source,
-                                                  const ModelConfig& config,
-                                                  const ModelLoadOptions& options);
-Expected<std::unique_ptr<Model>> CreateGemma3Model(const TensorSource& source,
-                                                   const ModelConfig& config,
-                                                   const ModelLoadOptions& options);
-Expected<std::unique_ptr<Model>> CreateQwen3MoeModel(const TensorSource& source,
-                                                     const ModelConfig& config,
-                                                     const ModelLoadOptions& options);
-Expected<std::unique_ptr<Model>> CreatePhi3Model(const TensorSource& source,
-                                                 const ModelConfig& config,
-                                                 const ModelLoadOptions& options);
+// Descriptors defined in arch/.
+extern const Architecture kLlamaArchitecture;  // llama (Llama, Mistral, Mixtral)
+extern const Architecture kQwen2Architecture;
+extern const Architecture kQwen3Architecture;
+extern const Architecture kQwen3MoeArchitecture;
+extern const Architecture kPhi3Architecture;
+extern const Architecture kGemma2Architecture;
+extern const Architecture kGemma3Architecture;
+extern const Architecture kGptOssArchitecture;
 
 }  // namespace vllm

@@ -88,6 +88,16 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::FusedLinear(
 
 Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> WeightLoader::ExpertLinears(
     const std::string& name, int64_t num_experts, int64_t rows, int64_t cols) {
+  if (!Has(name) && name.ends_with("_exps.weight")) {           // one tensor per expert
+    const std::string stem = name.substr(0, name.size() - 12);  // "blk.N.ffn_gate"
+    std::vector<std::unique_ptr<kernels::LinearWeight>> experts;
+    for (int64_t e = 0; e < num_experts; ++e) {
+      auto weight = Linear(stem + "." + std::to_string(e) + ".weight", rows, cols);
+      if (!weight) return Error{weight.error()};
+      experts.push_back(std::move(*weight));
+    }
+    return experts;
+  }
   auto bytes = BytesOf(name, {cols, rows, num_experts});
   if (!bytes) return Error{bytes.error()};
   auto traits = GetSupportedTypeTraits(bytes->type);

@@ -40,6 +40,8 @@ class WeightLoader {
                                                                int64_t cols);
   // W_e: [rows, cols] for each of `num_experts` experts, stored as one 3-D tensor (ggml shape
   // {cols, rows, num_experts}): one linear layer per expert over its slice of the tensor's bytes.
+  // Without that tensor, "<stem>_exps.weight" is read as one tensor per expert,
+  // "<stem>.<e>.weight" (older Mixtral GGUF files, Hugging Face checkpoints).
   Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> ExpertLinears(
       const std::string& name, int64_t num_experts, int64_t rows, int64_t cols);
   // A 1-D tensor of `size` values converted to f32.

@@ -1,5 +1,5 @@
-// Turns per-sequence work (new tokens over a block table) into one flat ForwardBatch, runs the
-// model on it and hands back logits. Owns the physical KV storage.
+// Turns per-sequence work (new tokens over a block table per KV cache group) into one flat
+// ForwardBatch, runs the model on it and hands back logits. Owns the physical KV storage.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "model/kv_cache_layout.h"
 #include "model/model.h"
 
 namespace vllm {
@@ -17,9 +18,11 @@ namespace vllm {
 struct SequenceChunk {
   std::span<const int32_t> new_token_ids;
   int32_t num_computed_tokens = 0;
-  std::span<const int32_t> block_table;  // covers every position up to the chunk's end
-  bool wants_logits = true;              // logits of the chunk's last token
-  bool wants_all_logits = false;         // logits of every token of the chunk (prompt logprobs)
+  // One block table per KV cache group, [num_groups][>= ceil(seq_len / block_size)], each
+  // covering every position up to the chunk's end that the chunk's tokens see.
+  std::span<const std::vector<int32_t>> block_tables;
+  bool wants_logits = true;       // logits of the chunk's last token
+  bool wants_all_logits = false;  // logits of every token of the chunk (prompt logprobs)
 };
 
 class ModelRunner {
@@ -27,6 +30,7 @@ class ModelRunner {
   struct Options {
     int64_t num_kv_blocks = 0;
     int64_t block_size = 16;
+    KvCacheLayout kv_cache_layout;  // how layers share blocks; empty: one group of all layers
   };
   static Expected<std::unique_ptr<ModelRunner>> Create(Model& model, const Options& options);
 

@@ -69,8 +69,8 @@ SchedulerOutput Scheduler::Schedule() {
       ++i;
       continue;
     }
-    std::optional<std::span<const int32_t>> blocks;
-    while (!(blocks = kv_cache_.AllocateSlots(request->request_id, request->num_computed_tokens,
+    std::optional<KvCacheManager::BlockTables> tables;
+    while (!(tables = kv_cache_.AllocateSlots(request->request_id, request->num_computed_tokens,
                                               num_new))) {
       Request* victim = PickPreemptionVictim();
       // A victim scheduled earlier in this step gives its tokens back to the budget.
@@ -84,8 +84,8 @@ SchedulerOutput Scheduler::Schedule() {
       Preempt(victim);
       if (victim == request) break;
     }
-    if (!blocks) continue;  // `request` itself was preempted; running_[i] is now the next one
-    output.scheduled.push_back({request, num_new, *blocks});
+    if (!tables) continue;  // `request` itself was preempted; running_[i] is now the next one
+    output.scheduled.push_back({request, num_new, *tables});
     budget -= num_new;
     // Preemption may have removed requests before this one; continue after it.
     i = std::find(running_.begin(), running_.end(), request) - running_.begin() + 1;
@@ -102,15 +102,14 @@ SchedulerOutput Scheduler::Schedule() {
     }
     const int64_t num_computed = computed.num_computed_tokens;
     const int64_t num_new = std::min(request->num_tokens() - num_computed, budget);
-    auto blocks =
-        kv_cache_.AllocateSlots(request->request_id, num_computed, num_new, computed.block_ids);
-    if (!blocks) break;  // wait for blocks to be freed
+    auto tables = kv_cache_.AllocateSlots(request->request_id, num_computed, num_new, computed);
+    if (!tables) break;  // wait for blocks to be freed
     waiting_.pop_front();
     request->num_computed_tokens = num_computed;
     if (request->num_cached_tokens < 0) request->num_cached_tokens = num_computed;
     request->status = RequestStatus::kRunning;
     running_.push_back(request);
-    output.scheduled.push_back({request, num_new, *blocks});
+    output.scheduled.push_back({request, num_new, *tables});
     budget -= num_new;
   }
   for (const auto& s : output.scheduled) output.total_num_scheduled_tokens += s.num_new_tokens;

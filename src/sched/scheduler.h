@@ -29,8 +29,9 @@ struct SchedulerConfig {
 
 struct ScheduledRequest {
   Request* request;
-  int64_t num_new_tokens;              // tokens computed for it this step
-  std::span<const int32_t> block_ids;  // its whole block table after allocation
+  int64_t num_new_tokens;  // tokens computed for it this step
+  // Its block table in each KV cache group after allocation: [num_groups][num_table_blocks].
+  KvCacheManager::BlockTables block_tables;
 };
 
 struct SchedulerOutput {

@@ -207,5 +207,32 @@ TEST(SchedulerTest, SecondRequestWithSharedPrefixComputesOnlyItsSuffix) {
   EXPECT_EQ(kv.stats().prefix_cache_hits, 20);
 }
 
+TEST(SchedulerTest, HandsOutOneBlockTablePerKvCacheGroup) {
+  // A full group and a sliding one (W = 4, block size 4): a decoding request holds every block of
+  // the first and at most 2 of the second; the prefix hit of a second request covers both.
+  KvCacheManager kv({.num_blocks = 40, .block_size = 4, .groups = {{}, {.sliding_window = 4}}});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 10, /*max_tokens=*/20)).ok());
+  for (int step = 0; step < 20; ++step) {
+    auto output = scheduler.Schedule();
+    ASSERT_EQ(output.scheduled.size(), 1u);
+    const ScheduledRequest& a = output.scheduled[0];
+    const int64_t num_tokens = a.request->num_computed_tokens + a.num_new_tokens;
+    ASSERT_EQ(a.block_tables.size(), 2u);
+    EXPECT_EQ(static_cast<int64_t>(a.block_tables[0].size()), (num_tokens + 3) / 4);
+    EXPECT_EQ(a.block_tables[1].size(), a.block_tables[0].size());
+    if (step > 0) {
+      EXPECT_LE(kv.num_held_blocks("a"), (num_tokens + 3) / 4 + 2) << step;
+    }
+    scheduler.Update(output, SampleAll(output, 9));
+  }
+  EXPECT_FALSE(scheduler.HasUnfinishedRequests());
+  EXPECT_EQ(kv.num_free_blocks(), 39);  // all but the null block
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", 10)).ok());
+  auto output = scheduler.Schedule();
+  EXPECT_EQ(scheduler.Find("b")->num_computed_tokens, 8);
+  EXPECT_EQ(output.scheduled[0].num_new_tokens, 2);
+}
+
 }  // namespace
 }  // namespace vllm

@@ -55,18 +55,10 @@ class ArchOracleModelTest : public ::testing::TestWithParam<std::string> {
   std::vector<float> Run(const std::vector<Seq>& seqs,
                          const std::vector<std::pair<int, int>>& spans) {
     ForwardBatch batch;
-    batch.query_start_loc.push_back(0);
     for (size_t s = 0; s < seqs.size(); ++s) {
       auto [begin, end] = spans[s];
-      for (int p = begin; p < end; ++p) {
-        batch.token_ids.push_back(seqs[s].tokens[p]);
-        batch.positions.push_back(p);
-        batch.slot_mapping.push_back(int64_t{seqs[s].blocks[p / kBlockSize]} * kBlockSize +
-                                     p % kBlockSize);
-      }
-      batch.query_start_loc.push_back(static_cast<int32_t>(batch.token_ids.size()));
-      batch.seq_lens.push_back(end);
-      batch.block_tables.push_back(seqs[s].blocks);
+      const auto new_tokens = std::span<const int32_t>(seqs[s].tokens).subspan(begin, end - begin);
+      EXPECT_TRUE(AppendSequence(new_tokens, begin, {&seqs[s].blocks, 1}, kBlockSize, batch).ok());
       batch.logits_indices.push_back(static_cast<int32_t>(batch.token_ids.size()) - 1);
     }
     std::vector<float> logits(seqs.size() * model_->config().vocab_size);

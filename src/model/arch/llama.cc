@@ -1,179 +1,167 @@
-// Llama-family decoder (Llama 1/2/3, TinyLlama, Mistral-style GQA, Qwen2, Qwen3) with llama.cpp's
-// GGUF tensor names: pre-norm RMSNorm blocks, rotary attention over paged KV, SwiGLU FFN, tied or
-// separate output head; Q/K/V biases when present (Qwen2) and per-head Q/K RMSNorm before the
-// rotation when present (Qwen3).
-#include <algorithm>
-#include <cmath>
-#include <memory>
-#include <vector>
-
-#include "kernels/ops.h"
-#include "model/layers/embedding_and_head.h"
-#include "model/layers/paged_attention.h"
-#include "model/layers/qkv_projection.h"
+// The Llama family of pre-norm decoders (layers/decoder.h): Llama 1/2/3, TinyLlama, Mistral
+// (sliding window from config.json), Mixtral (a mixture of experts in every layer: softmax
+// router, top-k renormalized), Qwen2 (Q/K/V biases), Qwen3 (per-head Q/K RMSNorm) and Qwen3-MoE
+// (Qwen3 attention, 128 experts top-8). RMSNorm, SwiGLU, RoPE with llama3 per-frequency factors
+// (rope_freqs.weight) when present.
+#include "model/architecture.h"
+#include "model/hf_checkpoint.h"
+#include "model/layers/decoder.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_ops.h"
-#include "model/load_progress.h"
 #include "model/registry.h"
 #include "model/weight_loader.h"
 
 namespace vllm {
 namespace {
 
-using kernels::LinearWeight;
-
-struct LlamaLayer {
-  std::vector<float> attn_norm;  // [hidden]
-  QkvProjection qkv;
-  std::unique_ptr<LinearWeight> wo;
-  std::vector<float> q_norm, k_norm;  // [head_dim]; empty: no Q/K norm
-  std::vector<float> ffn_norm;        // [hidden]
-  // Gate and up as one GEMM (w_gate_up: [2 ffn, hidden]) when stored in one type, else apart.
-  std::unique_ptr<LinearWeight> w_gate_up, w_gate, w_up, w_down;
-};
-
-class LlamaModel : public Model {
- public:
-  LlamaModel(const ModelConfig& config, ThreadPool& pool) : config_(config), pool_(pool) {}
-
-  Status Load(const TensorSource& source, std::optional<GgmlType> linear_type) {
-    WeightLoader loader(source, linear_type);
-    const int64_t hidden = config_.hidden_size;
-    const int64_t q_size = config_.num_heads * config_.head_dim;
-    const int64_t kv_size = config_.num_kv_heads * config_.head_dim;
-    const int64_t ffn = config_.intermediate_size;
-    auto embedding = loader.Tensor("token_embd.weight", {hidden, config_.vocab_size});
-    if (!embedding) return Error{embedding.error()};
-    embedding_ = *embedding;
-    layers_.resize(config_.num_layers);
-    LoadProgress progress(config_.num_layers);
-    for (int64_t i = 0; i < config_.num_layers; ++i) {
-      const std::string prefix = "blk." + std::to_string(i) + ".";
-      LlamaLayer& layer = layers_[i];
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.Vector(prefix + "attn_norm.weight", hidden), &layer.attn_norm));
-      VLLM_RETURN_IF_ERROR(layer.qkv.Load(loader, prefix, hidden, q_size, kv_size));
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size), &layer.wo));
-      if (loader.Has(prefix + "attn_q_norm.weight")) {
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Vector(prefix + "attn_q_norm.weight", config_.head_dim), &layer.q_norm));
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Vector(prefix + "attn_k_norm.weight", config_.head_dim), &layer.k_norm));
-      }
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.Vector(prefix + "ffn_norm.weight", hidden), &layer.ffn_norm));
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.FusedLinear(
-                     {{prefix + "ffn_gate.weight", ffn}, {prefix + "ffn_up.weight", ffn}}, hidden),
-                 &layer.w_gate_up));
-      if (layer.w_gate_up == nullptr) {
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "ffn_gate.weight", ffn, hidden), &layer.w_gate));
-        VLLM_RETURN_IF_ERROR(
-            Assign(loader.Linear(prefix + "ffn_up.weight", ffn, hidden), &layer.w_up));
-      }
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.Linear(prefix + "ffn_down.weight", hidden, ffn), &layer.w_down));
-      progress.Step();
-    }
-    VLLM_RETURN_IF_ERROR(Assign(loader.Vector("output_norm.weight", hidden), &output_norm_));
-    // Tied embeddings when the file has no separate output head.
-    const char* head_name = loader.Has("output.weight") ? "output.weight" : "token_embd.weight";
+Expected<std::unique_ptr<Model>> CreateLlama(const TensorSource& source, const ModelConfig& config,
+                                             const ModelLoadOptions& options) {
+  WeightLoader loader(source);
+  std::vector<float> freq_factors;  // [rope_dim / 2]; empty: none
+  if (loader.Has("rope_freqs.weight")) {
     VLLM_RETURN_IF_ERROR(
-        Assign(loader.Linear(head_name, config_.vocab_size, hidden), &output_head_));
-    std::vector<float> freq_factors;
-    if (loader.Has("rope_freqs.weight")) {
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.Vector("rope_freqs.weight", config_.rope_dim / 2), &freq_factors));
-    }
-    rope_ = std::make_unique<Rope>(config_, std::move(freq_factors));
-    weight_bytes_ = loader.linear_bytes();
-    return Status::Ok();
+        Assign(loader.Vector("rope_freqs.weight", config.rope_dim / 2), &freq_factors));
   }
+  auto rope = std::make_shared<Rope>(RopeForConfig(config, std::move(freq_factors)));
+  return CreateDecoder(source, config, options, {},
+                       [rope](const ForwardBatch& batch, int64_t, int64_t num_heads, float* x) {
+                         rope->Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
+                       });
+}
 
-  const ModelConfig& config() const override { return config_; }
-  int64_t weight_bytes() const override { return weight_bytes_; }
+// Mixtral's experts in a llama GGUF file (expert_feed_forward_length defaults to the FFN length).
+Status ReadLlamaGguf(const GgufFile& file, ModelConfig* config) {
+  const std::string& a = config->architecture;
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_count", &config->num_experts));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_used_count", &config->num_experts_per_token));
+  config->expert_intermediate_size = config->intermediate_size;
+  return ReadGgufInt(file, a + ".expert_feed_forward_length", &config->expert_intermediate_size);
+}
 
-  Status Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) override {
-    VLLM_RETURN_IF_ERROR(ValidateForwardBatch(batch, kv, config_));
-    const int64_t num_tokens = batch.num_tokens();
-    const int64_t hidden = config_.hidden_size;
-    const int64_t num_heads = config_.num_heads;
-    const int64_t head_dim = config_.head_dim;
-    const int64_t q_size = num_heads * head_dim;
-    const int64_t kv_size = config_.num_kv_heads * head_dim;
-    const int64_t ffn = config_.intermediate_size;
+Status ReadLlamaHf(const nlohmann::json& text, ModelConfig* config, HfDerivedTensors*) {
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "num_local_experts", &config->num_experts));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "num_experts_per_tok", &config->num_experts_per_token));
+  config->expert_intermediate_size = config->intermediate_size;
+  return Status::Ok();
+}
 
-    // Activations, each [num_tokens, width].
-    std::vector<float> x(num_tokens * hidden), normed(num_tokens * hidden);
-    std::vector<float> q(num_tokens * q_size), k(num_tokens * kv_size), v(num_tokens * kv_size);
-    std::vector<float> attn(num_tokens * q_size), projected(num_tokens * hidden);
-    std::vector<float> gate(num_tokens * ffn), up(num_tokens * ffn);
-    std::vector<float> fused(num_tokens * 2 * ffn);  // gate and up side by side
-
-    LookUpEmbeddings(*embedding_, config_.vocab_size, hidden, batch.token_ids, x.data());
-    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-    for (int64_t l = 0; l < config_.num_layers; ++l) {
-      const LlamaLayer& layer = layers_[l];
-      kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden, config_.rms_norm_eps,
-                       normed.data());
-      layer.qkv.Forward(normed.data(), num_tokens, pool_, q.data(), k.data(), v.data());
-      if (!layer.q_norm.empty()) {  // each head's vector normalized on its own
-        kernels::RmsNorm(q.data(), layer.q_norm.data(), num_tokens * num_heads, head_dim,
-                         config_.rms_norm_eps, q.data());
-        kernels::RmsNorm(k.data(), layer.k_norm.data(), num_tokens * config_.num_kv_heads, head_dim,
-                         config_.rms_norm_eps, k.data());
-      }
-      rope_->Apply(batch.positions.data(), num_tokens, num_heads, q.data());
-      rope_->Apply(batch.positions.data(), num_tokens, config_.num_kv_heads, k.data());
-      WriteKv(batch, l, k.data(), v.data(), kv);
-      PagedAttention(batch, l, q.data(), num_heads, scale, kv, pool_, attn.data());
-      kernels::Linear(*layer.wo, attn.data(), num_tokens, projected.data(), pool_);
-      AddInPlace(projected, &x);
-
-      kernels::RmsNorm(x.data(), layer.ffn_norm.data(), num_tokens, hidden, config_.rms_norm_eps,
-                       normed.data());
-      if (layer.w_gate_up != nullptr) {
-        // fused: [num_tokens, 2 ffn], each row gate then up
-        kernels::Linear(*layer.w_gate_up, normed.data(), num_tokens, fused.data(), pool_);
-        for (int64_t t = 0; t < num_tokens; ++t) {
-          const float* row = fused.data() + t * 2 * ffn;
-          kernels::SiluMul(row, row + ffn, ffn, gate.data() + t * ffn);
-        }
-      } else {
-        kernels::Linear(*layer.w_gate, normed.data(), num_tokens, gate.data(), pool_);
-        kernels::Linear(*layer.w_up, normed.data(), num_tokens, up.data(), pool_);
-        kernels::SiluMul(gate.data(), up.data(), num_tokens * ffn, gate.data());
-      }
-      kernels::Linear(*layer.w_down, gate.data(), num_tokens, projected.data(), pool_);
-      AddInPlace(projected, &x);
-    }
-
-    SelectedRowsLogits(x.data(), hidden, batch.logits_indices, output_norm_, config_.rms_norm_eps,
-                       *output_head_, pool_, logits);
-    return Status::Ok();
+Status WriteLlamaHf(const GgufFile&, const ModelConfig& config, nlohmann::json* out) {
+  if (config.num_experts > 0) {
+    (*out)["architectures"] = {"MixtralForCausalLM"};
+    (*out)["model_type"] = "mixtral";
+    (*out)["num_local_experts"] = config.num_experts;
+    (*out)["num_experts_per_tok"] = config.num_experts_per_token;
   }
+  return Status::Ok();
+}
 
- private:
-  ModelConfig config_;
-  ThreadPool& pool_;
-  const GgufTensor* embedding_ = nullptr;  // [vocab_size, hidden], any supported type
-  std::vector<LlamaLayer> layers_;
-  std::vector<float> output_norm_;
-  std::unique_ptr<LinearWeight> output_head_;
-  std::unique_ptr<Rope> rope_;
-  int64_t weight_bytes_ = 0;
-};
+// Qwen2 / Qwen3 configs carry a sliding_window that applies only with use_sliding_window.
+Status ReadQwenHf(const nlohmann::json& text, ModelConfig* config, HfDerivedTensors*) {
+  bool use_sliding_window = false;
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "use_sliding_window", &use_sliding_window));
+  if (use_sliding_window) {
+    return Error{"config.json: use_sliding_window (Qwen's per-layer windows) is not supported"};
+  }
+  config->sliding_window = 0;
+  return Status::Ok();
+}
+
+Status ReadQwen3MoeGguf(const GgufFile& file, ModelConfig* config) {
+  const std::string& a = config->architecture;
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_count", &config->num_experts));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_used_count", &config->num_experts_per_token));
+  VLLM_RETURN_IF_ERROR(
+      ReadGgufInt(file, a + ".expert_feed_forward_length", &config->expert_intermediate_size));
+  if (config->num_experts <= 0) return Error{"qwen3moe file has no expert_count"};
+  return Status::Ok();
+}
+
+Status ReadQwen3MoeHf(const nlohmann::json& text, ModelConfig* config, HfDerivedTensors* derived) {
+  VLLM_RETURN_IF_ERROR(ReadQwenHf(text, config, derived));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "num_experts", &config->num_experts));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "num_experts_per_tok", &config->num_experts_per_token));
+  VLLM_RETURN_IF_ERROR(
+      ReadHfField(text, "moe_intermediate_size", &config->expert_intermediate_size));
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "norm_topk_prob", &config->moe_normalize_top_k));
+  int64_t sparse_step = 1;
+  VLLM_RETURN_IF_ERROR(ReadHfField(text, "decoder_sparse_step", &sparse_step));
+  auto dense_layers = text.find("mlp_only_layers");
+  if (sparse_step != 1 ||
+      (dense_layers != text.end() && dense_layers->is_array() && !dense_layers->empty())) {
+    return Error{"config.json: dense layers between MoE layers are not supported"};
+  }
+  return Status::Ok();
+}
+
+Status WriteQwen3MoeHf(const GgufFile&, const ModelConfig& config, nlohmann::json* out) {
+  (*out)["num_experts"] = config.num_experts;
+  (*out)["num_experts_per_tok"] = config.num_experts_per_token;
+  (*out)["moe_intermediate_size"] = config.expert_intermediate_size;
+  (*out)["norm_topk_prob"] = config.moe_normalize_top_k;
+  return Status::Ok();
+}
+
+// Llama's names plus Mixtral's router and per-expert w1 (gate), w2 (down), w3 (up).
+std::vector<TensorNamePair> LlamaAndMixtralNames() {
+  std::vector<TensorNamePair> names = LlamaHfTensorNames();
+  const std::string moe = "model.layers.{L}.block_sparse_moe.";
+  names.insert(names.end(), {{moe + "gate.weight", "blk.{L}.ffn_gate_inp.weight"},
+                             {moe + "experts.{E}.w1.weight", "blk.{L}.ffn_gate.{E}.weight"},
+                             {moe + "experts.{E}.w2.weight", "blk.{L}.ffn_down.{E}.weight"},
+                             {moe + "experts.{E}.w3.weight", "blk.{L}.ffn_up.{E}.weight"}});
+  return names;
+}
+
+// Llama's attention names plus Qwen3-MoE's router and per-expert projections.
+std::vector<TensorNamePair> Qwen3MoeNames() {
+  std::vector<TensorNamePair> names = LlamaHfTensorNames();
+  const std::string mlp = "model.layers.{L}.mlp.";
+  names.insert(names.end(),
+               {{mlp + "gate.weight", "blk.{L}.ffn_gate_inp.weight"},
+                {mlp + "experts.{E}.gate_proj.weight", "blk.{L}.ffn_gate.{E}.weight"},
+                {mlp + "experts.{E}.up_proj.weight", "blk.{L}.ffn_up.{E}.weight"},
+                {mlp + "experts.{E}.down_proj.weight", "blk.{L}.ffn_down.{E}.weight"}});
+  return names;
+}
 
 }  // namespace
 
-Expected<std::unique_ptr<Model>> CreateLlamaModel(const TensorSource& source,
-                                                  const ModelConfig& config,
-                                                  const ModelLoadOptions& options) {
-  auto model = std::make_unique<LlamaModel>(config, *options.pool);
-  VLLM_RETURN_IF_ERROR(model->Load(source, options.linear_type));
-  return std::unique_ptr<Model>(std::move(model));
-}
+// llama.cpp permutes Llama's Q/K rows so that rotary pairs are adjacent.
+const Architecture kLlamaArchitecture{
+    .name = "llama",
+    .hf_names = {"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM"},
+    .gguf_rope_style = RopeStyle::kInterleaved,
+    .read_gguf = ReadLlamaGguf,
+    .read_hf = ReadLlamaHf,
+    .write_hf = WriteLlamaHf,
+    .hf_tensors = LlamaAndMixtralNames(),
+    .create = CreateLlama,
+};
+
+const Architecture kQwen2Architecture{
+    .name = "qwen2",
+    .hf_names = {"Qwen2ForCausalLM"},
+    .read_hf = ReadQwenHf,
+    .hf_tensors = LlamaHfTensorNames(),
+    .create = CreateLlama,
+};
+
+const Architecture kQwen3Architecture{
+    .name = "qwen3",
+    .hf_names = {"Qwen3ForCausalLM"},
+    .read_hf = ReadQwenHf,
+    .hf_tensors = LlamaHfTensorNames(),
+    .create = CreateLlama,
+};
+
+const Architecture kQwen3MoeArchitecture{
+    .name = "qwen3moe",
+    .hf_names = {"Qwen3MoeForCausalLM"},
+    .read_gguf = ReadQwen3MoeGguf,
+    .read_hf = ReadQwen3MoeHf,
+    .write_hf = WriteQwen3MoeHf,
+    .hf_tensors = Qwen3MoeNames(),
+    .create = CreateLlama,
+};
 
 }  // namespace vllm

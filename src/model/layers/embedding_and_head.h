@@ -1,25 +1,39 @@
-// The two ends every decoder shares: the token-embedding lookup (from a tensor of any weight
-// type) and the final norm + output head over only the rows whose logits are wanted.
+// The two ends every decoder shares: the token-embedding lookup (token_embd.weight, of any weight
+// type) and the final norm + output head (output.weight, or the embedding when tied) over only
+// the rows whose logits are wanted.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/thread_pool.h"
 #include "formats/gguf_file.h"
 #include "kernels/ops.h"
+#include "model/model_config.h"
+#include "model/weight_loader.h"
 
 namespace vllm {
 
-// x: [token_ids.size(), hidden] = rows of embedding ([vocab_size, hidden], ggml shape
-// {hidden, vocab_size}); token ids are checked by the caller.
-void LookUpEmbeddings(const GgufTensor& embedding, int64_t vocab_size, int64_t hidden,
-                      const std::vector<int32_t>& token_ids, float* x);
+class EmbeddingAndHead {
+ public:
+  // `embedding_scale` multiplies looked-up rows (Gemma: sqrt(hidden)).
+  Status Load(WeightLoader& loader, const ModelConfig& config, float embedding_scale = 1.0f);
 
-// logits: [logits_indices.size(), head.rows()] = head · RmsNorm(x[logits_indices], norm, eps);
-// x: [num_tokens, hidden].
-void SelectedRowsLogits(const float* x, int64_t hidden, const std::vector<int32_t>& logits_indices,
-                        const std::vector<float>& norm, float eps,
-                        const kernels::LinearWeight& head, ThreadPool& pool, float* logits);
+  // x: [token_ids.size(), hidden]; token ids are checked by the caller.
+  void Embed(const std::vector<int32_t>& token_ids, float* x) const;
+
+  // logits: [logits_indices.size(), vocab_size] = head · RmsNorm(x[logits_indices]), soft-capped
+  // by config.final_logit_softcap when set; x: [num_tokens, hidden].
+  void Logits(const float* x, const std::vector<int32_t>& logits_indices, ThreadPool& pool,
+              float* logits) const;
+
+ private:
+  int64_t vocab_size_ = 0, hidden_ = 0;
+  float eps_ = 0.0f, embedding_scale_ = 1.0f, final_logit_softcap_ = 0.0f;
+  const GgufTensor* embedding_ = nullptr;        // [vocab_size, hidden], any supported type
+  std::vector<float> norm_;                      // [hidden]
+  std::unique_ptr<kernels::LinearWeight> head_;  // [vocab_size, hidden]
+};
 
 }  // namespace vllm

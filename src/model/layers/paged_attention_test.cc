@@ -4,45 +4,126 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <random>
 
 namespace vllm {
 namespace {
 
-// Naive causal GQA over contiguous per-sequence K/V, in double precision; with a window W > 0
-// the token at position p sees only the keys at [max(0, p - W + 1), p].
-// q: [num_tokens, num_heads, head_dim]; keys/values: per sequence [seq_len, kv_heads, head_dim]
-std::vector<float> NaiveAttention(const ForwardBatch& batch, const std::vector<float>& q,
-                                  const std::vector<std::vector<float>>& keys,
-                                  const std::vector<std::vector<float>>& values, int num_heads,
-                                  int num_kv_heads, int head_dim, float scale,
-                                  int sliding_window = 0) {
-  std::vector<float> out(q.size());
+constexpr int kHeadDim = 16;
+constexpr int kBlockSize = 4;
+constexpr int kLayer = 1;
+
+// Random K/V for three sequences in scattered blocks, already cached or written by the batch, and
+// random queries for the batch's tokens: sequence 0 has 9 tokens, all new (prefill); sequence 1
+// has 13 of which the last 2 are new; sequence 2 has 6 of which the last is new (decode).
+struct AttentionProblem {
+  int num_heads;
+  int num_kv_heads;
+  std::unique_ptr<KvStorage> kv;
+  ForwardBatch batch;
+  std::vector<std::vector<float>> keys, values;  // per sequence [seq_len, num_kv_heads, kHeadDim]
+  std::vector<float> q;                          // [num_tokens, num_heads, kHeadDim]
+};
+
+AttentionProblem MakeProblem(int num_heads, int num_kv_heads) {
+  AttentionProblem problem{.num_heads = num_heads, .num_kv_heads = num_kv_heads};
+  auto kv = KvStorage::Create({.num_layers = 2,
+                               .num_blocks = 32,
+                               .block_size = kBlockSize,
+                               .num_kv_heads = num_kv_heads,
+                               .head_dim = kHeadDim});
+  EXPECT_TRUE(kv.ok());
+  problem.kv = std::move(*kv);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  const std::vector<int> seq_lens = {9, 13, 6};
+  const std::vector<int> num_new = {9, 2, 1};
+  const std::vector<std::vector<int32_t>> tables = {{7, 2, 30}, {5, 11, 0, 19}, {23, 8}};
+  const int row = num_kv_heads * kHeadDim;
+  ForwardBatch& batch = problem.batch;
+  batch.query_start_loc = {0};
+  KvGroupTables& group = batch.kv_groups.emplace_back();  // one group of both layers
+  std::vector<float> new_k, new_v;
+  for (size_t s = 0; s < seq_lens.size(); ++s) {
+    auto& keys = problem.keys.emplace_back(seq_lens[s] * row);
+    auto& values = problem.values.emplace_back(seq_lens[s] * row);
+    for (auto& x : keys) x = normal(rng);
+    for (auto& x : values) x = normal(rng);
+    for (int p = 0; p < seq_lens[s]; ++p) {
+      int64_t slot = int64_t{tables[s][p / kBlockSize]} * kBlockSize + p % kBlockSize;
+      bool is_new = p >= seq_lens[s] - num_new[s];
+      if (!is_new) {  // already cached
+        std::copy_n(&keys[p * row], row, problem.kv->key(kLayer, slot));
+        std::copy_n(&values[p * row], row, problem.kv->value(kLayer, slot));
+        continue;
+      }
+      batch.token_ids.push_back(0);
+      batch.positions.push_back(p);
+      group.slot_mapping.push_back(slot);
+      new_k.insert(new_k.end(), &keys[p * row], &keys[p * row] + row);
+      new_v.insert(new_v.end(), &values[p * row], &values[p * row] + row);
+    }
+    batch.query_start_loc.push_back(static_cast<int32_t>(batch.token_ids.size()));
+    batch.seq_lens.push_back(seq_lens[s]);
+    group.block_tables.push_back(tables[s]);
+  }
+  EXPECT_TRUE(ValidateForwardBatch(batch, *problem.kv).ok());
+  problem.q.resize(batch.num_tokens() * num_heads * kHeadDim);
+  for (auto& x : problem.q) x = normal(rng);
+  WriteKv(batch, kLayer, new_k.data(), new_v.data(), *problem.kv);
+  return problem;
+}
+
+std::vector<float> RunPagedAttention(AttentionProblem& problem, const AttentionOptions& options) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  std::vector<float> out(problem.q.size());
+  PagedAttention(problem.batch, kLayer, problem.q.data(), problem.num_heads, options, *problem.kv,
+                 pool, out.data());
+  return out;
+}
+
+// Naive causal GQA over the contiguous per-sequence K/V, in double precision: logits
+// q·k · scale, soft-capped to C·tanh(logit / C) when C > 0; with a window W > 0 the token at
+// position p sees only the keys at [max(0, p - W + 1), p]; head h's sink, if any, is one more
+// logit in the softmax whose weight is dropped.
+std::vector<float> NaiveAttention(const AttentionProblem& problem,
+                                  const AttentionOptions& options) {
+  const ForwardBatch& batch = problem.batch;
+  const int num_heads = problem.num_heads;
+  const int num_kv_heads = problem.num_kv_heads;
+  const int window = static_cast<int>(options.sliding_window);
+  std::vector<float> out(problem.q.size());
   for (int64_t s = 0; s < batch.num_seqs(); ++s) {
     for (int t = batch.query_start_loc[s]; t < batch.query_start_loc[s + 1]; ++t) {
       for (int h = 0; h < num_heads; ++h) {
         int kv_head = h / (num_heads / num_kv_heads);
-        const float* query = &q[(t * num_heads + h) * head_dim];
-        const int first =
-            sliding_window > 0 ? std::max(0, batch.positions[t] - sliding_window + 1) : 0;
-        std::vector<double> weights;  // [positions[t] + 1 - first]
-        double max_score = -1e300;
+        const float* query = &problem.q[(t * num_heads + h) * kHeadDim];
+        const int first = window > 0 ? std::max(0, batch.positions[t] - window + 1) : 0;
+        std::vector<double> logits;  // [positions[t] + 1 - first], then the sink's
         for (int j = first; j <= batch.positions[t]; ++j) {
-          const float* key = &keys[s][(j * num_kv_heads + kv_head) * head_dim];
+          const float* key = &problem.keys[s][(j * num_kv_heads + kv_head) * kHeadDim];
           double dot = 0;
-          for (int d = 0; d < head_dim; ++d) dot += double{query[d]} * key[d];
-          weights.push_back(dot * scale);
-          max_score = std::max(max_score, weights.back());
-        }
-        double sum = 0;
-        for (double& w : weights) sum += (w = std::exp(w - max_score));
-        for (int d = 0; d < head_dim; ++d) {
-          double acc = 0;
-          for (size_t j = 0; j < weights.size(); ++j) {
-            acc +=
-                weights[j] / sum * values[s][((first + j) * num_kv_heads + kv_head) * head_dim + d];
+          for (int d = 0; d < kHeadDim; ++d) dot += double{query[d]} * key[d];
+          double logit = dot * options.scale;
+          if (options.logit_softcap > 0) {
+            logit = options.logit_softcap * std::tanh(logit / options.logit_softcap);
           }
-          out[(t * num_heads + h) * head_dim + d] = static_cast<float>(acc);
+          logits.push_back(logit);
+        }
+        const size_t context_len = logits.size();
+        if (options.sinks != nullptr) logits.push_back(options.sinks[h]);
+        const double max_logit = *std::max_element(logits.begin(), logits.end());
+        double sum = 0;
+        for (double& w : logits) sum += (w = std::exp(w - max_logit));
+        for (int d = 0; d < kHeadDim; ++d) {
+          double acc = 0;
+          for (size_t j = 0; j < context_len; ++j) {
+            acc += logits[j] / sum *
+                   problem.values[s][((first + j) * num_kv_heads + kv_head) * kHeadDim + d];
+          }
+          out[(t * num_heads + h) * kHeadDim + d] = static_cast<float>(acc);
         }
       }
     }
@@ -50,73 +131,162 @@ std::vector<float> NaiveAttention(const ForwardBatch& batch, const std::vector<f
   return out;
 }
 
-// Checks PagedAttention with `sliding_window` (0: full causal) against NaiveAttention on two
-// sequences in scattered blocks: one all-new (prefill), one with 2 new tokens after 11 cached.
-void ExpectMatchesNaiveAttention(int sliding_window) {
-  const int num_heads = 4, num_kv_heads = 2, head_dim = 16, block_size = 4;
-  auto kv = KvStorage::Create({.num_layers = 2,
-                               .num_blocks = 32,
-                               .block_size = block_size,
-                               .num_kv_heads = num_kv_heads,
-                               .head_dim = head_dim});
-  ASSERT_TRUE(kv.ok());
-  std::mt19937 rng(1);
-  std::normal_distribution<float> normal;
-  // Sequence 0: 9 tokens, all new (prefill). Sequence 1: 13 tokens of which the last 2 are new.
-  const std::vector<int> seq_lens = {9, 13};
-  const std::vector<int> num_new = {9, 2};
-  const std::vector<std::vector<int32_t>> tables = {{7, 2, 30}, {5, 11, 0, 19}};
-  const int row = num_kv_heads * head_dim;
-  std::vector<std::vector<float>> keys(2), values(2);
-  ForwardBatch batch;
-  batch.query_start_loc = {0};
-  std::vector<float> new_k, new_v;
-  for (int s = 0; s < 2; ++s) {
-    keys[s].resize(seq_lens[s] * row);
-    values[s].resize(seq_lens[s] * row);
-    for (auto& x : keys[s]) x = normal(rng);
-    for (auto& x : values[s]) x = normal(rng);
-    for (int p = 0; p < seq_lens[s]; ++p) {
-      int64_t slot = int64_t{tables[s][p / block_size]} * block_size + p % block_size;
-      bool is_new = p >= seq_lens[s] - num_new[s];
-      if (!is_new) {  // already cached
-        std::copy_n(&keys[s][p * row], row, (*kv)->key(1, slot));
-        std::copy_n(&values[s][p * row], row, (*kv)->value(1, slot));
-        continue;
-      }
-      batch.token_ids.push_back(0);
-      batch.positions.push_back(p);
-      batch.slot_mapping.push_back(slot);
-      new_k.insert(new_k.end(), &keys[s][p * row], &keys[s][p * row] + row);
-      new_v.insert(new_v.end(), &values[s][p * row], &values[s][p * row] + row);
-    }
-    batch.query_start_loc.push_back(static_cast<int32_t>(batch.token_ids.size()));
-    batch.seq_lens.push_back(seq_lens[s]);
-    batch.block_tables.push_back(tables[s]);
-  }
-  ASSERT_TRUE(ValidateForwardBatch(batch, **kv).ok());
-  std::vector<float> q(batch.num_tokens() * num_heads * head_dim);
-  for (auto& x : q) x = normal(rng);
-  WriteKv(batch, 1, new_k.data(), new_v.data(), **kv);
-  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
-  std::vector<float> out(q.size());
-  const float scale = 0.25f;
-  PagedAttention(batch, 1, q.data(), num_heads, scale, **kv, pool, out.data(), sliding_window);
-  auto expected = NaiveAttention(batch, q, keys, values, num_heads, num_kv_heads, head_dim, scale,
-                                 sliding_window);
+void ExpectMatchesNaiveAttention(int num_heads, int num_kv_heads, const AttentionOptions& options) {
+  AttentionProblem problem = MakeProblem(num_heads, num_kv_heads);
+  std::vector<float> out = RunPagedAttention(problem, options);
+  std::vector<float> expected = NaiveAttention(problem, options);
   for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
 }
 
+// [num_heads] sink logits spread around the size of the attention logits.
+std::vector<float> RandomSinks(int num_heads) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> sinks(num_heads);
+  for (auto& x : sinks) x = normal(rng);
+  return sinks;
+}
+
 TEST(PagedAttentionTest, MatchesNaiveAttentionAcrossScatteredBlocks) {
-  ExpectMatchesNaiveAttention(/*sliding_window=*/0);
+  ExpectMatchesNaiveAttention(4, 2, {.scale = 0.25f});
+  ExpectMatchesNaiveAttention(8, 2, {.scale = 0.25f});
+  ExpectMatchesNaiveAttention(3, 3, {.scale = 0.25f});
 }
 
 TEST(PagedAttentionTest, SlidingWindowAttendsToOnlyTheWindowsKeys) {
-  // Windows shorter than both sequences, spanning block boundaries (block_size 4).
-  ExpectMatchesNaiveAttention(/*sliding_window=*/5);
-  ExpectMatchesNaiveAttention(/*sliding_window=*/1);
+  // Windows shorter than the sequences, spanning block boundaries (block_size 4).
+  ExpectMatchesNaiveAttention(4, 2, {.scale = 0.25f, .sliding_window = 5});
+  ExpectMatchesNaiveAttention(4, 2, {.scale = 0.25f, .sliding_window = 1});
   // A window longer than every sequence is full causal attention.
-  ExpectMatchesNaiveAttention(/*sliding_window=*/100);
+  ExpectMatchesNaiveAttention(4, 2, {.scale = 0.25f, .sliding_window = 100});
+}
+
+TEST(PagedAttentionTest, ASlidingGroupIsReadOnlyInsideTheWindowThroughItsOwnTables) {
+  // Layer 0 full attention, layer 1 sliding (W = 5): two KV cache groups, block 0 the null block.
+  // One sequence of 13 tokens, the last 2 new: they see positions [7, 12], blocks 1 to 3.
+  constexpr int kWindow = 5;
+  constexpr int kSeqLen = 13;
+  constexpr int kNumNew = 2;
+  AttentionProblem problem{.num_heads = 4, .num_kv_heads = 2};
+  auto kv =
+      KvStorage::Create({.num_layers = 2,
+                         .num_blocks = 32,
+                         .block_size = kBlockSize,
+                         .num_kv_heads = problem.num_kv_heads,
+                         .head_dim = kHeadDim,
+                         .layout = KvCacheLayoutFromWindows(std::vector<int64_t>{0, kWindow})});
+  ASSERT_TRUE(kv.ok()) << kv.error();
+  problem.kv = std::move(*kv);
+  const int row = problem.num_kv_heads * kHeadDim;
+  // NaN in every row: a row read that no position of the window put there poisons the output.
+  for (int64_t block = 0; block < 32; ++block) {
+    for (int64_t layer = 0; layer < 2; ++layer) {
+      for (int64_t offset = 0; offset < kBlockSize; ++offset) {
+        std::fill_n(problem.kv->key(layer, block, offset), row, std::nanf(""));
+        std::fill_n(problem.kv->value(layer, block, offset), row, std::nanf(""));
+      }
+    }
+  }
+  const std::vector<std::vector<int32_t>> tables = {{6, 2, 12, 20},
+                                                    {KvStorage::kNullBlockId, 9, 14, 3}};
+  const std::vector<int32_t> new_tokens(kNumNew, 0);
+  ASSERT_TRUE(
+      AppendSequence(new_tokens, kSeqLen - kNumNew, tables, kBlockSize, problem.batch).ok());
+  ASSERT_TRUE(ValidateForwardBatch(problem.batch, *problem.kv).ok());
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  auto& keys = problem.keys.emplace_back(kSeqLen * row);
+  auto& values = problem.values.emplace_back(kSeqLen * row);
+  for (auto& x : keys) x = normal(rng);
+  for (auto& x : values) x = normal(rng);
+  for (int p = kSeqLen - kNumNew - kWindow + 1; p < kSeqLen - kNumNew; ++p) {  // cached, in window
+    std::copy_n(&keys[p * row], row, problem.kv->key(1, tables[1][p / kBlockSize], p % kBlockSize));
+    std::copy_n(&values[p * row], row,
+                problem.kv->value(1, tables[1][p / kBlockSize], p % kBlockSize));
+  }
+  const int first_new = (kSeqLen - kNumNew) * row;
+  WriteKv(problem.batch, 1, &keys[first_new], &values[first_new], *problem.kv);
+  problem.q.resize(kNumNew * problem.num_heads * kHeadDim);
+  for (auto& x : problem.q) x = normal(rng);
+  const AttentionOptions options = {.scale = 0.25f, .sliding_window = kWindow};
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  std::vector<float> out(problem.q.size());
+  PagedAttention(problem.batch, 1, problem.q.data(), problem.num_heads, options, *problem.kv, pool,
+                 out.data());
+  std::vector<float> expected = NaiveAttention(problem, options);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
+  // Position 11 went to layer 1's row at offset 3 of block tables[1][2], not of tables[0][2].
+  EXPECT_EQ(problem.kv->key(1, tables[1][2], 3)[0], keys[first_new]);
+  EXPECT_TRUE(std::isnan(problem.kv->key(1, tables[0][2], 3)[0]));
+}
+
+TEST(PagedAttentionTest, SinksMatchNaiveAttention) {
+  for (auto [num_heads, num_kv_heads] : {std::pair{4, 2}, {8, 2}, {3, 3}}) {
+    SCOPED_TRACE(testing::Message() << num_heads << " heads, " << num_kv_heads << " KV heads");
+    const std::vector<float> sinks = RandomSinks(num_heads);
+    for (int64_t window : {0, 5, 1}) {
+      SCOPED_TRACE(testing::Message() << "window " << window);
+      ExpectMatchesNaiveAttention(
+          num_heads, num_kv_heads,
+          {.scale = 0.25f, .sliding_window = window, .sinks = sinks.data()});
+    }
+  }
+}
+
+TEST(PagedAttentionTest, SoftcapMatchesNaiveAttention) {
+  // scale 1 makes the logits N(0, 16)-sized, so a cap of 5 bends most of them.
+  for (auto [num_heads, num_kv_heads] : {std::pair{4, 2}, {8, 2}}) {
+    for (int64_t window : {0, 5}) {
+      SCOPED_TRACE(testing::Message() << num_heads << " heads, window " << window);
+      ExpectMatchesNaiveAttention(num_heads, num_kv_heads,
+                                  {.scale = 1.0f, .sliding_window = window, .logit_softcap = 5.0f});
+    }
+  }
+  // With sinks too (no model has both, but they compose).
+  const std::vector<float> sinks = RandomSinks(4);
+  ExpectMatchesNaiveAttention(4, 2, {.scale = 1.0f, .logit_softcap = 5.0f, .sinks = sinks.data()});
+}
+
+TEST(PagedAttentionTest, SoftcapChangesTheOutput) {
+  AttentionProblem problem = MakeProblem(4, 2);
+  std::vector<float> capped = RunPagedAttention(problem, {.scale = 1.0f, .logit_softcap = 5.0f});
+  std::vector<float> uncapped = RunPagedAttention(problem, {.scale = 1.0f});
+  double max_difference = 0;
+  for (size_t i = 0; i < capped.size(); ++i) {
+    max_difference = std::max(max_difference, double{std::abs(capped[i] - uncapped[i])});
+  }
+  EXPECT_GT(max_difference, 0.1);
+}
+
+TEST(PagedAttentionTest, NegativeInfinitySinksEqualNoSinks) {
+  AttentionProblem problem = MakeProblem(4, 2);
+  const std::vector<float> sinks(4, -std::numeric_limits<float>::infinity());
+  for (int64_t window : {0, 5}) {
+    std::vector<float> with_sinks = RunPagedAttention(
+        problem, {.scale = 0.25f, .sliding_window = window, .sinks = sinks.data()});
+    std::vector<float> without =
+        RunPagedAttention(problem, {.scale = 0.25f, .sliding_window = window});
+    EXPECT_EQ(with_sinks, without) << "window " << window;
+  }
+}
+
+TEST(PagedAttentionTest, LargeSinkDrivesTheOutputToZero) {
+  AttentionProblem problem = MakeProblem(4, 2);
+  // Only head 2 has a large sink; head 0's output must stay as without sinks.
+  std::vector<float> sinks(4, -std::numeric_limits<float>::infinity());
+  sinks[2] = 60.0f;
+  std::vector<float> out = RunPagedAttention(problem, {.scale = 0.25f, .sinks = sinks.data()});
+  std::vector<float> without = RunPagedAttention(problem, {.scale = 0.25f});
+  double max_sunk = 0, max_free = 0;
+  for (int64_t t = 0; t < problem.batch.num_tokens(); ++t) {
+    for (int d = 0; d < kHeadDim; ++d) {
+      max_sunk = std::max(max_sunk, double{std::abs(out[(t * 4 + 2) * kHeadDim + d])});
+      max_free = std::max(max_free, double{std::abs(without[(t * 4 + 2) * kHeadDim + d])});
+      EXPECT_EQ(out[(t * 4 + 0) * kHeadDim + d], without[(t * 4 + 0) * kHeadDim + d]);
+    }
+  }
+  EXPECT_LT(max_sunk, 1e-15);
+  EXPECT_GT(max_free, 0.1);
 }
 
 }  // namespace

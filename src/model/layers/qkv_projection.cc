@@ -8,6 +8,11 @@ Status QkvProjection::Load(WeightLoader& loader, const std::string& prefix, int6
                            int64_t q_size, int64_t kv_size) {
   q_size_ = q_size;
   kv_size_ = kv_size;
+  if (loader.Has(prefix + "attn_qkv.weight")) {  // stored fused (Phi-3)
+    VLLM_RETURN_IF_ERROR(
+        Assign(loader.Linear(prefix + "attn_qkv.weight", q_size + 2 * kv_size, hidden), &wqkv_));
+    return Status::Ok();
+  }
   VLLM_RETURN_IF_ERROR(Assign(loader.FusedLinear({{prefix + "attn_q.weight", q_size},
                                                   {prefix + "attn_k.weight", kv_size},
                                                   {prefix + "attn_v.weight", kv_size}},

@@ -1,6 +1,6 @@
 // The Q, K and V projections of one attention layer (llama.cpp's attn_q / attn_k / attn_v, with
-// attn_*.bias when present): one fused GEMM when the three are stored (or converted) in one type,
-// else three.
+// attn_*.bias when present, or one stored attn_qkv whose rows are q, k, v): one fused GEMM when
+// the three are stored (or converted) in one type, else three.
 #pragma once
 
 #include <memory>

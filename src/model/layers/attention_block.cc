@@ -1,0 +1,62 @@
+#include "model/layers/attention_block.h"
+
+#include "model/layers/paged_attention.h"
+#include "model/layers/tensor_ops.h"
+
+namespace vllm {
+
+Status AttentionBlock::Load(WeightLoader& loader, int64_t layer, const ModelConfig& config) {
+  const std::string prefix = "blk." + std::to_string(layer) + ".";
+  layer_ = layer;
+  num_heads_ = config.num_heads;
+  num_kv_heads_ = config.num_kv_heads;
+  head_dim_ = config.head_dim;
+  eps_ = config.rms_norm_eps;
+  scale_ = config.AttentionScale();
+  logit_softcap_ = config.attn_logit_softcap;
+  sliding_window_ = config.LayerSlidingWindow(layer);
+  const int64_t hidden = config.hidden_size;
+  const int64_t q_size = num_heads_ * head_dim_;
+  VLLM_RETURN_IF_ERROR(qkv_.Load(loader, prefix, hidden, q_size, num_kv_heads_ * head_dim_));
+  if (loader.Has(prefix + "attn_q_norm.weight")) {
+    VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_q_norm.weight", head_dim_), &q_norm_));
+    VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_k_norm.weight", head_dim_), &k_norm_));
+  }
+  if (loader.Has(prefix + "attn_sinks.weight")) {
+    VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_sinks.weight", num_heads_), &sinks_));
+  }
+  VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size), &wo_));
+  if (loader.Has(prefix + "attn_output.bias")) {
+    VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_output.bias", hidden), &wo_bias_));
+  }
+  return Status::Ok();
+}
+
+void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const RotateHeads& rotate,
+                             KvStorage& kv, ThreadPool& pool, float* out) const {
+  const int64_t num_tokens = batch.num_tokens();
+  const int64_t q_size = num_heads_ * head_dim_;
+  const int64_t kv_size = num_kv_heads_ * head_dim_;
+  // q, attn: [num_tokens, num_heads, head_dim]; k, v: [num_tokens, num_kv_heads, head_dim]
+  std::vector<float> q(num_tokens * q_size), k(num_tokens * kv_size), v(num_tokens * kv_size);
+  std::vector<float> attn(num_tokens * q_size);
+  qkv_.Forward(x, num_tokens, pool, q.data(), k.data(), v.data());
+  if (!q_norm_.empty()) {  // each head's vector normalized on its own
+    kernels::RmsNorm(q.data(), q_norm_.data(), num_tokens * num_heads_, head_dim_, eps_, q.data());
+    kernels::RmsNorm(k.data(), k_norm_.data(), num_tokens * num_kv_heads_, head_dim_, eps_,
+                     k.data());
+  }
+  rotate(num_heads_, q.data());
+  rotate(num_kv_heads_, k.data());
+  WriteKv(batch, layer_, k.data(), v.data(), kv);
+  PagedAttention(batch, layer_, q.data(), num_heads_,
+                 {.scale = scale_,
+                  .sliding_window = sliding_window_,
+                  .logit_softcap = logit_softcap_,
+                  .sinks = sinks_.empty() ? nullptr : sinks_.data()},
+                 kv, pool, attn.data());
+  kernels::Linear(*wo_, attn.data(), num_tokens, out, pool);
+  if (!wo_bias_.empty()) AddRowBias(wo_bias_, num_tokens, out);
+}
+
+}  // namespace vllm

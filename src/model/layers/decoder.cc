@@ -1,0 +1,109 @@
+#include "model/layers/decoder.h"
+
+#include "model/layers/paged_attention.h"
+#include "model/layers/tensor_ops.h"
+#include "model/load_progress.h"
+#include "model/weight_loader.h"
+
+namespace vllm {
+
+Decoder::Decoder(const ModelConfig& config, ThreadPool& pool, DecoderOptions options,
+                 LayerRotation rotation)
+    : config_(config), pool_(pool), options_(std::move(options)), rotation_(std::move(rotation)) {}
+
+Status Decoder::Load(const TensorSource& source, std::optional<GgmlType> linear_type) {
+  WeightLoader loader(source, linear_type);
+  const int64_t hidden = config_.hidden_size;
+  VLLM_RETURN_IF_ERROR(ends_.Load(loader, config_, options_.embedding_scale));
+  layers_.resize(config_.num_layers);
+  LoadProgress progress(config_.num_layers);
+  int64_t expert_bytes = 0;  // routers and experts
+  auto optional_norm = [&](const std::string& name, std::vector<float>* out) -> Status {
+    if (!loader.Has(name)) return Status::Ok();
+    return Assign(loader.Vector(name, hidden), out);
+  };
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    const std::string prefix = "blk." + std::to_string(i) + ".";
+    Layer& layer = layers_[i];
+    VLLM_RETURN_IF_ERROR(
+        Assign(loader.Vector(prefix + "attn_norm.weight", hidden), &layer.attn_norm));
+    VLLM_RETURN_IF_ERROR(layer.attention.Load(loader, i, config_));
+    const std::string ffn_norm = prefix + options_.ffn_norm_name + ".weight";
+    if (options_.ffn_norm_name != "post_attention_norm") {
+      VLLM_RETURN_IF_ERROR(
+          optional_norm(prefix + "post_attention_norm.weight", &layer.post_attention_norm));
+    }
+    VLLM_RETURN_IF_ERROR(Assign(loader.Vector(ffn_norm, hidden), &layer.ffn_norm));
+    if (config_.num_experts > 0) {
+      const int64_t bytes_before = loader.linear_bytes();
+      auto moe = MoeFeedForward::Load(loader, prefix, config_, options_.expert_activation);
+      if (!moe) return Error{moe.error()};
+      layer.moe = std::move(*moe);
+      expert_bytes += loader.linear_bytes() - bytes_before;
+    } else {
+      layer.mlp.emplace();
+      VLLM_RETURN_IF_ERROR(layer.mlp->Load(loader, prefix, hidden, config_.intermediate_size,
+                                           options_.gate_activation));
+    }
+    VLLM_RETURN_IF_ERROR(optional_norm(prefix + "post_ffw_norm.weight", &layer.post_ffw_norm));
+    progress.Step();
+  }
+  // A token reads only its num_experts_per_token experts (the small routers are counted in the
+  // same share).
+  weight_bytes_ = loader.linear_bytes() - expert_bytes;
+  if (config_.num_experts > 0) {
+    weight_bytes_ += expert_bytes * config_.num_experts_per_token / config_.num_experts;
+  }
+  return Status::Ok();
+}
+
+Status Decoder::Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) {
+  VLLM_RETURN_IF_ERROR(ValidateForwardBatch(batch, kv, config_));
+  const int64_t num_tokens = batch.num_tokens();
+  const int64_t hidden = config_.hidden_size;
+  const float eps = config_.rms_norm_eps;
+  // Activations, each [num_tokens, hidden].
+  std::vector<float> x(num_tokens * hidden), normed(num_tokens * hidden);
+  std::vector<float> projected(num_tokens * hidden);
+  auto add_sublayer_output = [&](const std::vector<float>& post_norm) {
+    if (!post_norm.empty()) {
+      kernels::RmsNorm(projected.data(), post_norm.data(), num_tokens, hidden, eps,
+                       projected.data());
+    }
+    AddInPlace(projected, &x);
+  };
+
+  ends_.Embed(batch.token_ids, x.data());
+  for (int64_t l = 0; l < config_.num_layers; ++l) {
+    const Layer& layer = layers_[l];
+    kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden, eps, normed.data());
+    layer.attention.Forward(
+        normed.data(), batch,
+        [&](int64_t num_heads, float* heads) { rotation_(batch, l, num_heads, heads); }, kv, pool_,
+        projected.data());
+    add_sublayer_output(layer.post_attention_norm);
+
+    kernels::RmsNorm(x.data(), layer.ffn_norm.data(), num_tokens, hidden, eps, normed.data());
+    if (layer.moe) {
+      layer.moe->Forward(normed.data(), num_tokens, pool_, projected.data());
+    } else {
+      layer.mlp->Forward(normed.data(), num_tokens, pool_, projected.data());
+    }
+    add_sublayer_output(layer.post_ffw_norm);
+  }
+  ends_.Logits(x.data(), batch.logits_indices, pool_, logits);
+  return Status::Ok();
+}
+
+Expected<std::unique_ptr<Model>> CreateDecoder(const TensorSource& source,
+                                               const ModelConfig& config,
+                                               const ModelLoadOptions& options,
+                                               DecoderOptions decoder_options,
+                                               LayerRotation rotation) {
+  auto model = std::make_unique<Decoder>(config, *options.pool, std::move(decoder_options),
+                                         std::move(rotation));
+  VLLM_RETURN_IF_ERROR(model->Load(source, options.linear_type));
+  return std::unique_ptr<Model>(std::move(model));
+}
+
+}  // namespace vllm

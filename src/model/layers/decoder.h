@@ -1,0 +1,74 @@
+// The pre-norm decoder the architectures in arch/ are built from: token embedding (optionally
+// scaled), then per layer
+//   x += [post_attention_norm](attention(attn_norm(x)))
+//   x += [post_ffw_norm](ffn(<ffn norm>(x)))
+// where the bracketed norms apply when the layer has them (Gemma), ffn is a dense gated MLP or a
+// mixture of experts (when the config has experts), and the norm before the FFN is ffn_norm (or
+// post_attention_norm in gpt-oss's naming); then the final norm and the output head over the rows
+// whose logits are wanted. The architecture supplies the rotary embedding of each layer.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/layers/attention_block.h"
+#include "model/layers/embedding_and_head.h"
+#include "model/layers/gated_mlp.h"
+#include "model/layers/moe.h"
+#include "model/model.h"
+#include "model/tensor_source.h"
+
+namespace vllm {
+
+struct DecoderOptions {
+  GateActivation gate_activation = GateActivation::kSilu;        // dense FFN
+  ExpertActivation expert_activation = ExpertActivation::kSilu;  // MoE FFN
+  float embedding_scale = 1.0f;
+  std::string ffn_norm_name = "ffn_norm";  // the norm before the FFN
+};
+
+// Rotates x: [batch.num_tokens(), num_heads, head_dim] in place as layer `layer` does.
+using LayerRotation =
+    std::function<void(const ForwardBatch& batch, int64_t layer, int64_t num_heads, float* x)>;
+
+class Decoder : public Model {
+ public:
+  Decoder(const ModelConfig& config, ThreadPool& pool, DecoderOptions options,
+          LayerRotation rotation);
+
+  Status Load(const TensorSource& source, std::optional<GgmlType> linear_type);
+  const ModelConfig& config() const override { return config_; }
+  int64_t weight_bytes() const override { return weight_bytes_; }
+  Status Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) override;
+
+ private:
+  struct Layer {
+    std::vector<float> attn_norm;  // [hidden]
+    AttentionBlock attention;
+    std::vector<float> post_attention_norm;  // [hidden]; empty: none
+    std::vector<float> ffn_norm;             // [hidden]
+    std::optional<GatedMlp> mlp;             // dense FFN, or
+    std::optional<MoeFeedForward> moe;       // mixture of experts
+    std::vector<float> post_ffw_norm;        // [hidden]; empty: none
+  };
+
+  ModelConfig config_;
+  ThreadPool& pool_;
+  DecoderOptions options_;
+  LayerRotation rotation_;
+  EmbeddingAndHead ends_;
+  std::vector<Layer> layers_;
+  int64_t weight_bytes_ = 0;
+};
+
+// Builds and loads a Decoder (the factories of arch/ call it).
+Expected<std::unique_ptr<Model>> CreateDecoder(const TensorSource& source,
+                                               const ModelConfig& config,
+                                               const ModelLoadOptions& options,
+                                               DecoderOptions decoder_options,
+                                               LayerRotation rotation);
+
+}  // namespace vllm

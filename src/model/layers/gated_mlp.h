@@ -1,0 +1,34 @@
+// The dense gated feed-forward block: down(act(gate(x)) * up(x)), with act SiLU (SwiGLU) or
+// tanh-approximated GELU (GeGLU). Gate and up run as one GEMM when stored in one type (or stored
+// fused as ffn_up of 2 ffn rows, gate rows first, with no ffn_gate: Phi-3), else as two.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/thread_pool.h"
+#include "kernels/ops.h"
+#include "model/weight_loader.h"
+
+namespace vllm {
+
+enum class GateActivation { kSilu, kGeluTanh };
+
+class GatedMlp {
+ public:
+  // prefix: "blk.<i>."; gate / up: [ffn, hidden], down: [hidden, ffn].
+  Status Load(WeightLoader& loader, const std::string& prefix, int64_t hidden, int64_t ffn,
+              GateActivation activation);
+
+  // x: [num_tokens, hidden] → out: [num_tokens, hidden] (overwritten).
+  void Forward(const float* x, int64_t num_tokens, ThreadPool& pool, float* out) const;
+
+ private:
+  int64_t ffn_ = 0;
+  GateActivation activation_ = GateActivation::kSilu;
+  std::unique_ptr<kernels::LinearWeight> w_gate_up_;  // [2 ffn, hidden], or null
+  std::unique_ptr<kernels::LinearWeight> w_gate_, w_up_, w_down_;
+};
+
+}  // namespace vllm
