@@ -44,6 +44,10 @@ void ThreadPool::Run(const std::function<void(int, int)>& fn) {
 
 void ThreadPool::ParallelFor(int64_t count, const std::function<void(int64_t, int64_t)>& fn) {
   if (count <= 0) return;
+  if (count == 1) {  // one thread would work: no hand-off
+    fn(0, 1);
+    return;
+  }
   Run([&](int thread_index, int num_threads) {
     int64_t begin = count * thread_index / num_threads;
     int64_t end = count * (thread_index + 1) / num_threads;

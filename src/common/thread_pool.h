@@ -30,7 +30,8 @@ class ThreadPool {
   void Run(const std::function<void(int thread_index, int num_threads)>& fn);
 
   // Splits [0, count) into contiguous ranges, one per thread; fn(begin, end) per non-empty range.
-  // The split depends only on count and num_threads, never on timing.
+  // The split depends only on count and num_threads, never on timing. A count of 1 runs on the
+  // calling thread.
   void ParallelFor(int64_t count, const std::function<void(int64_t begin, int64_t end)>& fn);
 
   // Splits [0, count) into chunks of about `count / (num_threads * chunks_per_thread)` that the

@@ -66,16 +66,34 @@ class TableLinearWeight : public LinearWeight {
       LinearWithIsa(BestIsa(), view_, x, m, y, pool);
       return;
     }
+    const PreparedActivations prepared = Prepare(x, m, pool);
+    pool.ParallelForChunks(num_work_items(), kChunksPerThread,
+                           [&](int64_t begin, int64_t end) { Run(prepared, begin, end, y); });
+  }
+
+  // The work of one call split for LinearBatch: the activations in the form the kernels read,
+  // then num_work_items() independent items (row groups of the packed form, or row tiles).
+  PreparedActivations Prepare(const float* x, int64_t m, ThreadPool& pool) const {
     const TypeTraits& traits = *view_.traits;
-    const PreparedActivations prepared =
-        PrepareActivations(traits.packed.isa, traits.activation, x, m, view_.cols, pool);
-    const PackedWeightView packed{&traits, view_.rows, view_.cols, packed_.data()};
-    const int64_t rows_per_group = traits.packed.rows_per_group;
-    pool.ParallelForChunks(view_.rows / rows_per_group, kChunksPerThread,
-                           [&](int64_t group_begin, int64_t group_end) {
-                             traits.packed.rows(packed, prepared, group_begin * rows_per_group,
-                                                group_end * rows_per_group, y);
-                           });
+    return PrepareActivations(packed_.empty() ? BestIsa() : traits.packed.isa, traits.activation, x,
+                              m, view_.cols, pool);
+  }
+  int64_t rows_per_work_item() const {
+    return packed_.empty() ? kRowsPerTile : view_.traits->packed.rows_per_group;
+  }
+  int64_t num_work_items() const {
+    return (view_.rows + rows_per_work_item() - 1) / rows_per_work_item();
+  }
+  // y's rows of work items [begin, end).
+  void Run(const PreparedActivations& prepared, int64_t begin, int64_t end, float* y) const {
+    const int64_t row_begin = begin * rows_per_work_item();
+    const int64_t row_end = std::min(end * rows_per_work_item(), view_.rows);
+    if (packed_.empty()) {
+      view_.traits->rows[static_cast<int>(BestIsa())](view_, prepared, row_begin, row_end, y);
+      return;
+    }
+    const PackedWeightView packed{view_.traits, view_.rows, view_.cols, packed_.data()};
+    view_.traits->packed.rows(packed, prepared, row_begin, row_end, y);
   }
 
  private:
@@ -154,6 +172,32 @@ void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, floa
 void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
   // TableLinearWeight is the only implementation (LinearWeight::Create / CreateOwned).
   static_cast<const TableLinearWeight&>(w).Apply(x, m, y, pool);
+}
+
+void LinearBatch(std::span<const LinearJob> jobs, ThreadPool& pool) {
+  std::vector<const TableLinearWeight*> weights;
+  std::vector<PreparedActivations> prepared;
+  std::vector<int64_t> first_item = {0};  // [jobs + 1]: each job's first item in the batch
+  for (const LinearJob& job : jobs) {
+    if (job.m <= 0) continue;
+    weights.push_back(static_cast<const TableLinearWeight*>(job.weight));
+    prepared.push_back(weights.back()->Prepare(job.x, job.m, pool));
+    first_item.push_back(first_item.back() + weights.back()->num_work_items());
+  }
+  std::vector<float*> outputs;
+  for (const LinearJob& job : jobs) {
+    if (job.m > 0) outputs.push_back(job.y);
+  }
+  pool.ParallelForChunks(first_item.back(), kChunksPerThread, [&](int64_t begin, int64_t end) {
+    // The jobs whose items overlap [begin, end), each over its share.
+    size_t j =
+        std::upper_bound(first_item.begin(), first_item.end(), begin) - first_item.begin() - 1;
+    for (; j < weights.size() && first_item[j] < end; ++j) {
+      const int64_t from = std::max(begin, first_item[j]) - first_item[j];
+      const int64_t to = std::min(end, first_item[j + 1]) - first_item[j];
+      weights[j]->Run(prepared[j], from, to, outputs[j]);
+    }
+  });
 }
 
 void DequantizeRow(GgmlType type, const void* row, int64_t n, float* out) {

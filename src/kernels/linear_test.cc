@@ -257,6 +257,40 @@ TEST(LinearTest, FusedWeightsEqualTheirPartsSideBySide) {
   }
 }
 
+// LinearBatch computes each job exactly as Linear does: jobs of every type (packed and in place),
+// different shapes and batch sizes (an empty one included), one parallel region.
+TEST(LinearTest, BatchedJobsEqualLinearBitwise) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  const int64_t cols = 256;
+  std::vector<TestWeight> parts;
+  std::vector<std::unique_ptr<LinearWeight>> weights;
+  std::vector<int64_t> batch_sizes;
+  std::vector<std::vector<float>> inputs, outputs, expected;
+  for (GgmlType type : kTypes) {
+    for (int64_t rows : {16, 48}) {
+      const auto seed = static_cast<uint32_t>(40 + weights.size());
+      const int64_t m = static_cast<int64_t>(weights.size() % 5);  // 0 (an empty job) to 4
+      parts.push_back(MakeWeight(type, rows, cols, seed));
+      auto weight = LinearWeight::Create(type, parts.back().bytes.data(), rows, cols);
+      ASSERT_TRUE(weight.ok()) << weight.error();
+      weights.push_back(std::move(*weight));
+      batch_sizes.push_back(m);
+      inputs.push_back(RandomNormalValues((m + 1) * cols, seed + 1000));
+      outputs.emplace_back((m + 1) * rows, -1.0f);
+      expected.emplace_back((m + 1) * rows, -1.0f);
+      Linear(*weights.back(), inputs.back().data(), m, expected.back().data(), pool);
+    }
+  }
+  std::vector<LinearJob> jobs;
+  for (size_t j = 0; j < weights.size(); ++j) {
+    jobs.push_back({weights[j].get(), inputs[j].data(), batch_sizes[j], outputs[j].data()});
+  }
+  LinearBatch(jobs, pool);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    EXPECT_EQ(outputs[j], expected[j]) << GetSupportedTypeTraits(weights[j]->type())->name;
+  }
+}
+
 TEST(LinearTest, DotAndAxpyMatchScalar) {
   for (int64_t n : {1, 7, 16, 64, 100}) {
     std::vector<float> a = RandomNormalValues(n, 5), b = RandomNormalValues(n, 6);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "common/expected.h"
@@ -47,6 +48,18 @@ class LinearWeight {
 
 // y: [m, w.rows()] = x: [m, w.cols()] · Wᵀ, all f32 row-major. Parallel over `pool`.
 void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool);
+
+// Several independent products y = W x (the experts a step routes tokens to) in one parallel
+// region: each job's activations are prepared, then the rows of every job are dealt to the
+// threads together, so small GEMMs do not each pay a hand-off. Each y is exactly what Linear
+// gives. x: [m, W.cols()], y: [m, W.rows()] per job.
+struct LinearJob {
+  const LinearWeight* weight;
+  const float* x;
+  int64_t m;
+  float* y;
+};
+void LinearBatch(std::span<const LinearJob> jobs, ThreadPool& pool);
 
 // Converts one row of `n` values in any supported `type` to f32 (n a multiple of the block
 // size), bit-identical to ggml's dequantizers. Used for embedding lookups and conversions.

@@ -120,6 +120,45 @@ Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> WeightLoader::Expe
   return experts;
 }
 
+Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> WeightLoader::FusedExpertLinears(
+    const std::string& gate_name, const std::string& up_name, int64_t num_experts, int64_t rows,
+    int64_t cols) {
+  using Weights = std::vector<std::unique_ptr<kernels::LinearWeight>>;
+  if (!Has(gate_name) || !Has(up_name)) {  // one tensor per expert
+    auto per_expert = [](const std::string& name, int64_t e) {
+      return name.substr(0, name.size() - 12) + "." + std::to_string(e) + ".weight";
+    };
+    Weights experts;
+    for (int64_t e = 0; e < num_experts; ++e) {
+      auto weight =
+          FusedLinear({{per_expert(gate_name, e), rows}, {per_expert(up_name, e), rows}}, cols);
+      if (!weight) return Error{weight.error()};
+      if (*weight == nullptr) return Weights();
+      experts.push_back(std::move(*weight));
+    }
+    return experts;
+  }
+  if (!linear_type_ && source_.Find(gate_name)->type != source_.Find(up_name)->type) {
+    return Weights();
+  }
+  auto gate = BytesOf(gate_name, {cols, rows, num_experts});
+  if (!gate) return Error{gate.error()};
+  auto up = BytesOf(up_name, {cols, rows, num_experts});
+  if (!up) return Error{up.error()};
+  auto traits = GetSupportedTypeTraits(gate->type);
+  if (!traits) return Error{"tensor '" + gate_name + "' has an unsupported type"};
+  const int64_t expert_bytes = RowBytes(*traits, cols) * rows;
+  Weights experts;
+  for (int64_t e = 0; e < num_experts; ++e) {
+    auto weight = kernels::LinearWeight::CreateFused(
+        gate->type, {{gate->data + e * expert_bytes, rows}, {up->data + e * expert_bytes, rows}},
+        cols);
+    if (!weight) return Error{"tensor '" + gate_name + "': " + weight.error()};
+    experts.push_back(std::move(*weight));
+  }
+  return experts;
+}
+
 Expected<std::vector<float>> WeightLoader::Vector(const std::string& name, int64_t size) const {
   auto tensor = Tensor(name, {size});
   if (!tensor) return Error{tensor.error()};

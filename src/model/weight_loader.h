@@ -44,6 +44,11 @@ class WeightLoader {
   // "<stem>.<e>.weight" (older Mixtral GGUF files, Hugging Face checkpoints).
   Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> ExpertLinears(
       const std::string& name, int64_t num_experts, int64_t rows, int64_t cols);
+  // Each expert's gate and up ([rows, cols] each, as ExpertLinears reads them) fused into one
+  // linear layer [2 rows, cols] (gate rows first); empty when their stored types differ.
+  Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> FusedExpertLinears(
+      const std::string& gate_name, const std::string& up_name, int64_t num_experts, int64_t rows,
+      int64_t cols);
   // A 1-D tensor of `size` values converted to f32.
   Expected<std::vector<float>> Vector(const std::string& name, int64_t size) const;
 

@@ -68,18 +68,30 @@ Expected<MoeFeedForward> MoeFeedForward::Load(WeightLoader& loader, const std::s
                                       expert_ffn, &moe.biases_.up));
   VLLM_RETURN_IF_ERROR(LoadExpertBias(loader, prefix + "ffn_down_exps.weight", num_experts, hidden,
                                       &moe.biases_.down));
-  std::vector<std::unique_ptr<kernels::LinearWeight>> gates, ups, downs;
-  VLLM_RETURN_IF_ERROR(
-      Assign(loader.ExpertLinears(prefix + "ffn_gate_exps.weight", num_experts, expert_ffn, hidden),
-             &gates));
+  std::vector<std::unique_ptr<kernels::LinearWeight>> gate_ups, gates, ups, downs;
+  const std::string gate_name = prefix + "ffn_gate_exps.weight";
+  const std::string up_name = prefix + "ffn_up_exps.weight";
   VLLM_RETURN_IF_ERROR(Assign(
-      loader.ExpertLinears(prefix + "ffn_up_exps.weight", num_experts, expert_ffn, hidden), &ups));
+      loader.FusedExpertLinears(gate_name, up_name, num_experts, expert_ffn, hidden), &gate_ups));
+  if (gate_ups.empty()) {
+    VLLM_RETURN_IF_ERROR(
+        Assign(loader.ExpertLinears(gate_name, num_experts, expert_ffn, hidden), &gates));
+    VLLM_RETURN_IF_ERROR(
+        Assign(loader.ExpertLinears(up_name, num_experts, expert_ffn, hidden), &ups));
+  }
   VLLM_RETURN_IF_ERROR(
       Assign(loader.ExpertLinears(prefix + "ffn_down_exps.weight", num_experts, hidden, expert_ffn),
              &downs));
   moe.experts_.resize(num_experts);
   for (int64_t e = 0; e < num_experts; ++e) {
-    moe.experts_[e] = {std::move(gates[e]), std::move(ups[e]), std::move(downs[e])};
+    Expert& expert = moe.experts_[e];
+    if (gate_ups.empty()) {
+      expert.gate = std::move(gates[e]);
+      expert.up = std::move(ups[e]);
+    } else {
+      expert.gate_up = std::move(gate_ups[e]);
+    }
+    expert.down = std::move(downs[e]);
   }
   return moe;
 }
@@ -120,37 +132,67 @@ void MoeFeedForward::Forward(const float* x, int64_t num_tokens, ThreadPool& poo
     }
   }
 
-  std::fill(out, out + num_tokens * hidden_, 0.0f);
-  // For an expert's n tokens: gathered: [n, hidden], gate/up: [n, expert_ffn],
-  // expert_out: [n, hidden].
-  std::vector<float> gathered, gate, up, expert_out;
+  // Per expert chosen by some token, its n tokens: gathered: [n, hidden], gate / up:
+  // [n, expert_ffn], fused: [n, 2 expert_ffn], expert_out: [n, hidden].
+  struct ExpertWork {
+    int64_t expert, n;
+    std::vector<float> gathered, gate, up, fused, expert_out;
+  };
+  std::vector<ExpertWork> work;
   for (int64_t e = 0; e < num_experts; ++e) {
     const std::vector<int64_t>& tokens = expert_tokens[e];
     if (tokens.empty()) continue;
     const int64_t n = static_cast<int64_t>(tokens.size());
-    gathered.resize(n * hidden_);
-    gate.resize(n * expert_ffn_);
-    up.resize(n * expert_ffn_);
-    expert_out.resize(n * hidden_);
+    ExpertWork& item = work.emplace_back(ExpertWork{e, n, {}, {}, {}, {}, {}});
+    item.gathered.resize(n * hidden_);
+    item.gate.resize(n * expert_ffn_);
+    item.up.resize(n * expert_ffn_);
+    item.expert_out.resize(n * hidden_);
     for (int64_t i = 0; i < n; ++i) {
       std::copy(x + tokens[i] * hidden_, x + (tokens[i] + 1) * hidden_,
-                gathered.data() + i * hidden_);
+                item.gathered.data() + i * hidden_);
     }
-    const Expert& expert = experts_[e];
-    kernels::Linear(*expert.gate, gathered.data(), n, gate.data(), pool);
-    kernels::Linear(*expert.up, gathered.data(), n, up.data(), pool);
-    AddExpertBias(biases_.gate, e, expert_ffn_, n, gate.data());
-    AddExpertBias(biases_.up, e, expert_ffn_, n, up.data());
-    if (activation_ == ExpertActivation::kSilu) {
-      kernels::SiluMul(gate.data(), up.data(), n * expert_ffn_, gate.data());
+  }
+  // Every chosen expert's gate/up GEMMs in one parallel region, then every down GEMM.
+  std::vector<kernels::LinearJob> jobs;
+  for (ExpertWork& item : work) {
+    const Expert& expert = experts_[item.expert];
+    if (expert.gate_up != nullptr) {
+      item.fused.resize(item.n * 2 * expert_ffn_);
+      jobs.push_back({expert.gate_up.get(), item.gathered.data(), item.n, item.fused.data()});
     } else {
-      ClampedSwiglu(gate.data(), up.data(), n * expert_ffn_, gate.data());
+      jobs.push_back({expert.gate.get(), item.gathered.data(), item.n, item.gate.data()});
+      jobs.push_back({expert.up.get(), item.gathered.data(), item.n, item.up.data()});
     }
-    kernels::Linear(*expert.down, gate.data(), n, expert_out.data(), pool);
-    AddExpertBias(biases_.down, e, hidden_, n, expert_out.data());
-    for (int64_t i = 0; i < n; ++i) {
-      kernels::AxpyF32(expert_weights[e][i], expert_out.data() + i * hidden_, hidden_,
-                       out + tokens[i] * hidden_);
+  }
+  kernels::LinearBatch(jobs, pool);
+  jobs.clear();
+  for (ExpertWork& item : work) {
+    if (!item.fused.empty()) {
+      SplitColumns(item.fused.data(), item.n,
+                   {{item.gate.data(), expert_ffn_}, {item.up.data(), expert_ffn_}});
+    }
+    AddExpertBias(biases_.gate, item.expert, expert_ffn_, item.n, item.gate.data());
+    AddExpertBias(biases_.up, item.expert, expert_ffn_, item.n, item.up.data());
+    const int64_t count = item.n * expert_ffn_;
+    if (activation_ == ExpertActivation::kSilu) {
+      kernels::SiluMul(item.gate.data(), item.up.data(), count, item.gate.data());
+    } else {
+      ClampedSwiglu(item.gate.data(), item.up.data(), count, item.gate.data());
+    }
+    jobs.push_back(
+        {experts_[item.expert].down.get(), item.gate.data(), item.n, item.expert_out.data()});
+  }
+  kernels::LinearBatch(jobs, pool);
+
+  // Each token's weighted sum, in expert order (independent of the rest of the batch).
+  std::fill(out, out + num_tokens * hidden_, 0.0f);
+  for (ExpertWork& item : work) {
+    AddExpertBias(biases_.down, item.expert, hidden_, item.n, item.expert_out.data());
+    const std::vector<int64_t>& tokens = expert_tokens[item.expert];
+    for (int64_t i = 0; i < item.n; ++i) {
+      kernels::AxpyF32(expert_weights[item.expert][i], item.expert_out.data() + i * hidden_,
+                       hidden_, out + tokens[i] * hidden_);
     }
   }
 }

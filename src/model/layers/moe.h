@@ -40,8 +40,10 @@ class MoeFeedForward {
 
  private:
   struct Expert {
-    std::unique_ptr<kernels::LinearWeight> gate, up;  // [expert_ffn, hidden]
-    std::unique_ptr<kernels::LinearWeight> down;      // [hidden, expert_ffn]
+    // Gate and up as one GEMM (gate_up: [2 expert_ffn, hidden], gate rows first) when stored in
+    // one type, else apart ([expert_ffn, hidden] each).
+    std::unique_ptr<kernels::LinearWeight> gate_up, gate, up;
+    std::unique_ptr<kernels::LinearWeight> down;  // [hidden, expert_ffn]
   };
   // Per-expert biases, each [num_experts * width]; empty: none.
   struct ExpertBiases {
