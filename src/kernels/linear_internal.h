@@ -89,6 +89,7 @@ void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x, 
 
 // The packed forms of Q8_0 / Q4_0 / BF16 for AVX-512 (pack_quantized.cc, linear_packed_avx512.cc).
 PackedForm PackedFormQ8_0Avx512();
+PackedForm PackedFormQ5_0Avx512();
 PackedForm PackedFormQ4_0Avx512();
 PackedForm PackedFormBf16Avx512();
 // The packed forms of Q4_K / Q5_K / Q6_K (pack_kquants.cc, linear_packed_kquants_avx512.cc) and
