@@ -195,6 +195,13 @@ bool IsSafetensorsFloatType(GgmlType type) {
   return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16;
 }
 
+int64_t SafetensorsElementBytes(GgmlType type) {
+  for (const Dtype& dtype : kDtypes) {
+    if (dtype.type == type) return dtype.size;
+  }
+  return 0;
+}
+
 std::optional<std::string_view> SafetensorsDtypeName(GgmlType type) {
   for (const Dtype& dtype : kDtypes) {
     if (dtype.type == type) return dtype.name;

@@ -35,6 +35,8 @@ struct SafetensorsTensor {
 std::optional<std::string_view> SafetensorsDtypeName(GgmlType type);
 // F32, F16 or BF16.
 bool IsSafetensorsFloatType(GgmlType type);
+// Bytes per element of a supported type; 0 for any other.
+int64_t SafetensorsElementBytes(GgmlType type);
 
 class SafetensorsFile {
  public:

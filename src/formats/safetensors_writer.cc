@@ -19,7 +19,7 @@ Expected<uint64_t> CheckTensor(const SafetensorsTensor& tensor) {
     return Error{what + " has type " + GgmlTypeName(static_cast<uint32_t>(tensor.type)) +
                  " (safetensors supports F32, F16, BF16, U8)"};
   }
-  int64_t num_bytes = GetSupportedTypeTraits(tensor.type)->block_bytes;
+  int64_t num_bytes = SafetensorsElementBytes(tensor.type);
   for (int64_t dim : tensor.shape) {
     if (dim < 0 || __builtin_mul_overflow(num_bytes, dim, &num_bytes)) {
       return Error{what + " has a negative or overflowing shape"};

@@ -232,6 +232,9 @@ Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(const Safetenso
       for (OwnedTensor& part : converted) source->AddOwned(std::move(part));
       continue;
     }
+    if (!IsSafetensorsFloatType(tensor.type)) {  // U8 is only ever an input of a conversion
+      return Error{"tensor '" + tensor.name + "' must be F32, F16 or BF16"};
+    }
     GgufTensor view;
     view.name = name;
     view.type = tensor.type;
@@ -240,7 +243,7 @@ Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(const Safetenso
     view.num_bytes = tensor.num_bytes;
     if (architecture.hf_norms_offset_by_one && name.ends_with("norm.weight")) {
       const int64_t size = view.shape.empty() ? 1 : view.shape[0];
-      if (view.shape.size() != 1 || !IsSafetensorsFloatType(view.type)) {
+      if (view.shape.size() != 1) {
         return Error{"tensor '" + tensor.name + "' must be a 1-D float vector"};
       }
       std::vector<float> values(size);

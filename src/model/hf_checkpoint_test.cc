@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "formats/safetensors_writer.h"
 #include "model/hf_export.h"
 #include "model/model.h"
 #include "model/random_model.h"
@@ -164,6 +165,22 @@ TEST(HfConfigTest, ReadsLlamaConfigAndRefusesOthers) {
       &derived);
   ASSERT_FALSE(scaling.ok());
   EXPECT_NE(scaling.error().find("dynamic"), std::string::npos);
+}
+
+// U8 tensors are only inputs of conversions (gpt-oss's MXFP4 blocks): as a weight, an error.
+TEST(HfConfigTest, RefusesAByteTensorAsAWeight) {
+  const fs::path root = TestDir("u8_weight");
+  const std::vector<uint8_t> bytes(64, 1);
+  Status written = WriteSafetensors(
+      (root / "model.safetensors").string(),
+      {{"model.layers.0.input_layernorm.weight", GgmlType::kI8, {64}, bytes.data(), 64}}, {});
+  ASSERT_TRUE(written.ok()) << written.message();
+  auto weights = SafetensorsModel::OpenDirectory(root.string());
+  ASSERT_TRUE(weights.ok()) << weights.error();
+  auto source = HfTensorSource::Create(**weights, *FindArchitecture("gemma3"), {});
+  fs::remove_all(root);
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.error().find("must be F32, F16 or BF16"), std::string::npos) << source.error();
 }
 
 TEST(HfConfigTest, NamesMapBothWays) {
