@@ -115,6 +115,12 @@ Expected<ModelConfig> ModelConfigFromGguf(const GgufFile& file) {
       }
     }
   }
+  // Experts (Mixtral, Qwen3-MoE, gpt-oss): each expert's width defaults to the FFN length.
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_count", &config.num_experts));
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_used_count", &config.num_experts_per_token));
+  if (config.num_experts > 0) config.expert_intermediate_size = config.intermediate_size;
+  VLLM_RETURN_IF_ERROR(
+      ReadGgufInt(file, a + ".expert_feed_forward_length", &config.expert_intermediate_size));
   const Architecture* architecture = FindArchitecture(a);
   if (architecture == nullptr) {
     return Error{"unsupported architecture '" + a +

@@ -38,10 +38,6 @@ Expected<std::unique_ptr<Model>> CreateGptOss(const TensorSource& source, const 
 
 Status ReadGptOssGguf(const GgufFile& file, ModelConfig* config) {
   const std::string& a = config->architecture;
-  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_count", &config->num_experts));
-  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_used_count", &config->num_experts_per_token));
-  VLLM_RETURN_IF_ERROR(
-      ReadGgufInt(file, a + ".expert_feed_forward_length", &config->expert_intermediate_size));
   config->sliding_window = 128;
   config->sliding_window_pattern = 2;
   VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".attention.sliding_window", &config->sliding_window));

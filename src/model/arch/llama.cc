@@ -29,15 +29,6 @@ Expected<std::unique_ptr<Model>> CreateLlama(const TensorSource& source, const M
                        });
 }
 
-// Mixtral's experts in a llama GGUF file (expert_feed_forward_length defaults to the FFN length).
-Status ReadLlamaGguf(const GgufFile& file, ModelConfig* config) {
-  const std::string& a = config->architecture;
-  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_count", &config->num_experts));
-  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_used_count", &config->num_experts_per_token));
-  config->expert_intermediate_size = config->intermediate_size;
-  return ReadGgufInt(file, a + ".expert_feed_forward_length", &config->expert_intermediate_size);
-}
-
 Status ReadLlamaHf(const nlohmann::json& text, ModelConfig* config, HfDerivedTensors*) {
   VLLM_RETURN_IF_ERROR(ReadHfField(text, "num_local_experts", &config->num_experts));
   VLLM_RETURN_IF_ERROR(ReadHfField(text, "num_experts_per_tok", &config->num_experts_per_token));
@@ -66,12 +57,7 @@ Status ReadQwenHf(const nlohmann::json& text, ModelConfig* config, HfDerivedTens
   return Status::Ok();
 }
 
-Status ReadQwen3MoeGguf(const GgufFile& file, ModelConfig* config) {
-  const std::string& a = config->architecture;
-  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_count", &config->num_experts));
-  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".expert_used_count", &config->num_experts_per_token));
-  VLLM_RETURN_IF_ERROR(
-      ReadGgufInt(file, a + ".expert_feed_forward_length", &config->expert_intermediate_size));
+Status ReadQwen3MoeGguf(const GgufFile&, ModelConfig* config) {
   if (config->num_experts <= 0) return Error{"qwen3moe file has no expert_count"};
   return Status::Ok();
 }
@@ -131,7 +117,6 @@ const Architecture kLlamaArchitecture{
     .name = "llama",
     .hf_names = {"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM"},
     .gguf_rope_style = RopeStyle::kInterleaved,
-    .read_gguf = ReadLlamaGguf,
     .read_hf = ReadLlamaHf,
     .write_hf = WriteLlamaHf,
     .hf_tensors = LlamaAndMixtralNames(),
