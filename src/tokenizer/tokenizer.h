@@ -22,6 +22,11 @@ class Tokenizer {
   virtual std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const = 0;
   // The bytes of the text; a sequence cut inside a UTF-8 character ends with a partial one.
   virtual std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const = 0;
+  // Decode skipping special tokens, but bytes that are not valid UTF-8 stay as the tokens give
+  // them instead of becoming U+FFFD (what a token adds to a byte stream).
+  virtual std::string DecodeBytes(std::span<const int32_t> ids) const {
+    return Decode(ids, /*skip_special_tokens=*/true);
+  }
 
   // The vocabulary's text for `id` as stored ("▁Once", "Ġthe", "<0x0A>", "##ing"); empty when
   // `id` is outside the vocabulary. Decode({id}) gives the text the token stands for.

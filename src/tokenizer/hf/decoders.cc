@@ -81,6 +81,9 @@ class SequenceDecoder : public Decoder {
   void DecodeChain(std::vector<std::string>* tokens) const override {
     for (const auto& decoder : decoders_) decoder->DecodeChain(tokens);
   }
+  void DecodeChainKeepingBytes(std::vector<std::string>* tokens) const override {
+    for (const auto& decoder : decoders_) decoder->DecodeChainKeepingBytes(tokens);
+  }
 
  private:
   std::vector<std::unique_ptr<Decoder>> decoders_;
@@ -90,6 +93,10 @@ class SequenceDecoder : public Decoder {
 class ByteLevelDecoder : public Decoder {
  public:
   void DecodeChain(std::vector<std::string>* tokens) const override {
+    DecodeChainKeepingBytes(tokens);
+    (*tokens)[0] = ToValidUtf8((*tokens)[0], /*keep_incomplete_tail=*/true);
+  }
+  void DecodeChainKeepingBytes(std::vector<std::string>* tokens) const override {
     std::string bytes;
     for (const std::string& token : *tokens) {
       if (auto decoded = ByteLevelToBytes(token)) {
@@ -98,7 +105,7 @@ class ByteLevelDecoder : public Decoder {
         bytes += token;
       }
     }
-    tokens->assign(1, ToValidUtf8(bytes, /*keep_incomplete_tail=*/true));
+    tokens->assign(1, std::move(bytes));
   }
 };
 
@@ -119,13 +126,19 @@ class ReplaceDecoder : public Decoder {
 // are not valid UTF-8.
 class ByteFallbackDecoder : public Decoder {
  public:
-  void DecodeChain(std::vector<std::string>* tokens) const override {
+  void DecodeChain(std::vector<std::string>* tokens) const override { Decode(tokens, false); }
+  void DecodeChainKeepingBytes(std::vector<std::string>* tokens) const override {
+    Decode(tokens, true);
+  }
+
+ private:
+  static void Decode(std::vector<std::string>* tokens, bool keep_bytes) {
     std::vector<std::string> out;
     out.reserve(tokens->size());
     std::string bytes;
     auto flush = [&](bool at_end) {
       if (bytes.empty()) return;
-      if (IsValidUtf8(bytes, at_end)) {
+      if (keep_bytes || IsValidUtf8(bytes, at_end)) {
         out.push_back(bytes);
       } else {
         for (size_t i = 0; i < bytes.size(); ++i) out.emplace_back(kReplacementChar);

@@ -20,6 +20,10 @@ class Decoder {
  public:
   virtual ~Decoder() = default;
   virtual void DecodeChain(std::vector<std::string>* tokens) const = 0;
+  // The same, but bytes that are not valid UTF-8 stay as they are (a token's raw bytes).
+  virtual void DecodeChainKeepingBytes(std::vector<std::string>* tokens) const {
+    DecodeChain(tokens);
+  }
 };
 
 // nullptr for a null decoder (tokens are then joined with spaces).

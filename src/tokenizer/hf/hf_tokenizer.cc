@@ -231,6 +231,15 @@ std::vector<int32_t> HfTokenizer::Encode(std::string_view text, bool add_special
 }
 
 std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special_tokens) const {
+  return DecodeWith(ids, skip_special_tokens, /*keep_bytes=*/false);
+}
+
+std::string HfTokenizer::DecodeBytes(std::span<const int32_t> ids) const {
+  return DecodeWith(ids, /*skip_special_tokens=*/true, /*keep_bytes=*/true);
+}
+
+std::string HfTokenizer::DecodeWith(std::span<const int32_t> ids, bool skip_special_tokens,
+                                    bool keep_bytes) const {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int32_t id : ids) {
@@ -247,7 +256,11 @@ std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special_
     for (size_t i = 0; i < tokens.size(); ++i) text += (i > 0 ? " " : "") + tokens[i];
     return text;
   }
-  decoder_->DecodeChain(&tokens);
+  if (keep_bytes) {
+    decoder_->DecodeChainKeepingBytes(&tokens);
+  } else {
+    decoder_->DecodeChain(&tokens);
+  }
   std::string text;
   for (const std::string& token : tokens) text += token;
   return text;

@@ -33,6 +33,7 @@ class HfTokenizer : public Tokenizer {
 
   std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
   std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const override;
+  std::string DecodeBytes(std::span<const int32_t> ids) const override;
   std::string_view TokenToPiece(int32_t id) const override;
   int64_t vocab_size() const override { return vocab_size_; }
   int32_t bos_id() const override { return bos_id_; }
@@ -48,6 +49,8 @@ class HfTokenizer : public Tokenizer {
   HfTokenizer() = default;
   // Normalizes, pre-tokenizes and tokenizes text that holds no raw-matched added token.
   void EncodeText(std::string_view text, bool at_input_start, std::vector<int32_t>* ids) const;
+  std::string DecodeWith(std::span<const int32_t> ids, bool skip_special_tokens,
+                         bool keep_bytes) const;
 
   std::unique_ptr<hf::Model> model_;
   std::unique_ptr<hf::Normalizer> normalizer_;
