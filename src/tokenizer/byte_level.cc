@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "common/utf8_encode.h"
 #include "tokenizer/utf8.h"
 
 namespace vllm {
@@ -20,19 +21,6 @@ const std::array<uint16_t, 256>& ByteToCodepoint() {
     return codepoints;
   }();
   return table;
-}
-
-void AppendUtf8(uint32_t codepoint, std::string* out) {
-  if (codepoint < 0x80) {
-    *out += static_cast<char>(codepoint);
-  } else if (codepoint < 0x800) {
-    *out += static_cast<char>(0xc0 | (codepoint >> 6));
-    *out += static_cast<char>(0x80 | (codepoint & 0x3f));
-  } else {
-    *out += static_cast<char>(0xe0 | (codepoint >> 12));
-    *out += static_cast<char>(0x80 | ((codepoint >> 6) & 0x3f));
-    *out += static_cast<char>(0x80 | (codepoint & 0x3f));
-  }
 }
 
 }  // namespace

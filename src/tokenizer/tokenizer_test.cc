@@ -10,7 +10,9 @@
 #include "formats/gguf_file.h"
 #include "formats/gguf_writer.h"
 #include "tokenizer/gguf_vocab.h"
+#include "tokenizer/hf/hf_tokenizer.h"
 #include "tokenizer/incremental_detokenizer.h"
+#include "tokenizer/token_bytes.h"
 #include "tokenizer/utf8.h"
 
 namespace vllm {
@@ -257,6 +259,51 @@ TEST(TokenizerTest, LlamaThreeIgnoresMergesForWholeWords) {
     }
     std::remove(path.c_str());
   }
+}
+
+// Decoding "a" then any ids equals "a" followed by the ids' token bytes.
+void ExpectConcatenationDecodes(const Tokenizer& tokenizer, const std::string& text) {
+  const std::vector<std::string> token_bytes = TokenByteStrings(tokenizer);
+  ASSERT_EQ(token_bytes.size(), static_cast<size_t>(tokenizer.vocab_size()));
+  std::vector<int32_t> ids = tokenizer.Encode("a", false);
+  ASSERT_FALSE(ids.empty());
+  ids.resize(1);
+  const std::string prefix = tokenizer.Decode(ids, true);
+  std::string joined = prefix;
+  for (int32_t id : tokenizer.Encode(text, false)) {
+    ids.push_back(id);
+    joined += token_bytes[id];
+  }
+  EXPECT_EQ(joined, tokenizer.Decode(ids, true)) << text;
+}
+
+TEST(TokenBytesTest, SentencePieceKeepsSpacesAndRawBytes) {
+  auto tokenizer = LoadVocab("llama-spm");
+  const auto token_bytes = TokenByteStrings(*tokenizer);
+  EXPECT_EQ(token_bytes[tokenizer->Encode(" the", false).back()], " the");
+  EXPECT_EQ(token_bytes[13], "\n");  // <0x0A>
+  EXPECT_EQ(token_bytes[tokenizer->bos_id()], "");
+  EXPECT_EQ(token_bytes[tokenizer->eos_id()], "");
+  ExpectConcatenationDecodes(*tokenizer, " Hello world,\n\tthe café 🚀 naïve");
+}
+
+TEST(TokenBytesTest, ByteLevelBpeAndWordPiece) {
+  auto gpt2 = LoadVocab("gpt-2");
+  EXPECT_EQ(TokenByteStrings(*gpt2)[gpt2->Encode(" the", false).back()], " the");
+  ExpectConcatenationDecodes(*gpt2, " Hello world,\n\tthe café 🚀 naïve");
+  auto bert = LoadVocab("bert-bge");
+  const auto token_bytes = TokenByteStrings(*bert);
+  const auto ids = bert->Encode("playing", false);
+  ASSERT_GE(ids.size(), 1u);
+  EXPECT_EQ(token_bytes[ids.front()].front(), ' ');  // a word start follows a space
+}
+
+TEST(TokenBytesTest, TokenizerJsonVocabulary) {
+  auto tokenizer = LoadTokenizerFromHfDir(std::string(VLLM_SHARED_DIR) + "/tokenizers/qwen3");
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.error();
+  const auto token_bytes = TokenByteStrings(**tokenizer);
+  EXPECT_EQ(token_bytes[(*tokenizer)->Encode(" the", false).back()], " the");
+  ExpectConcatenationDecodes(**tokenizer, " Hello world,\n\tthe café 🚀 naïve <think>x</think>");
 }
 
 }  // namespace

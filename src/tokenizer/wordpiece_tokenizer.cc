@@ -4,6 +4,8 @@
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 
+#include "common/utf8_encode.h"
+
 namespace vllm {
 namespace {
 
@@ -36,8 +38,6 @@ bool IsPunctuation(UChar32 c) {
   return U_GET_GC_MASK(c) & U_GC_P_MASK;
 }
 
-void AppendUtf8(UChar32 c, std::string* out) { icu::UnicodeString(c).toUTF8String(*out); }
-
 // BERT vocabularies name their first token [CLS] (tokenizer.ggml.cls_token_id); it is the BOS.
 GgufVocab UseClsAsBos(GgufVocab vocab) {
   if (vocab.bos_id < 0) vocab.bos_id = vocab.cls_id;
@@ -65,10 +65,10 @@ std::vector<std::string> BertBasicWords(std::string_view text) {
       continue;  // dropped; accents go with the non-spacing marks NFD split off
     } else if (IsPunctuation(c) || IsCjk(c)) {
       end_word();
-      AppendUtf8(u_tolower(c), &words.back());
+      AppendUtf8(static_cast<char32_t>(u_tolower(c)), &words.back());
       words.emplace_back();
     } else {
-      AppendUtf8(u_tolower(c), &words.back());
+      AppendUtf8(static_cast<char32_t>(u_tolower(c)), &words.back());
     }
   }
   if (words.back().empty()) words.pop_back();

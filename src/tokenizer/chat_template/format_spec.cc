@@ -113,7 +113,7 @@ std::string FormatInteger(int64_t value, const FormatSpec& spec, const RenderBud
     }
     if (value < 0 || value > 0x10FFFF) throw RenderError("%c arg not in range(0x110000)");
     std::string character;
-    AppendUtf8(static_cast<char32_t>(value), character);
+    AppendUtf8(static_cast<char32_t>(value), &character);
     return Pad("", character, spec, '>', budget);
   }
   int base = 10;

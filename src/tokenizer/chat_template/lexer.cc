@@ -400,7 +400,7 @@ class Lexer {
             code_point = code_point * 16 + static_cast<char32_t>(digit);
           }
           if (code_point > 0x10FFFF) fail("illegal Unicode character in escape");
-          AppendUtf8(code_point, value);
+          AppendUtf8(code_point, &value);
           i += digits;
           break;
         }
@@ -411,7 +411,7 @@ class Lexer {
                  ++k, ++i) {
               code_point = code_point * 8 + static_cast<char32_t>(source_[i] - '0');
             }
-            AppendUtf8(code_point, value);
+            AppendUtf8(code_point, &value);
           } else {
             value += '\\';
             i -= 1;  // the character after the backslash is read as usual

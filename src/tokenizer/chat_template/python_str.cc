@@ -51,25 +51,6 @@ std::string MapWithIcu(std::string_view text, CaseMap map) {
 
 }  // namespace
 
-void AppendUtf8(char32_t c, std::string& out) {
-  if ((c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) c = 0xFFFD;
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
-
 std::vector<std::string_view> CodePoints(std::string_view text) {
   return SplitUtf8Characters(text);
 }
@@ -327,7 +308,7 @@ std::string Capitalize(std::string_view text) {
   if (chars.empty()) return "";
   std::string out;
   AppendUtf8(static_cast<char32_t>(u_totitle(static_cast<UChar32>(DecodeCodePoint(chars[0])))),
-             out);
+             &out);
   out += ToLower(text.substr(chars[0].size()));
   return out;
 }
@@ -338,7 +319,7 @@ std::string TitleCase(std::string_view text) {
   for (std::string_view c : CodePoints(text)) {
     UChar32 code_point = static_cast<UChar32>(DecodeCodePoint(c));
     UChar32 mapped = previous_is_cased ? u_tolower(code_point) : u_totitle(code_point);
-    AppendUtf8(static_cast<char32_t>(mapped), out);
+    AppendUtf8(static_cast<char32_t>(mapped), &out);
     previous_is_cased = u_hasBinaryProperty(code_point, UCHAR_CASED);
   }
   return out;

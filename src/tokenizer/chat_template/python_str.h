@@ -7,10 +7,9 @@
 #include <string_view>
 #include <vector>
 
-namespace vllm::jinja {
+#include "common/utf8_encode.h"
 
-// Appends `code_point` as UTF-8; surrogates and values past U+10FFFF become U+FFFD.
-void AppendUtf8(char32_t code_point, std::string& out);
+namespace vllm::jinja {
 
 // The code point of one UTF-8 sequence as CodePoints() splits them; U+FFFD for an invalid byte.
 char32_t DecodeCodePoint(std::string_view bytes);

@@ -60,7 +60,7 @@ std::string Convert(char conversion, const Value& value, FormatSpec spec, bool z
       } else if (conversion == 'a') {
         text = AsciiRepr(value, budget);
       } else if (value.is_integral() && value.AsInt() >= 0 && value.AsInt() <= 0x10FFFF) {
-        AppendUtf8(static_cast<char32_t>(value.AsInt()), text);
+        AppendUtf8(static_cast<char32_t>(value.AsInt()), &text);
         spec.precision.reset();
       } else if (value.is_string() && CodePointCount(value.AsString()) == 1) {
         text = value.AsString();

@@ -177,7 +177,7 @@ bool AllCodePoints(std::string_view text, Test test) {
 bool IsAlnum(char32_t c) { return IsPythonAlpha(c) || IsPythonNumeric(c); }
 bool IsSpace(char32_t c) {
   std::string bytes;
-  AppendUtf8(c, bytes);
+  AppendUtf8(c, &bytes);
   return IsPythonSpace(bytes);
 }
 bool IsAscii(char32_t c) { return c < 0x80; }

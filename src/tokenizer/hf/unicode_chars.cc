@@ -22,24 +22,6 @@ char32_t DecodeUtf8At(std::string_view text, size_t pos, size_t* length) {
   return c;
 }
 
-void AppendUtf8(char32_t c, std::string* out) {
-  if (c < 0x80) {
-    *out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    *out += static_cast<char>(0xc0 | (c >> 6));
-    *out += static_cast<char>(0x80 | (c & 0x3f));
-  } else if (c < 0x10000) {
-    *out += static_cast<char>(0xe0 | (c >> 12));
-    *out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-    *out += static_cast<char>(0x80 | (c & 0x3f));
-  } else {
-    *out += static_cast<char>(0xf0 | (c >> 18));
-    *out += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
-    *out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-    *out += static_cast<char>(0x80 | (c & 0x3f));
-  }
-}
-
 bool IsWhitespace(char32_t c) {
   if (c < 0x80) return c == ' ' || (c >= '\t' && c <= '\r');
   if (c == kInvalidChar) return false;

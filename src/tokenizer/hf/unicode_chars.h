@@ -13,7 +13,6 @@ inline constexpr char32_t kInvalidChar = 0x80000000;
 
 // The character at text[pos] (pos < text.size()); *length is its size in bytes.
 char32_t DecodeUtf8At(std::string_view text, size_t pos, size_t* length);
-void AppendUtf8(char32_t c, std::string* out);
 
 bool IsWhitespace(char32_t c);    // Unicode White_Space
 bool IsNumeric(char32_t c);       // general category N*
