@@ -16,6 +16,7 @@
 
 #include "vllm/engine_args.h"
 #include "vllm/outputs.h"
+#include "vllm/request_options.h"
 #include "vllm/sampling_params.h"
 
 namespace vllm {
@@ -62,12 +63,6 @@ class RequestOutputStream {
   std::string error_;
   bool rejected_ = false;
   std::function<void()> listener_;
-};
-
-// What a request asks of the engine beyond its prompt and sampling parameters.
-struct RequestOptions {
-  int priority = 0;
-  std::string cache_salt;
 };
 
 class AsyncLLM {

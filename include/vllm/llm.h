@@ -33,6 +33,9 @@ class LLM {
   std::vector<RequestOutput> GenerateFromTokenIds(
       const std::vector<std::vector<int32_t>>& prompt_token_ids, const SamplingParams& params,
       bool use_tqdm = true);
+  std::vector<RequestOutput> GenerateFromTokenIds(
+      const std::vector<std::vector<int32_t>>& prompt_token_ids,
+      const std::vector<SamplingParams>& params, bool use_tqdm = true);
 
   LLMEngine& engine() { return *engine_; }
 

@@ -16,6 +16,34 @@ enum class RequestOutputKind {
   kFinalOnly,   // one output, when the request finishes
 };
 
+// vLLM's StructuredOutputsParams: one constraint the output must satisfy.
+struct StructuredOutputsParams {
+  std::optional<std::string> json;  // a JSON Schema, as JSON text
+  std::optional<std::string> regex;
+  std::optional<std::vector<std::string>> choice;
+  std::optional<std::string> grammar;          // GBNF / EBNF
+  bool json_object = false;                    // any JSON object
+  bool disable_any_whitespace = false;         // JSON without whitespace between its tokens
+  bool disable_additional_properties = false;  // no properties beyond a schema's `properties`
+
+  int num_constraints() const {
+    return json.has_value() + regex.has_value() + choice.has_value() + grammar.has_value() +
+           json_object;
+  }
+  // The empty string when valid; otherwise vLLM's message.
+  std::string Validate() const {
+    if (num_constraints() > 1) {
+      return "You can only use one kind of structured outputs constraint but multiple are "
+             "specified.";
+    }
+    if (num_constraints() < 1) {
+      return "You must use one kind of structured outputs constraint but none are specified.";
+    }
+    if (choice && choice->empty()) return "structured_outputs.choice must not be empty.";
+    return "";
+  }
+};
+
 struct SamplingParams {
   int n = 1;
   float presence_penalty = 0.0f;
@@ -41,6 +69,7 @@ struct SamplingParams {
   std::optional<std::vector<int32_t>> allowed_token_ids;
   std::vector<std::string> bad_words;
   RequestOutputKind output_kind = RequestOutputKind::kCumulative;
+  std::optional<StructuredOutputsParams> structured_outputs;
 
   // The empty string when valid; otherwise vLLM's message for the first invalid field.
   std::string Validate() const {
@@ -96,6 +125,7 @@ struct SamplingParams {
     for (const auto& stop_string : stop) {
       if (stop_string.empty()) return "stop cannot contain an empty string.";
     }
+    if (structured_outputs) return structured_outputs->Validate();
     return "";
   }
 };

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <numeric>
 #include <random>
 
@@ -25,6 +27,10 @@ struct BenchEngineOptions {
   int num_iters_warmup = 1;
   int num_iters = 3;
   uint64_t seed = 0;
+  // Structured output (vLLM's benchmark_serving_structured_output): this fraction of the
+  // requests is constrained to the JSON Schema in json_schema_path and ends where it completes.
+  double structured_output_ratio = 0.0;
+  std::string json_schema_path;
 };
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -53,14 +59,31 @@ SamplingParams FixedLength(int output_len) {
   return params;
 }
 
+// The params of each prompt: every request FixedLength, the first ratio * count constrained.
+Expected<std::vector<SamplingParams>> ParamsPerPrompt(const BenchEngineOptions& options,
+                                                      int count) {
+  std::vector<SamplingParams> params(count, FixedLength(options.output_len));
+  if (options.structured_output_ratio <= 0.0) return params;
+  std::ifstream file(options.json_schema_path);
+  if (!file) return Error{"--json-schema: cannot read '" + options.json_schema_path + "'"};
+  const std::string schema((std::istreambuf_iterator<char>(file)), {});
+  const int num_constrained = static_cast<int>(options.structured_output_ratio * count + 0.5);
+  for (int i = 0; i < std::min(num_constrained, count); ++i) {
+    params[i].ignore_eos = false;
+    params[i].structured_outputs = StructuredOutputsParams{.json = schema};
+  }
+  return params;
+}
+
 int RunThroughput(const BenchEngineOptions& options) {
   try {
     LLM llm(options.engine);
     auto prompts = RandomPrompts(options.num_prompts, options.input_len,
                                  llm.engine().model_config().vocab_size, options.seed);
+    auto params = ParamsPerPrompt(options, options.num_prompts);
+    if (!params) throw std::invalid_argument(params.error());
     const auto start = std::chrono::steady_clock::now();
-    auto outputs =
-        llm.GenerateFromTokenIds(prompts, FixedLength(options.output_len), /*use_tqdm=*/false);
+    auto outputs = llm.GenerateFromTokenIds(prompts, *params, /*use_tqdm=*/false);
     const double seconds = SecondsSince(start);
     int64_t prompt_tokens = 0, output_tokens = 0;
     for (const auto& output : outputs) {
@@ -121,6 +144,12 @@ void RegisterBenchEngineCommands(CLI::App& bench) {
   throughput->add_option("--output-len", options->output_len)->capture_default_str();
   throughput->add_option("--num-prompts", options->num_prompts)->capture_default_str();
   throughput->add_option("--seed", options->seed)->capture_default_str();
+  throughput
+      ->add_option("--structured-output-ratio", options->structured_output_ratio,
+                   "Fraction of the requests constrained to --json-schema")
+      ->capture_default_str();
+  throughput->add_option("--json-schema", options->json_schema_path,
+                         "JSON Schema file for the constrained requests");
   throughput->callback([options] { std::exit(RunThroughput(*options)); });
 
   CLI::App* latency = bench.add_subcommand("latency", "Latency of one batch, as vLLM's");

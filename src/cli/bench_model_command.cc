@@ -71,7 +71,7 @@ int Run(const BenchModelOptions& options) {
   bool failed = false;
   auto run_chunk = [&](std::span<const int32_t> ids, int32_t num_computed) {
     SequenceChunk chunk{ids, num_computed, block_tables, true};
-    auto logits = (*runner)->Execute({&chunk, 1});
+    auto logits = (*runner)->ComputeLogits({&chunk, 1});
     if (!logits) {
       std::cerr << "error: " << logits.error() << "\n";
       failed = true;

@@ -165,7 +165,7 @@ std::shared_ptr<RequestOutputStream> AsyncLLM::Generate(
     const SamplingParams& params, int priority) {
   auto stream = std::make_shared<RequestOutputStream>();
   Status status = impl_->Call([&] {
-    Status added = impl_->engine->AddRequest(request_id, prompt, params, priority);
+    Status added = impl_->engine->AddRequest(request_id, prompt, params, {.priority = priority});
     if (added.ok()) impl_->streams[request_id] = stream;
     return added;
   });
@@ -179,8 +179,7 @@ std::shared_ptr<RequestOutputStream> AsyncLLM::Submit(
   auto stream = std::make_shared<RequestOutputStream>();
   stream->SetListener(std::move(listener));
   impl_->Post([this, stream, request_id, prompt, params, options] {
-    Status added =
-        impl_->engine->AddRequest(request_id, prompt, params, options.priority, options.cache_salt);
+    Status added = impl_->engine->AddRequest(request_id, prompt, params, options);
     if (added.ok()) {
       impl_->streams[request_id] = stream;
     } else {

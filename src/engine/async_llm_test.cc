@@ -4,18 +4,11 @@
 
 #include <thread>
 
+#include "engine/test_engine_args.h"
 #include "vllm/llm.h"
 
 namespace vllm {
 namespace {
-
-EngineArgs StoriesArgs() {
-  EngineArgs args;
-  args.model = std::string(VLLM_SHARED_DIR) + "/models/stories260K.gguf";
-  args.num_threads = 2;
-  args.kv_cache_memory_bytes = int64_t{64} << 20;  // made resident at start: small is quick
-  return args;
-}
 
 TEST(AsyncLLMTest, ConcurrentStreamsMatchOfflineResults) {
   const std::vector<std::string> prompts = {"Once upon a time", "The dog",     "Lily and Tom",

@@ -11,16 +11,6 @@ namespace {
 static_assert(KvCacheManager::kNullBlockId == KvStorage::kNullBlockId,
               "the model must recognize the KV cache manager's null block");
 
-SamplingOptions ToSamplingOptions(const SamplingParams& params) {
-  SamplingOptions options;
-  options.temperature = params.temperature;
-  options.top_k = params.top_k;
-  options.top_p = params.top_p;
-  options.min_p = params.min_p;
-  if (params.seed) options.seed = static_cast<uint64_t>(*params.seed);
-  return options;
-}
-
 EngineCoreOutput OutputOf(const Request& request, std::vector<int32_t> new_token_ids,
                           std::vector<TokenLogprobs> new_logprobs = {}) {
   EngineCoreOutput output;
@@ -113,9 +103,13 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
   }
   const std::string id = request->request_id;
   VLLM_RETURN_IF_ERROR(scheduler_->AddRequest(std::move(request)));
-  sampling_states_.erase(id);
-  sampling_states_.emplace(id, SamplingState{Sampler(ToSamplingOptions(core_request.params)),
-                                             std::move(core_request.bad_words_token_ids)});
+  arrivals_[id] = Arrival();
+  runner_->AddRequest(id,
+                      {.params = std::move(core_request.params),
+                       .bad_words_token_ids = std::move(core_request.bad_words_token_ids),
+                       .eos_token_id = core_request.eos_token_id,
+                       .grammar = std::move(core_request.grammar),
+                       .grammar_after_token_ids = std::move(core_request.grammar_after_token_ids)});
   return Status::Ok();
 }
 
@@ -123,7 +117,7 @@ std::vector<EngineCoreOutput> EngineCore::FinishRequests(
     const std::vector<std::string>& request_ids, RequestStatus status) {
   std::vector<EngineCoreOutput> outputs;
   for (auto& request : scheduler_->FinishRequests(request_ids, status)) {
-    sampling_states_.erase(request->request_id);
+    Forget(request->request_id);
     outputs.push_back(OutputOf(*request, {}));
   }
   return outputs;
@@ -134,79 +128,34 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   last_num_scheduled_tokens_ = schedule.total_num_scheduled_tokens;
   if (schedule.scheduled.empty()) return std::vector<EngineCoreOutput>();
 
-  // Each scheduled request's new tokens: [num_computed, num_computed + num_new) of prompt+output.
-  // Logits rows: the chunk's last token, or all its tokens while prompt logprobs are wanted.
-  std::vector<std::vector<int32_t>> new_tokens(schedule.scheduled.size());
-  std::vector<SequenceChunk> chunks;
-  std::vector<int64_t> first_row(schedule.scheduled.size(), -1);
-  int64_t num_rows = 0;
-  for (size_t i = 0; i < schedule.scheduled.size(); ++i) {
-    const ScheduledRequest& scheduled = schedule.scheduled[i];
-    const Request& request = *scheduled.request;
-    const int64_t begin = request.num_computed_tokens;
-    const int64_t end = begin + scheduled.num_new_tokens;
-    for (int64_t t = begin; t < end; ++t) new_tokens[i].push_back(request.token(t));
-    const bool reaches_end = end == request.num_tokens();
-    const bool all_rows = request.params.prompt_logprobs &&
-                          sampling_states_.at(request.request_id).num_prompt_logprobs < end &&
-                          begin < request.num_prompt_tokens();
-    chunks.push_back({new_tokens[i], static_cast<int32_t>(begin), scheduled.block_tables,
-                      reaches_end, all_rows});
-    if (all_rows || reaches_end) first_row[i] = num_rows;
-    num_rows += all_rows ? scheduled.num_new_tokens : (reaches_end ? 1 : 0);
-  }
   // Time in the waiting queue, reported with the request's first output after it.
   std::map<std::string, double> queue_seconds;
   const auto now = std::chrono::steady_clock::now();
+  std::vector<ScheduledSequence> sequences;
   for (const ScheduledRequest& scheduled : schedule.scheduled) {
-    SamplingState& state = sampling_states_.at(scheduled.request->request_id);
-    if (state.scheduled) continue;
-    state.scheduled = true;
-    queue_seconds[scheduled.request->request_id] =
-        std::chrono::duration<double>(now - state.added_at).count();
+    const Request& request = *scheduled.request;
+    sequences.push_back({request.request_id, request.prompt_token_ids, request.output_token_ids,
+                         request.num_computed_tokens, scheduled.num_new_tokens,
+                         scheduled.block_tables});
+    Arrival& arrival = arrivals_.at(request.request_id);
+    if (arrival.scheduled) continue;
+    arrival.scheduled = true;
+    queue_seconds[request.request_id] =
+        std::chrono::duration<double>(now - arrival.added_at).count();
   }
-  auto logits = runner_->Execute(chunks);
-  if (!logits) return Error{logits.error()};
+  auto results = runner_->Execute(sequences);
+  if (!results) return Error{results.error()};
 
-  const int64_t vocab_size = model_.config().vocab_size;
   std::vector<SampledToken> sampled;
   std::map<std::string, TokenLogprobs> logprobs;
   std::map<std::string, std::vector<TokenLogprobs>> prompt_logprobs;
   for (size_t i = 0; i < schedule.scheduled.size(); ++i) {
-    if (first_row[i] < 0) continue;
-    const Request& request = *schedule.scheduled[i].request;
-    SamplingState& state = sampling_states_.at(request.request_id);
-    const int64_t begin = request.num_computed_tokens;
-    if (chunks[i].wants_all_logits) {
-      // Row of position p predicts prompt token p + 1; each is reported once, even after a
-      // preemption recomputes it.
-      for (int64_t p = begin; p < begin + schedule.scheduled[i].num_new_tokens; ++p) {
-        if (p + 1 >= request.num_prompt_tokens() || p + 1 <= state.num_prompt_logprobs) continue;
-        prompt_logprobs[request.request_id].push_back(
-            ComputeLogprobs(logits->data() + (first_row[i] + p - begin) * vocab_size, vocab_size,
-                            request.prompt_token_ids[p + 1], *request.params.prompt_logprobs));
-        state.num_prompt_logprobs = p + 1;
-      }
-    }
-    if (!chunks[i].wants_logits) continue;
-    const int64_t last_row =
-        first_row[i] + (chunks[i].wants_all_logits ? schedule.scheduled[i].num_new_tokens - 1 : 0);
-    float* row = logits->data() + last_row * vocab_size;
-    // Logprobs come from the raw logits, before any processing (vLLM's default mode).
-    std::vector<float> raw;
-    if (request.params.logprobs) raw.assign(row, row + vocab_size);
-    LogitsContext context{request.prompt_token_ids, request.output_token_ids,
-                          state.bad_words_token_ids, request.params.stop_token_ids};
-    if (request.eos_token_id && !request.params.ignore_eos) {
-      context.min_tokens_stop_ids.push_back(*request.eos_token_id);
-    }
-    ApplyLogitsProcessors(request.params, context, vocab_size, row);
-    const int32_t token = state.sampler.Sample(row, vocab_size);
-    sampled.push_back({request.request_id, token});
-    if (request.params.logprobs) {
-      logprobs[request.request_id] =
-          ComputeLogprobs(raw.data(), vocab_size, token, *request.params.logprobs);
-    }
+    const std::string& id = schedule.scheduled[i].request->request_id;
+    SequenceResult& result = (*results)[i];
+    if (!result.prompt_logprobs.empty()) prompt_logprobs[id] = std::move(result.prompt_logprobs);
+    if (!result.sampled) continue;
+    sampled.push_back({id, result.sampled->token_id});
+    if (result.sampled->logprobs) logprobs[id] = std::move(*result.sampled->logprobs);
   }
   Scheduler::StepResult result = scheduler_->Update(schedule, sampled);
   std::vector<EngineCoreOutput> outputs;
@@ -227,7 +176,7 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   };
   for (Request* request : result.updated) add_output(*request, {request->output_token_ids.back()});
   for (auto& request : result.finished) {
-    sampling_states_.erase(request->request_id);
+    Forget(request->request_id);
     add_output(*request, {request->output_token_ids.back()});
   }
   // Prefill chunks that produced prompt logprobs but no token yet.
@@ -237,6 +186,11 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
     }
   }
   return outputs;
+}
+
+void EngineCore::Forget(const std::string& request_id) {
+  arrivals_.erase(request_id);
+  runner_->RemoveRequest(request_id);
 }
 
 EngineStats EngineCore::stats() const {

@@ -13,9 +13,8 @@
 #include "common/expected.h"
 #include "kv_cache/kv_cache_manager.h"
 #include "runner/model_runner.h"
-#include "sampling/logits_processors.h"
-#include "sampling/sampler.h"
 #include "sched/scheduler.h"
+#include "structured_output/grammar_matcher.h"
 #include "vllm/engine_args.h"
 #include "vllm/sampling_params.h"
 
@@ -29,6 +28,9 @@ struct EngineCoreRequest {
   int priority = 0;
   std::string cache_salt;
   std::vector<std::vector<int32_t>> bad_words_token_ids;  // tokenized params.bad_words
+  std::shared_ptr<const CompiledGrammar> grammar;  // params.structured_outputs compiled; or null
+  // The grammar applies once the output ends with these ids (the reasoning's end); empty: at once.
+  std::vector<int32_t> grammar_after_token_ids;
 };
 
 // What one step produced for one request.
@@ -77,6 +79,8 @@ class EngineCore {
 
  private:
   EngineCore(Model& model, const EngineArgs& args) : model_(model), config_(args) {}
+  // Drops what the core and the runner keep of a finished request.
+  void Forget(const std::string& request_id);
 
   Model& model_;
   EngineArgs config_;
@@ -84,15 +88,12 @@ class EngineCore {
   std::unique_ptr<KvCacheManager> kv_cache_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<ModelRunner> runner_;
-  // Per request: its generator and what its logits processors need beyond the Request.
-  struct SamplingState {
-    Sampler sampler;
-    std::vector<std::vector<int32_t>> bad_words_token_ids;
-    int64_t num_prompt_logprobs = 0;  // prompt tokens [1, n] already reported
+  // Per request: when it arrived, for its time in the waiting queue.
+  struct Arrival {
     std::chrono::steady_clock::time_point added_at = std::chrono::steady_clock::now();
     bool scheduled = false;  // scheduled at least once
   };
-  std::map<std::string, SamplingState> sampling_states_;
+  std::map<std::string, Arrival> arrivals_;
   int64_t last_num_scheduled_tokens_ = 0;
 };
 

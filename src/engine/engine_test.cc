@@ -10,6 +10,7 @@
 
 #include "engine/llm_engine.h"
 #include "engine/output_processor.h"
+#include "engine/test_engine_args.h"
 #include "model/hf_export.h"
 #include "model/random_model.h"
 #include "vllm/llm.h"
@@ -18,21 +19,6 @@ namespace vllm {
 namespace {
 
 using ::testing::HasSubstr;
-
-// The KV cache is made resident at start: 64 MiB (thousands of blocks) holds every test's
-// sequences and is quick to reserve, where the default would cost each test process hundreds of
-// MiB.
-EngineArgs TestArgs(const std::string& model) {
-  EngineArgs args;
-  args.model = model;
-  args.num_threads = 2;
-  args.kv_cache_memory_bytes = int64_t{64} << 20;
-  return args;
-}
-
-EngineArgs StoriesArgs() {
-  return TestArgs(std::string(VLLM_SHARED_DIR) + "/models/stories260K.gguf");
-}
 
 const char* const kReference =
     ", there was a little girl named Lily. She loved to play outside in the park. One day, she "

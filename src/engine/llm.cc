@@ -95,4 +95,10 @@ std::vector<RequestOutput> LLM::GenerateFromTokenIds(
              use_tqdm);
 }
 
+std::vector<RequestOutput> LLM::GenerateFromTokenIds(
+    const std::vector<std::vector<int32_t>>& prompt_token_ids,
+    const std::vector<SamplingParams>& params, bool use_tqdm) {
+  return Run(prompt_token_ids, params, use_tqdm);
+}
+
 }  // namespace vllm

@@ -8,6 +8,7 @@
 
 #include "model/model_loader.h"
 #include "tokenizer/hf/hf_tokenizer.h"
+#include "tokenizer/token_bytes.h"
 
 namespace vllm {
 
@@ -82,12 +83,34 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   return engine;
 }
 
+Expected<std::shared_ptr<const CompiledGrammar>> LLMEngine::CompileStructuredOutput(
+    const SamplingParams& params) {
+  if (!params.structured_outputs) return std::shared_ptr<const CompiledGrammar>();
+  if (!structured_output_compiler_) {
+    // The model's logits may have more rows than the tokenizer has tokens: those never come.
+    TokenVocabulary vocabulary{.token_bytes = TokenByteStrings(*tokenizer_)};
+    vocabulary.token_bytes.resize(model_config().vocab_size);
+    if (tokenizer_->eos_id() >= 0) vocabulary.stop_token_ids.push_back(tokenizer_->eos_id());
+    for (int32_t id : generation_eos_ids_) {
+      if (id >= 0 && id < model_config().vocab_size) vocabulary.stop_token_ids.push_back(id);
+    }
+    structured_output_compiler_ =
+        std::make_unique<StructuredOutputCompiler>(IndexVocabulary(std::move(vocabulary)));
+  }
+  return structured_output_compiler_->Compile(*params.structured_outputs);
+}
+
 Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& prompt,
-                             const SamplingParams& params, int priority,
-                             const std::string& cache_salt) {
+                             const SamplingParams& params, const RequestOptions& options) {
   if (std::string error = params.Validate(); !error.empty()) return Error{error};
   if (output_processor_->Has(request_id)) {
     return Error{"request id '" + request_id + "' is already in use"};
+  }
+  auto grammar = CompileStructuredOutput(params);
+  if (!grammar) return Error{grammar.error()};
+  std::vector<int32_t> grammar_after_token_ids;
+  if (*grammar && !options.structured_output_after.empty()) {
+    grammar_after_token_ids = tokenizer_->Encode(options.structured_output_after, false);
   }
   std::vector<int32_t> token_ids;
   std::string text;
@@ -129,8 +152,15 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
         if (id != tokenizer_->eos_id()) child_params.stop_token_ids.push_back(id);
       }
     }
-    Status status = core_->AddRequest(
-        {child_ids[i], token_ids, child_params, eos_id, priority, cache_salt, bad_words_token_ids});
+    Status status = core_->AddRequest({.request_id = child_ids[i],
+                                       .prompt_token_ids = token_ids,
+                                       .params = child_params,
+                                       .eos_token_id = eos_id,
+                                       .priority = options.priority,
+                                       .cache_salt = options.cache_salt,
+                                       .bad_words_token_ids = bad_words_token_ids,
+                                       .grammar = *grammar,
+                                       .grammar_after_token_ids = grammar_after_token_ids});
     if (!status.ok()) {
       core_->FinishRequests(added, RequestStatus::kFinishedAborted);
       return status;

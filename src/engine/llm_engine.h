@@ -15,9 +15,11 @@
 #include "engine/output_processor.h"
 #include "formats/gguf_file.h"
 #include "model/model_loader.h"
+#include "structured_output/structured_output_compiler.h"
 #include "tokenizer/tokenizer.h"
 #include "vllm/engine_args.h"
 #include "vllm/outputs.h"
+#include "vllm/request_options.h"
 
 namespace vllm {
 
@@ -28,9 +30,9 @@ class LLMEngine {
  public:
   static Expected<std::unique_ptr<LLMEngine>> Create(const EngineArgs& args);
 
+  // A structured output constraint in `params` is compiled here (an invalid one is refused).
   Status AddRequest(const std::string& request_id, const PromptInput& prompt,
-                    const SamplingParams& params, int priority = 0,
-                    const std::string& cache_salt = "");
+                    const SamplingParams& params, const RequestOptions& options = {});
   Expected<std::vector<RequestOutput>> Step();
   // Finishes the requests with finish_reason "abort"; returns their final outputs.
   std::vector<RequestOutput> AbortRequests(const std::vector<std::string>& request_ids);
@@ -52,6 +54,9 @@ class LLMEngine {
   // Loads the loaded model's tokenizer and chat template (and a model directory's generation
   // config) from `path`.
   Status LoadTokenizer(const std::string& path);
+  // The grammar of params.structured_outputs, or null when it has none.
+  Expected<std::shared_ptr<const CompiledGrammar>> CompileStructuredOutput(
+      const SamplingParams& params);
 
   std::unique_ptr<ThreadPool> pool_;
   LoadedModel model_;
@@ -62,6 +67,8 @@ class LLMEngine {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<EngineCore> core_;
   std::unique_ptr<OutputProcessor> output_processor_;
+  // Built on the first request with a constraint (indexing the vocabulary takes a moment).
+  std::unique_ptr<StructuredOutputCompiler> structured_output_compiler_;
 };
 
 }  // namespace vllm

@@ -14,7 +14,14 @@ Expected<std::unique_ptr<ModelRunner>> ModelRunner::Create(Model& model, const O
   return std::unique_ptr<ModelRunner>(new ModelRunner(model, std::move(*kv)));
 }
 
-Expected<std::vector<float>> ModelRunner::Execute(std::span<const SequenceChunk> chunks) {
+void ModelRunner::AddRequest(std::string request_id, SamplingInputs inputs) {
+  samplers_.erase(request_id);
+  samplers_.emplace(std::move(request_id), RequestSampler(std::move(inputs)));
+}
+
+void ModelRunner::RemoveRequest(const std::string& request_id) { samplers_.erase(request_id); }
+
+Expected<std::vector<float>> ModelRunner::ComputeLogits(std::span<const SequenceChunk> chunks) {
   const int64_t block_size = kv_->options().block_size;
   batch_ = ForwardBatch();
   for (const SequenceChunk& chunk : chunks) {
@@ -31,6 +38,68 @@ Expected<std::vector<float>> ModelRunner::Execute(std::span<const SequenceChunk>
   std::vector<float> logits(batch_.logits_indices.size() * model_.config().vocab_size);
   VLLM_RETURN_IF_ERROR(model_.Forward(batch_, *kv_, logits.data()));
   return logits;
+}
+
+Expected<std::vector<SequenceResult>> ModelRunner::Execute(
+    std::span<const ScheduledSequence> sequences) {
+  // Logits rows: the chunk's last token, or all its tokens while prompt logprobs are wanted.
+  std::vector<std::vector<int32_t>> new_tokens(sequences.size());
+  std::vector<SequenceChunk> chunks;
+  std::vector<RequestSampler*> samplers;
+  std::vector<int64_t> first_row(sequences.size(), -1);
+  int64_t num_rows = 0;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const ScheduledSequence& sequence = sequences[i];
+    auto sampler = samplers_.find(sequence.request_id);
+    if (sampler == samplers_.end()) {
+      return Error{"request " + std::string(sequence.request_id) + " was not added to the runner"};
+    }
+    samplers.push_back(&sampler->second);
+    const auto num_prompt = static_cast<int64_t>(sequence.prompt_token_ids.size());
+    const int64_t begin = sequence.num_computed_tokens;
+    const int64_t end = begin + sequence.num_new_tokens;
+    for (int64_t t = begin; t < end; ++t) {
+      new_tokens[i].push_back(t < num_prompt ? sequence.prompt_token_ids[t]
+                                             : sequence.output_token_ids[t - num_prompt]);
+    }
+    const bool reaches_end =
+        end == num_prompt + static_cast<int64_t>(sequence.output_token_ids.size());
+    const bool all_rows = sampler->second.params().prompt_logprobs &&
+                          sampler->second.num_prompt_logprobs < end && begin < num_prompt;
+    chunks.push_back(
+        {new_tokens[i], static_cast<int32_t>(begin), sequence.block_tables, reaches_end, all_rows});
+    if (all_rows || reaches_end) first_row[i] = num_rows;
+    num_rows += all_rows ? sequence.num_new_tokens : (reaches_end ? 1 : 0);
+  }
+  auto logits = ComputeLogits(chunks);
+  if (!logits) return Error{logits.error()};
+
+  const int64_t vocab_size = model_.config().vocab_size;
+  std::vector<SequenceResult> results(sequences.size());
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    if (first_row[i] < 0) continue;
+    const ScheduledSequence& sequence = sequences[i];
+    RequestSampler& sampler = *samplers[i];
+    const auto num_prompt = static_cast<int64_t>(sequence.prompt_token_ids.size());
+    const int64_t begin = sequence.num_computed_tokens;
+    if (chunks[i].wants_all_logits) {
+      // Row of position p predicts prompt token p + 1; each is reported once, even after a
+      // preemption recomputes it.
+      for (int64_t p = begin; p < begin + sequence.num_new_tokens; ++p) {
+        if (p + 1 >= num_prompt || p + 1 <= sampler.num_prompt_logprobs) continue;
+        results[i].prompt_logprobs.push_back(
+            ComputeLogprobs(logits->data() + (first_row[i] + p - begin) * vocab_size, vocab_size,
+                            sequence.prompt_token_ids[p + 1], *sampler.params().prompt_logprobs));
+        sampler.num_prompt_logprobs = p + 1;
+      }
+    }
+    if (!chunks[i].wants_logits) continue;
+    const int64_t last_row =
+        first_row[i] + (chunks[i].wants_all_logits ? sequence.num_new_tokens - 1 : 0);
+    results[i].sampled = sampler.Sample(sequence.prompt_token_ids, sequence.output_token_ids,
+                                        logits->data() + last_row * vocab_size, vocab_size);
+  }
+  return results;
 }
 
 }  // namespace vllm

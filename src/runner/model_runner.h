@@ -1,19 +1,26 @@
-// Turns per-sequence work (new tokens over a block table per KV cache group) into one flat
-// ForwardBatch, runs the model on it and hands back logits. Owns the physical KV storage.
+// Runs one step of the engine on the model: turns the scheduled requests' new tokens (over one
+// block table per KV cache group) into one flat ForwardBatch, runs the model, and samples the
+// next token of every request whose chunk reached its end. Owns the physical KV storage and each
+// running request's sampling state (vLLM's GPUModelRunner with its InputBatch).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/expected.h"
 #include "model/kv_cache_layout.h"
 #include "model/model.h"
+#include "runner/request_sampler.h"
 
 namespace vllm {
 
-// One sequence's share of a step: `new_token_ids` sit at positions
+// One sequence's share of a forward pass: `new_token_ids` sit at positions
 // [num_computed_tokens, num_computed_tokens + new_token_ids.size()).
 struct SequenceChunk {
   std::span<const int32_t> new_token_ids;
@@ -25,6 +32,24 @@ struct SequenceChunk {
   bool wants_all_logits = false;  // logits of every token of the chunk (prompt logprobs)
 };
 
+// One scheduled request's share of a step: tokens [num_computed_tokens, + num_new_tokens) of
+// prompt + output.
+struct ScheduledSequence {
+  std::string_view request_id;
+  std::span<const int32_t> prompt_token_ids;
+  std::span<const int32_t> output_token_ids;
+  int64_t num_computed_tokens = 0;
+  int64_t num_new_tokens = 0;
+  std::span<const std::vector<int32_t>> block_tables;  // as SequenceChunk's
+};
+
+// What one step produced for one scheduled request.
+struct SequenceResult {
+  std::optional<SampledResult> sampled;  // when the chunk reached the end of prompt + output
+  // Logprobs of the prompt tokens this chunk was the first to score (prompt token 1 onwards).
+  std::vector<TokenLogprobs> prompt_logprobs;
+};
+
 class ModelRunner {
  public:
   struct Options {
@@ -34,15 +59,23 @@ class ModelRunner {
   };
   static Expected<std::unique_ptr<ModelRunner>> Create(Model& model, const Options& options);
 
-  // logits: one row per requested token, in chunk order: every token of a chunk with
-  // wants_all_logits, else its last token when wants_logits. [num_rows, vocab_size]
-  Expected<std::vector<float>> Execute(std::span<const SequenceChunk> chunks);
+  // A request's sampling state lives from AddRequest to RemoveRequest (preemptions included).
+  void AddRequest(std::string request_id, SamplingInputs inputs);
+  void RemoveRequest(const std::string& request_id);
+
+  // Forward + sampling for requests added before. Returns [sequences.size()] results.
+  Expected<std::vector<SequenceResult>> Execute(std::span<const ScheduledSequence> sequences);
+
+  // The forward pass alone. logits: one row per requested token, in chunk order: every token of
+  // a chunk with wants_all_logits, else its last token when wants_logits. [num_rows, vocab_size]
+  Expected<std::vector<float>> ComputeLogits(std::span<const SequenceChunk> chunks);
 
  private:
   ModelRunner(Model& model, std::unique_ptr<KvStorage> kv) : model_(model), kv_(std::move(kv)) {}
   Model& model_;
   std::unique_ptr<KvStorage> kv_;
   ForwardBatch batch_;
+  std::map<std::string, RequestSampler, std::less<>> samplers_;
 };
 
 }  // namespace vllm

@@ -7,7 +7,6 @@
 #include <random>
 #include <vector>
 
-
 namespace vllm {
 
 // The sampling subset of SamplingParams (already validated by SamplingParams::Validate).

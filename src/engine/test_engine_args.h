@@ -1,0 +1,25 @@
+// Engine arguments the engine tests share: 2 threads and a small KV cache. The KV cache is made
+// resident at start: 64 MiB (thousands of blocks) holds every test's sequences and is quick to
+// reserve, where the default would cost each test process hundreds of MiB.
+#pragma once
+
+#include <string>
+
+#include "vllm/engine_args.h"
+
+namespace vllm {
+
+inline EngineArgs TestArgs(const std::string& model) {
+  EngineArgs args;
+  args.model = model;
+  args.num_threads = 2;
+  args.kv_cache_memory_bytes = int64_t{64} << 20;
+  return args;
+}
+
+// The real demo model in ../shared.
+inline EngineArgs StoriesArgs() {
+  return TestArgs(std::string(VLLM_SHARED_DIR) + "/models/stories260K.gguf");
+}
+
+}  // namespace vllm

@@ -1,0 +1,74 @@
+#include "runner/request_sampler.h"
+
+#include <algorithm>
+
+#include "sampling/token_bitmask.h"
+
+namespace vllm {
+namespace {
+
+SamplingOptions ToSamplingOptions(const SamplingParams& params) {
+  SamplingOptions options;
+  options.temperature = params.temperature;
+  options.top_k = params.top_k;
+  options.top_p = params.top_p;
+  options.min_p = params.min_p;
+  if (params.seed) options.seed = static_cast<uint64_t>(*params.seed);
+  return options;
+}
+
+}  // namespace
+
+RequestSampler::RequestSampler(SamplingInputs inputs)
+    : inputs_(std::move(inputs)), sampler_(ToSamplingOptions(inputs_.params)) {
+  if (inputs_.grammar) {
+    matcher_.emplace(inputs_.grammar);
+    bitmask_.resize(TokenBitmaskWords(inputs_.grammar->vocab_size()));
+  }
+}
+
+bool RequestSampler::GrammarApplies(std::span<const int32_t> output) {
+  if (!matcher_) return false;
+  if (!grammar_started_) {
+    const auto& after = inputs_.grammar_after_token_ids;
+    grammar_started_ =
+        after.empty() || (output.size() >= after.size() &&
+                          std::equal(after.begin(), after.end(), output.end() - after.size()));
+  }
+  return grammar_started_;
+}
+
+SampledResult RequestSampler::Sample(std::span<const int32_t> prompt,
+                                     std::span<const int32_t> output, float* row,
+                                     int64_t vocab_size) {
+  const SamplingParams& params = inputs_.params;
+  SampledResult result;
+  // Logprobs come from the raw logits, before any processing (vLLM's default mode).
+  std::vector<float> raw;
+  const bool constrained = GrammarApplies(output);
+  if (params.logprobs || constrained) raw.assign(row, row + vocab_size);
+  LogitsContext context{prompt, output, inputs_.bad_words_token_ids, params.stop_token_ids};
+  if (inputs_.eos_token_id && !params.ignore_eos) {
+    context.min_tokens_stop_ids.push_back(*inputs_.eos_token_id);
+  }
+  ApplyLogitsProcessors(params, context, vocab_size, row);
+  if (constrained) {
+    matcher_->FillNextTokenBitmask(bitmask_);
+    if (!ApplyTokenBitmask(bitmask_, vocab_size, row)) {
+      // The processors banned every token the grammar allows (min_tokens against a complete
+      // output, say): the constraint wins.
+      std::copy(raw.begin(), raw.end(), row);
+      if (!ApplyTokenBitmask(bitmask_, vocab_size, row)) {
+        std::copy(raw.begin(), raw.end(), row);  // nothing left to constrain
+      }
+    }
+  }
+  result.token_id = sampler_.Sample(row, vocab_size);
+  if (constrained) matcher_->AcceptToken(result.token_id);
+  if (params.logprobs) {
+    result.logprobs = ComputeLogprobs(raw.data(), vocab_size, result.token_id, *params.logprobs);
+  }
+  return result;
+}
+
+}  // namespace vllm
