@@ -1,6 +1,7 @@
 // `vllm-cpp serve`: the engine behind the OpenAI-compatible HTTP API, on one io thread.
 #include "cli/serve_command.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -12,6 +13,8 @@
 #include "server/api_router.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
+#include "server/openai/output_parsers/reasoning_parser.h"
+#include "server/openai/output_parsers/tool_parser.h"
 #include "server/serving_context.h"
 #include "tokenizer/chat_template/chat_template.h"
 
@@ -37,13 +40,44 @@ struct ServeOptions {
   std::optional<int64_t> max_sequences_per_request;  // unset: --max-num-seqs
   int api_worker_threads = 2;
   double shutdown_timeout_seconds = 10.0;
+  bool enable_auto_tool_choice = false;
+  std::string tool_call_parser;
+  std::string reasoning_parser;
 };
+
+// Checks the tool-call and reasoning parser flags as vLLM does; prints the error.
+bool CheckParserFlags(const ServeOptions& options) {
+  auto names = [](const std::vector<std::string>& list) {
+    std::string text;
+    for (const auto& name : list) text += (text.empty() ? "" : ", ") + name;
+    return text;
+  };
+  if (options.enable_auto_tool_choice && options.tool_call_parser.empty()) {
+    std::cerr << "error: --enable-auto-tool-choice requires --tool-call-parser\n";
+    return false;
+  }
+  if (!options.tool_call_parser.empty() &&
+      !server::ToolParserInfoOf(options.tool_call_parser).has_value()) {
+    std::cerr << "error: invalid tool call parser: " << options.tool_call_parser
+              << " (chose from { " << names(server::ToolParserNames()) << " })\n";
+    return false;
+  }
+  const auto reasoning = server::ReasoningParserNames();
+  if (!options.reasoning_parser.empty() &&
+      std::find(reasoning.begin(), reasoning.end(), options.reasoning_parser) == reasoning.end()) {
+    std::cerr << "error: invalid reasoning parser: " << options.reasoning_parser
+              << " (chose from { " << names(reasoning) << " })\n";
+    return false;
+  }
+  return true;
+}
 
 int RunServer(ServeOptions options) {
   if (options.api_key.empty()) {
     if (const char* key = std::getenv("VLLM_API_KEY")) options.api_key = key;
   }
   if (options.served_model_names.empty()) options.served_model_names = {options.engine.model};
+  if (!CheckParserFlags(options)) return 1;
   server::asio::io_context io_context(1);
   std::unique_ptr<AsyncLLM> engine = StartAsyncEngine(options.engine);
   if (!engine) return 1;
@@ -64,6 +98,8 @@ int RunServer(ServeOptions options) {
                                  metrics,
                                  workers,
                                  options.limits};
+  if (options.enable_auto_tool_choice) context.tool_call_parser = options.tool_call_parser;
+  context.reasoning_parser = options.reasoning_parser;
   context.limits.max_sequences =
       options.max_sequences_per_request.value_or(options.engine.max_num_seqs);
   server::HttpServer http_server(io_context,
@@ -195,6 +231,15 @@ void RegisterServeCommand(CLI::App& app) {
   command->add_option(
       "--max-sequences-per-request", options->max_sequences_per_request,
       "Most sequences (prompts x n) one request may start (default: --max-num-seqs)");
+  command->add_flag("--enable-auto-tool-choice", options->enable_auto_tool_choice,
+                    "Let the model call tools on its own (tool_choice auto); needs "
+                    "--tool-call-parser");
+  command->add_option("--tool-call-parser", options->tool_call_parser,
+                      "How tool calls are read from the model's output: hermes, llama3_json, "
+                      "mistral or openai");
+  command->add_option("--reasoning-parser", options->reasoning_parser,
+                      "How the model's thinking is separated into reasoning_content: "
+                      "deepseek_r1, qwen3 or openai");
   command->add_flag("--trust-request-chat-template", options->limits.trust_request_chat_template,
                     "Accept chat templates sent in requests (chat_template, "
                     "chat_template_kwargs.chat_template)");

@@ -41,6 +41,8 @@ struct ServingContext {
   Metrics& metrics;
   RequestWorkers& workers;
   RequestLimits limits;
+  std::string tool_call_parser;  // --tool-call-parser with --enable-auto-tool-choice; or empty
+  std::string reasoning_parser;  // --reasoning-parser; or empty
   ActiveRequests active_requests;
   // Set once a shutdown began: new generation requests get 503.
   std::atomic<bool> shutting_down{false};

@@ -93,5 +93,41 @@ TEST(ChatTemplateConformance, RendersLikeTransformers) {
   EXPECT_GT(cases_checked, 0);
 }
 
+// Tools, an assistant's tool calls and a tool's result, as the chat server passes them (tool-call
+// arguments parsed into objects, as vLLM does), render with Qwen3's template exactly as Python's
+// jinja2 renders them (the reference text was produced with jinja2 3.1, as transformers runs it).
+TEST(ChatTemplateConformance, Qwen3RendersToolsAndToolResults) {
+  std::optional<std::string> source = ChatTemplateSource(
+      ReadJson(fs::path(VLLM_SHARED_DIR) / "tokenizers/qwen3/tokenizer_config.json"));
+  ASSERT_TRUE(source.has_value());
+  Expected<ChatTemplate> chat_template = ChatTemplate::Parse(*source);
+  ASSERT_TRUE(chat_template.ok()) << chat_template.error();
+  const ordered_json variables = ordered_json::parse(R"({
+    "tools": [{"type": "function", "function": {"name": "get_weather",
+      "description": "The weather in a city", "parameters": {"type": "object",
+      "properties": {"city": {"type": "string"}}, "required": ["city"]}}}],
+    "messages": [
+      {"role": "user", "content": "Weather in Paris?"},
+      {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function",
+        "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "21 degrees"}],
+    "add_generation_prompt": true, "bos_token": "", "eos_token": "<|im_end|>"})");
+  Expected<std::string> rendered = chat_template->Render(variables);
+  ASSERT_TRUE(rendered.ok()) << rendered.error();
+  EXPECT_EQ(*rendered,
+            "<|im_start|>system\n# Tools\n\nYou may call one or more functions to assist with the "
+            "user query.\n\nYou are provided with function signatures within <tools></tools> XML "
+            "tags:\n<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", "
+            "\"description\": \"The weather in a city\", \"parameters\": {\"type\": \"object\", "
+            "\"properties\": {\"city\": {\"type\": \"string\"}}, \"required\": [\"city\"]}}}\n"
+            "</tools>\n\nFor each function call, return a json object with function name and "
+            "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": "
+            "<function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n"
+            "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n"
+            "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"
+            "<|im_end|>\n<|im_start|>user\n<tool_response>\n21 degrees\n</tool_response>"
+            "<|im_end|>\n<|im_start|>assistant\n");
+}
+
 }  // namespace
 }  // namespace vllm

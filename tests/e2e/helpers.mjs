@@ -59,7 +59,8 @@ export async function startServer(extraArgs = [], { env = {} } = {}) {
   const shared = process.env.VLLM_E2E_SHARED;
   const args = ['serve', `${shared}/models/stories260K.gguf`, '--port', String(freePort), '--host', '127.0.0.1',
     '--served-model-name', model, '--chat-template', new URL('./chat_template.jinja', import.meta.url).pathname,
-    '--max-model-len', '256', '--log-stats-interval', '0', ...extraArgs];
+    ...(extraArgs.includes('--max-model-len') ? [] : ['--max-model-len', '256']),
+    '--log-stats-interval', '0', ...extraArgs];
   const child = spawn(process.env.VLLM_E2E_BINARY, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (data) => { output += data; });

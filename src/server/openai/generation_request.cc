@@ -4,6 +4,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "server/openai/structured_outputs_request.h"
+
 namespace vllm::server {
 
 namespace {
@@ -20,19 +22,9 @@ bool Present(const Json& body, const char* name) {
 // vLLM's request fields that this build does not implement: a request that sets one to anything
 // but its no-op value gets a 400 naming it, never a silent 200.
 std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoint, int n) {
-  for (const char* name :
-       {"guided_json", "guided_regex", "guided_choice", "guided_grammar", "guided_decoding_backend",
-        "guided_whitespace_pattern", "structured_outputs", "structural_tag", "logits_processors",
-        "prompt_embeds", "kv_transfer_params", "mm_processor_kwargs", "vllm_xargs"}) {
+  for (const char* name : {"structural_tag", "logits_processors", "prompt_embeds",
+                           "kv_transfer_params", "mm_processor_kwargs", "vllm_xargs"}) {
     if (Present(body, name)) return NotSupported(name, std::string("`") + name + "`");
-  }
-  if (auto format = body.find("response_format"); format != body.end() && !format->is_null()) {
-    const bool text = format->is_object() && format->contains("type") &&
-                      (*format)["type"].is_string() && (*format)["type"] == "text";
-    if (!text) {
-      return NotSupported("response_format",
-                          "`response_format` other than {\"type\": \"text\"} (structured output)");
-    }
   }
   if (auto beam = body.find("use_beam_search"); beam != body.end() && beam->is_boolean() && *beam) {
     return NotSupported("use_beam_search", "Beam search (`use_beam_search`)");
@@ -60,26 +52,6 @@ std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoi
     if (auto suffix = body.find("suffix"); suffix != body.end() && !suffix->is_null()) {
       return ApiError::BadRequest("suffix is not currently supported", "suffix");
     }
-    return std::nullopt;
-  }
-  // Tools: vLLM's tool_choice defaults to "auto" when tools are given, and "auto" needs a tool
-  // parser (--enable-auto-tool-choice), which this build does not have; "none" is fine.
-  const bool has_tools =
-      Present(body, "tools") && body["tools"].is_array() && !body["tools"].empty();
-  std::string tool_choice = has_tools ? "auto" : "none";
-  if (auto choice = body.find("tool_choice"); choice != body.end() && !choice->is_null()) {
-    tool_choice = choice->is_string() ? choice->get<std::string>() : "named";
-  }
-  if (tool_choice != "none" && !has_tools) {
-    return ApiError::BadRequest("When using `tool_choice`, `tools` must be set.", "tool_choice");
-  }
-  if (tool_choice == "auto") {
-    return ApiError::BadRequest(
-        "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
-        "tool_choice");
-  }
-  if (tool_choice != "none") {
-    return NotSupported("tool_choice", "Tool calling (`tool_choice`: " + tool_choice + ")");
   }
   return std::nullopt;
 }
@@ -233,6 +205,7 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
                                 "max_tokens");
   }
   if (auto error = CheckUnsupportedFields(body, endpoint, params.n)) return error;
+  if (auto error = ParseStructuredOutputs(body, &params)) return error;
   params.max_tokens.reset();
   params.output_kind = RequestOutputKind::kDelta;
   // The checks SamplingParams makes itself, except max_tokens (resolved with the prompt).

@@ -82,19 +82,10 @@ TEST(GenerationRequestTest, FieldsNotImplementedAreRefusedByName) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {R"({"best_of": 2})", "best_of"},
       {R"({"use_beam_search": true})", "use_beam_search"},
-      {R"({"response_format": {"type": "json_object"}})", "response_format"},
-      {R"({"response_format": "text"})", "response_format"},
-      {R"({"guided_json": {}})", "guided_json"},
-      {R"({"guided_regex": "a"})", "guided_regex"},
-      {R"({"guided_choice": ["a"]})", "guided_choice"},
-      {R"({"guided_grammar": "root ::= x"})", "guided_grammar"},
-      {R"({"structured_outputs": {"regex": "a"}})", "structured_outputs"},
+      {R"({"structural_tag": "x"})", "structural_tag"},
+      {R"({"guided_whitespace_pattern": " "})", "guided_whitespace_pattern"},
       {R"({"logits_processors": ["x"]})", "logits_processors"},
       {R"({"return_tokens_as_token_ids": true})", "return_tokens_as_token_ids"},
-      {R"({"tool_choice": "auto"})", "tool_choice"},
-      {R"({"tools": [{"type": "function"}]})", "tool_choice"},
-      {R"({"tools": [{"type": "function"}], "tool_choice": "required"})", "tool_choice"},
-      {R"({"tools": [{"type": "function"}], "tool_choice": {"type": "function"}})", "tool_choice"},
       {R"({"spaces_between_special_tokens": false, "skip_special_tokens": false})",
        "spaces_between_special_tokens"},
   };
@@ -111,11 +102,50 @@ TEST(GenerationRequestTest, FieldsNotImplementedAreRefusedByName) {
   // Their no-op values are accepted.
   for (const char* body :
        {R"({"best_of": 3, "n": 3})", R"({"use_beam_search": false})",
-        R"({"response_format": {"type": "text"}})", R"({"tool_choice": "none"})",
-        R"({"tools": [{"type": "function"}], "tool_choice": "none"})",
-        R"({"spaces_between_special_tokens": false})", R"({"guided_json": null})"}) {
+        R"({"response_format": {"type": "text"}})", R"({"spaces_between_special_tokens": false})",
+        R"({"guided_json": null})"}) {
     Parse(body, Endpoint::kChat, &error);
     EXPECT_FALSE(error.has_value()) << body << ": " << error->message;
+  }
+}
+
+TEST(GenerationRequestTest, StructuredOutputFieldsBecomeOneConstraint) {
+  auto constraint = [](const char* body) {
+    GenerationRequest request;
+    auto json = ParseJsonObject(body);
+    EXPECT_TRUE(json.ok()) << body;
+    auto error = ParseGenerationRequest(*json, Endpoint::kChat, &request);
+    EXPECT_FALSE(error.has_value()) << body << ": " << error->message;
+    EXPECT_TRUE(request.params.structured_outputs.has_value()) << body;
+    return request.params.structured_outputs.value_or(StructuredOutputsParams{});
+  };
+  EXPECT_EQ(constraint(R"({"guided_json": {"type": "integer"}})").json, R"({"type":"integer"})");
+  EXPECT_EQ(constraint(R"({"guided_json": "{\"type\": \"integer\"}"})").json,
+            R"({"type": "integer"})");
+  EXPECT_EQ(constraint(R"({"guided_regex": "[0-9]+"})").regex, "[0-9]+");
+  EXPECT_EQ(constraint(R"({"guided_choice": ["a", "b"]})").choice,
+            (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(constraint(R"({"guided_grammar": "root ::= \"a\""})").grammar, R"(root ::= "a")");
+  EXPECT_TRUE(constraint(R"({"response_format": {"type": "json_object"}})").json_object);
+  EXPECT_EQ(constraint(R"({"response_format": {"type": "json_schema", "json_schema": )"
+                       R"({"name": "n", "schema": {"type": "object"}, "strict": true}}})")
+                .json,
+            R"({"type":"object"})");
+  auto options =
+      constraint(R"({"structured_outputs": {"regex": "a", "disable_any_whitespace": true}})");
+  EXPECT_EQ(options.regex, "a");
+  EXPECT_TRUE(options.disable_any_whitespace);
+  // None, or more than one, is a 400.
+  for (const char* body :
+       {R"({"guided_regex": "a", "guided_choice": ["b"]})", R"({"structured_outputs": {}})",
+        R"({"response_format": {"type": "json_object"}, "guided_regex": "a"})",
+        R"({"response_format": {"type": "json_schema"}})",
+        R"({"response_format": {"type": "xml"}})", R"({"response_format": "text"})",
+        R"({"guided_choice": "a"})", R"({"guided_regex": 5})", R"({"guided_choice": []})"}) {
+    GenerationRequest request;
+    auto error = ParseGenerationRequest(*ParseJsonObject(body), Endpoint::kChat, &request);
+    ASSERT_TRUE(error.has_value()) << body;
+    EXPECT_EQ(static_cast<int>(error->status), 400) << body;
   }
 }
 

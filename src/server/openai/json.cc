@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/json_depth.h"
+
 namespace vllm::server {
 namespace {
 
@@ -36,31 +38,19 @@ bool ToInt(const Json& value, int64_t* out) {
 
 }  // namespace
 
-Expected<Json> ParseJsonObject(std::string_view text, int max_depth) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character cannot end the string
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) {
-        return Error{"The request body nests JSON deeper than " + std::to_string(max_depth) +
-                     " levels."};
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
+Expected<Json> ParseJson(std::string_view text, int max_depth) {
+  if (JsonNestsDeeperThan(text, max_depth)) {
+    return Error{"The request body nests JSON deeper than " + std::to_string(max_depth) +
+                 " levels."};
   }
-  Json body = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return Error{"The request body is not valid JSON."};
-  if (!body.is_object()) return Error{"The request body must be a JSON object."};
+  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return Error{"The request body is not valid JSON."};
+  return value;
+}
+
+Expected<Json> ParseJsonObject(std::string_view text, int max_depth) {
+  auto body = ParseJson(text, max_depth);
+  if (body.ok() && !body->is_object()) return Error{"The request body must be a JSON object."};
   return body;
 }
 

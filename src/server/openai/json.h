@@ -29,6 +29,8 @@ inline constexpr int kMaxJsonDepth = 128;
 // scan before anything is built, so a hostile body never reaches recursive code. Errors are 400s
 // with vLLM-style messages.
 Expected<Json> ParseJsonObject(std::string_view text, int max_depth = kMaxJsonDepth);
+// The same for any JSON value (model output, for one: tool-call arguments).
+Expected<Json> ParseJson(std::string_view text, int max_depth = kMaxJsonDepth);
 
 // Serializes to one line; invalid UTF-8 (a partial character in a token) becomes U+FFFD.
 std::string DumpJson(const Json& value);

@@ -1,6 +1,8 @@
 #include "server/openai/chat/handler.h"
 
+#include "server/openai/chat/chat_output.h"
 #include "server/openai/chat/protocol.h"
+#include "server/openai/chat/tools.h"
 #include "server/openai/generation_job.h"
 #include "server/openai/logprobs_format.h"
 #include "server/openai/prompt_inputs.h"
@@ -14,10 +16,14 @@ constexpr char kAssistant[] = "assistant";
 class ChatJob : public GenerationJob {
  public:
   ChatJob(ServingContext& context, std::shared_ptr<ResponseWriter> writer, std::string id,
-          GenerationRequest request, std::vector<PromptInputs> prompts, ChatPrompt chat)
+          GenerationRequest request, std::vector<PromptInputs> prompts, ChatPrompt chat,
+          ChatOutputConfig output_config)
       : GenerationJob(context, std::move(writer), std::move(id), std::move(request),
                       std::move(prompts)),
-        chat_(std::move(chat)) {}
+        chat_(std::move(chat)),
+        output_config_(std::move(output_config)) {
+    for (int i = 0; i < request_.params.n; ++i) delta_parsers_.emplace_back(output_config_);
+  }
 
  private:
   // What echo puts before the reply: the last message, when it is the assistant's.
@@ -61,11 +67,18 @@ class ChatJob : public GenerationJob {
     if (!writer_->started()) StartStream();
     for (const CompletionOutput& part : delta.outputs) {
       if (part.text.empty() && part.finish_reason.empty()) continue;
+      ChatDeltaParser& parser = delta_parsers_.at(part.index);
+      Json fields = parser.Next(part.text);
+      if (part.finished()) fields.update(parser.Finish(), /*merge_objects=*/true);
+      Json logprobs = LogprobsOf(part);
+      if (fields.empty() && logprobs.is_null() && !part.finished()) continue;
+      std::string finish_reason = part.finish_reason;
+      if (part.finished() && parser.auto_tools_called()) finish_reason = "tool_calls";
       Json choice = {
           {"index", part.index},
-          {"delta", {{"content", part.text}}},
-          {"logprobs", LogprobsOf(part)},
-          {"finish_reason", part.finish_reason.empty() ? Json(nullptr) : Json(part.finish_reason)}};
+          {"delta", std::move(fields)},
+          {"logprobs", std::move(logprobs)},
+          {"finish_reason", finish_reason.empty() ? Json(nullptr) : Json(finish_reason)}};
       if (part.finished()) choice["stop_reason"] = StopReasonJson(part);
       SendEvent(Chunk(Json::array({std::move(choice)})));
     }
@@ -80,19 +93,24 @@ class ChatJob : public GenerationJob {
     const RequestOutput& output = outputs.front();
     Json choices = Json::array();
     for (const CompletionOutput& completion : output.outputs) {
-      choices.push_back({{"index", completion.index},
-                         {"message",
-                          {{"role", kAssistant},
-                           {"content", EchoText() + completion.text},
-                           {"refusal", nullptr},
-                           {"annotations", nullptr},
-                           {"audio", nullptr},
-                           {"function_call", nullptr},
-                           {"tool_calls", Json::array()},
-                           {"reasoning_content", nullptr}}},
-                         {"logprobs", LogprobsOf(completion)},
-                         {"finish_reason", completion.finish_reason},
-                         {"stop_reason", StopReasonJson(completion)}});
+      AssistantMessage message = ParseAssistantMessage(output_config_, completion.text);
+      if (!EchoText().empty()) {
+        message.content = EchoText() + message.content.get<std::string>();
+      }
+      choices.push_back(
+          {{"index", completion.index},
+           {"message",
+            {{"role", kAssistant},
+             {"content", std::move(message.content)},
+             {"refusal", nullptr},
+             {"annotations", nullptr},
+             {"audio", nullptr},
+             {"function_call", nullptr},
+             {"tool_calls", std::move(message.tool_calls)},
+             {"reasoning_content", std::move(message.reasoning_content)}}},
+           {"logprobs", LogprobsOf(completion)},
+           {"finish_reason", message.auto_tools_called ? "tool_calls" : completion.finish_reason},
+           {"stop_reason", StopReasonJson(completion)}});
     }
     Json response = {{"id", response_id_},
                      {"object", "chat.completion"},
@@ -107,7 +125,50 @@ class ChatJob : public GenerationJob {
   }
 
   const ChatPrompt chat_;
+  const ChatOutputConfig output_config_;
+  std::vector<ChatDeltaParser> delta_parsers_;  // [n], streaming only
 };
+
+// What the reply's text is parsed with: the server's parsers, the request's tools and whether
+// the template was asked to think (chat_template_kwargs enable_thinking / thinking).
+std::optional<ApiError> MakeOutputConfig(const ServingContext& context, const Json& body,
+                                         GenerationRequest* request, ChatOutputConfig* config) {
+  if (auto error = ParseChatTools(body, !context.tool_call_parser.empty(), &request->params,
+                                  &config->tools)) {
+    return error;
+  }
+  config->reasoning_parser = context.reasoning_parser;
+  if (config->tools.choice == ToolChoiceKind::kAuto) config->tool_parser = context.tool_call_parser;
+  if (auto kwargs = body.find("chat_template_kwargs");
+      kwargs != body.end() && kwargs->is_object()) {
+    for (const char* flag : {"enable_thinking", "thinking"}) {
+      if (auto it = kwargs->find(flag); it != kwargs->end() && it->is_boolean()) {
+        config->reasoning_options.thinking_enabled = it->get<bool>();
+      }
+    }
+  }
+  // Parsers that read special-token markers need them in the text.
+  const bool needs_special_tokens = (!config->tool_parser.empty() &&
+                                     ToolParserInfoOf(config->tool_parser)->needs_special_tokens) ||
+                                    config->reasoning_parser == "openai";
+  if (needs_special_tokens) request->params.skip_special_tokens = false;
+  return std::nullopt;
+}
+
+// With a reasoning parser, structured output starts after the thinking ends, unless the prompt
+// already ended it (a template that closes an empty thinking block when thinking is off).
+void ConstrainAfterReasoning(const ChatOutputConfig& config, const std::string& prompt,
+                             GenerationRequest* request) {
+  if (config.reasoning_parser.empty() || !request->params.structured_outputs) return;
+  const std::string end(
+      CreateReasoningParser(config.reasoning_parser, config.reasoning_options)->reasoning_end());
+  if (end.empty()) return;  // thinking is off: the answer starts at once
+  const size_t last = prompt.find_last_not_of(" \t\r\n");
+  const std::string_view trimmed(prompt.data(), last == std::string::npos ? 0 : last + 1);
+  const bool ended =
+      trimmed.size() >= end.size() && trimmed.substr(trimmed.size() - end.size()) == end;
+  if (!ended) request->options.structured_output_after = end;
+}
 
 }  // namespace
 
@@ -117,17 +178,21 @@ void HandleChatCompletions(ServingContext& context, const RequestMeta& meta,
   GenerationRequest request;
   request.params = context.engine.default_sampling_params();
   if (auto error = ParseGenerationRequest(body, Endpoint::kChat, &request)) return fail(*error);
+  ChatOutputConfig output_config;
+  if (auto error = MakeOutputConfig(context, body, &request, &output_config)) return fail(*error);
   if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
   if (auto error = CheckSequenceCount(context, 1, request.params.n)) return fail(*error);
   ChatPrompt chat;
   if (auto error = RenderChatPrompt(context.engine.tokenizer(), context.chat_template,
                                     context.limits, body, &chat))
     return fail(*error);
+  ConstrainAfterReasoning(output_config, chat.text, &request);
   std::vector<PromptInputs> inputs(1);
   if (auto error = PreparePrompt(context, request, chat.text, &inputs[0])) return fail(*error);
   std::string id = MakeResponseId(meta, request, "chatcmpl");
-  auto job = std::make_shared<ChatJob>(context, writer, std::move(id), std::move(request),
-                                       std::move(inputs), std::move(chat));
+  auto job =
+      std::make_shared<ChatJob>(context, writer, std::move(id), std::move(request),
+                                std::move(inputs), std::move(chat), std::move(output_config));
   writer->Post([job] { job->Start(); });
 }
 

@@ -34,6 +34,20 @@ std::optional<ApiError> ContentText(const Json& content, std::string* text) {
   return std::nullopt;
 }
 
+// An assistant message's tool calls carry their arguments as JSON text; templates read them as
+// objects, so vLLM parses them first (text that is not a JSON object stays as it is).
+void ParseToolCallArguments(Json* message) {
+  auto tool_calls = message->find("tool_calls");
+  if (tool_calls == message->end() || !tool_calls->is_array()) return;
+  for (Json& call : *tool_calls) {
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) continue;
+    Json& function = call["function"];
+    if (!function.contains("arguments") || !function["arguments"].is_string()) continue;
+    auto arguments = ParseJsonObject(function["arguments"].get<std::string>());
+    if (arguments.ok()) function["arguments"] = std::move(*arguments);
+  }
+}
+
 }  // namespace
 
 std::optional<ApiError> ParseChatMessages(const Json& body, size_t max_content_bytes,
@@ -53,6 +67,7 @@ std::optional<ApiError> ParseChatMessages(const Json& body, size_t max_content_b
       if (auto error = ContentText(message["content"], &text)) return error;
       if (!message["content"].is_null()) normalized["content"] = text;
     }
+    if (message["role"] == "assistant") ParseToolCallArguments(&normalized);
     num_content_bytes += text.size();
     if (num_content_bytes > max_content_bytes) {
       return PromptTooLarge(num_content_bytes, max_content_bytes, "messages");
