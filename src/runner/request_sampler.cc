@@ -52,18 +52,21 @@ SampledResult RequestSampler::Sample(std::span<const int32_t> prompt,
     context.min_tokens_stop_ids.push_back(*inputs_.eos_token_id);
   }
   ApplyLogitsProcessors(params, context, vocab_size, row);
+  bool grammar_allows_nothing = false;
   if (constrained) {
     matcher_->FillNextTokenBitmask(bitmask_);
     if (!ApplyTokenBitmask(bitmask_, vocab_size, row)) {
       // The processors banned every token the grammar allows (min_tokens against a complete
       // output, say): the constraint wins.
       std::copy(raw.begin(), raw.end(), row);
-      if (!ApplyTokenBitmask(bitmask_, vocab_size, row)) {
-        std::copy(raw.begin(), raw.end(), row);  // nothing left to constrain
-      }
+      grammar_allows_nothing = !ApplyTokenBitmask(bitmask_, vocab_size, row);
     }
   }
-  result.token_id = sampler_.Sample(row, vocab_size);
+  // A grammar that allows nothing (one past its parse limits, or complete in a vocabulary
+  // without a stop token) ends the output with EOS rather than leave its language.
+  result.token_id = grammar_allows_nothing && inputs_.eos_token_id
+                        ? *inputs_.eos_token_id
+                        : sampler_.Sample(grammar_allows_nothing ? raw.data() : row, vocab_size);
   if (constrained) matcher_->AcceptToken(result.token_id);
   if (params.logprobs) {
     result.logprobs = ComputeLogprobs(raw.data(), vocab_size, result.token_id, *params.logprobs);
