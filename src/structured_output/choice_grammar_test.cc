@@ -6,22 +6,10 @@
 #include <string>
 
 #include "structured_output/grammar_matcher.h"
+#include "structured_output/test_vocabulary.h"
 
 namespace vllm {
 namespace {
-
-std::shared_ptr<const CompiledGrammar> CompileGbnf(const std::string& gbnf) {
-  static const std::shared_ptr<const IndexedVocabulary> vocabulary = IndexVocabulary({});
-  auto compiled = CompiledGrammar::Compile(gbnf, vocabulary);
-  EXPECT_TRUE(compiled.ok()) << compiled.error() << "\n" << gbnf.substr(0, 2000);
-  return compiled.ok() ? *compiled : nullptr;
-}
-
-bool Accepts(const std::shared_ptr<const CompiledGrammar>& grammar, std::string_view text) {
-  if (grammar == nullptr) return false;
-  GrammarMatcher matcher(grammar);
-  return matcher.AcceptString(text) && matcher.IsCompleted();
-}
 
 TEST(ChoiceGrammarTest, AcceptsExactlyOneChoice) {
   const std::vector<std::string> choices = {"positive",    "negative",   "say \"hi\"",

@@ -9,18 +9,12 @@
 #include <vector>
 
 #include "structured_output/grammar_matcher.h"
+#include "structured_output/test_vocabulary.h"
 
 namespace vllm {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::shared_ptr<const CompiledGrammar> CompileGbnf(const std::string& gbnf) {
-  static const std::shared_ptr<const IndexedVocabulary> vocabulary = IndexVocabulary({});
-  auto compiled = CompiledGrammar::Compile(gbnf, vocabulary);
-  EXPECT_TRUE(compiled.ok()) << compiled.error() << "\n" << gbnf.substr(0, 2000);
-  return compiled.ok() ? *compiled : nullptr;
-}
 
 std::shared_ptr<const CompiledGrammar> CompileSchema(const std::string& schema,
                                                      const JsonSchemaGrammarOptions& options = {}) {
@@ -35,12 +29,6 @@ std::string SchemaError(const std::string& schema) {
   auto gbnf = JsonSchemaToGbnf(Json::parse(schema, nullptr, false));
   EXPECT_FALSE(gbnf.ok()) << schema;
   return gbnf.ok() ? "" : gbnf.error();
-}
-
-bool Accepts(const std::shared_ptr<const CompiledGrammar>& grammar, std::string_view text) {
-  if (grammar == nullptr) return false;
-  GrammarMatcher matcher(grammar);
-  return matcher.AcceptString(text) && matcher.IsCompleted();
 }
 
 void ExpectDocuments(const std::shared_ptr<const CompiledGrammar>& grammar,

@@ -13,27 +13,15 @@
 #include <vector>
 
 #include "structured_output/grammar_matcher.h"
+#include "structured_output/test_vocabulary.h"
 
 namespace vllm {
 namespace {
-
-std::shared_ptr<const CompiledGrammar> CompileGbnf(const std::string& gbnf) {
-  static const std::shared_ptr<const IndexedVocabulary> vocabulary = IndexVocabulary({});
-  auto compiled = CompiledGrammar::Compile(gbnf, vocabulary);
-  EXPECT_TRUE(compiled.ok()) << compiled.error() << "\n" << gbnf.substr(0, 2000);
-  return compiled.ok() ? *compiled : nullptr;
-}
 
 std::shared_ptr<const CompiledGrammar> CompileRegex(const std::string& pattern) {
   auto gbnf = RegexToGbnf(pattern);
   EXPECT_TRUE(gbnf.ok()) << pattern << ": " << gbnf.error();
   return gbnf.ok() ? CompileGbnf(*gbnf) : nullptr;
-}
-
-bool Accepts(const std::shared_ptr<const CompiledGrammar>& grammar, std::string_view text) {
-  if (grammar == nullptr) return false;
-  GrammarMatcher matcher(grammar);
-  return matcher.AcceptString(text) && matcher.IsCompleted();
 }
 
 struct RegexCase {

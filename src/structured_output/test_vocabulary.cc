@@ -1,6 +1,8 @@
 // Test helpers: vocabularies and masks read back as token lists.
 #include "structured_output/test_vocabulary.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -98,6 +100,19 @@ std::vector<int32_t> BruteForceAllowedTokens(const GrammarMatcher& matcher, int6
     if (copy.AcceptToken(id)) allowed.push_back(id);
   }
   return allowed;
+}
+
+std::shared_ptr<const CompiledGrammar> CompileGbnf(const std::string& gbnf) {
+  static const std::shared_ptr<const IndexedVocabulary> vocabulary = IndexVocabulary({});
+  auto compiled = CompiledGrammar::Compile(gbnf, vocabulary);
+  EXPECT_TRUE(compiled.ok()) << compiled.error() << "\n" << gbnf.substr(0, 2000);
+  return compiled.ok() ? *compiled : nullptr;
+}
+
+bool Accepts(const std::shared_ptr<const CompiledGrammar>& grammar, std::string_view text) {
+  if (grammar == nullptr) return false;
+  GrammarMatcher matcher(grammar);
+  return matcher.AcceptString(text) && matcher.IsCompleted();
 }
 
 }  // namespace vllm

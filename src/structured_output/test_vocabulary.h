@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "structured_output/grammar_matcher.h"
@@ -38,6 +40,12 @@ std::optional<TokenVocabulary> LoadByteLevelVocabulary(
 
 // The ids whose bits are set, in increasing order.
 std::vector<int32_t> AllowedTokens(std::span<const uint32_t> mask, int64_t vocab_size);
+
+// `gbnf` compiled over an empty vocabulary, for tests of text rather than tokens; null (and a
+// test failure) when it does not compile.
+std::shared_ptr<const CompiledGrammar> CompileGbnf(const std::string& gbnf);
+// Whether `text` is a complete sentence of `grammar` (false for a null grammar).
+bool Accepts(const std::shared_ptr<const CompiledGrammar>& grammar, std::string_view text);
 
 // The matcher's mask, through its cache.
 std::vector<int32_t> MaskedTokens(GrammarMatcher& matcher, int64_t vocab_size);
