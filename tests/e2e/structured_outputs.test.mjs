@@ -185,7 +185,7 @@ test('tool_choice required and a named function give valid tool calls, streamed 
     named.choices[0].message.tool_calls[0].function.arguments);
 });
 
-test('tool results and assistant tool calls reach the chat template', async () => {
+test('a history with assistant tool calls (null content) and tool results is accepted', async () => {
   const response = await openai.chat.completions.create({
     model, temperature: 0, max_tokens: 8, tools: [weather], tool_choice: 'none',
     messages: [

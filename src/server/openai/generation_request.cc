@@ -14,17 +14,12 @@ ApiError NotSupported(const std::string& field, const std::string& what) {
   return ApiError::BadRequest(what + " is not supported by this server yet.", field);
 }
 
-bool Present(const Json& body, const char* name) {
-  auto it = body.find(name);
-  return it != body.end() && !it->is_null();
-}
-
 // vLLM's request fields that this build does not implement: a request that sets one to anything
 // but its no-op value gets a 400 naming it, never a silent 200.
 std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoint, int n) {
   for (const char* name : {"structural_tag", "logits_processors", "prompt_embeds",
                            "kv_transfer_params", "mm_processor_kwargs", "vllm_xargs"}) {
-    if (Present(body, name)) return NotSupported(name, std::string("`") + name + "`");
+    if (IsPresent(body, name)) return NotSupported(name, std::string("`") + name + "`");
   }
   if (auto beam = body.find("use_beam_search"); beam != body.end() && beam->is_boolean() && *beam) {
     return NotSupported("use_beam_search", "Beam search (`use_beam_search`)");

@@ -58,6 +58,8 @@ std::string DumpJson(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+bool IsPresent(const Json& object, const char* name) { return Field(object, name) != nullptr; }
+
 Expected<std::optional<bool>> GetBool(const Json& body, const char* name) {
   const Json* value = Field(body, name);
   if (!value) return std::optional<bool>();

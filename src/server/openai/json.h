@@ -35,6 +35,9 @@ Expected<Json> ParseJson(std::string_view text, int max_depth = kMaxJsonDepth);
 // Serializes to one line; invalid UTF-8 (a partial character in a token) becomes U+FFFD.
 std::string DumpJson(const Json& value);
 
+// Whether `object` has field `name` with a value other than null.
+bool IsPresent(const Json& object, const char* name);
+
 // Typed getters: nullopt when the field is absent or null; an Error "<name>: Input should be
 // a valid <type>" when it has another type.
 Expected<std::optional<bool>> GetBool(const Json& body, const char* name);

@@ -3,11 +3,6 @@
 namespace vllm::server {
 namespace {
 
-bool Present(const Json& object, const char* name) {
-  auto it = object.find(name);
-  return it != object.end() && !it->is_null();
-}
-
 // A JSON Schema given as an object (or as its JSON text, as vLLM also accepts).
 std::optional<ApiError> ReadSchema(const Json& value, const char* param, std::string* schema) {
   if (value.is_string()) {
@@ -23,7 +18,7 @@ std::optional<ApiError> ReadSchema(const Json& value, const char* param, std::st
 // One constraint field of the `structured_outputs` object or its `guided_*` alias.
 std::optional<ApiError> ReadConstraint(const Json& object, const char* name, const char* param,
                                        StructuredOutputsParams* out) {
-  if (!Present(object, name)) return std::nullopt;
+  if (!IsPresent(object, name)) return std::nullopt;
   const Json& value = object.at(name);
   const std::string field = name;
   if (field == "json") {
@@ -61,7 +56,7 @@ std::optional<ApiError> ReadStructuredOutputsObject(const Json& object,
     if (flag != nullptr) *flag = *flag || value;
   }
   for (const char* name : {"whitespace_pattern", "structural_tag"}) {
-    if (Present(object, name)) {
+    if (IsPresent(object, name)) {
       return ApiError::BadRequest(
           std::string("structured_outputs.") + name + " is not supported by this server yet.",
           "structured_outputs");
@@ -123,7 +118,7 @@ std::optional<ApiError> ParseStructuredOutputs(const Json& body, SamplingParams*
                              {"guided_regex", "regex"},
                              {"guided_choice", "choice"},
                              {"guided_grammar", "grammar"}}) {
-    if (!Present(body, name)) continue;
+    if (!IsPresent(body, name)) continue;
     Json alias = {{field, body.at(name)}};
     if (auto error = ReadConstraint(alias, field, name, &out)) return error;
     constrains = true;
@@ -137,7 +132,7 @@ std::optional<ApiError> ParseStructuredOutputs(const Json& body, SamplingParams*
           "guided_decoding_backend");
     }
   }
-  if (Present(body, "guided_whitespace_pattern")) {
+  if (IsPresent(body, "guided_whitespace_pattern")) {
     return ApiError::BadRequest("guided_whitespace_pattern is not supported by this server yet.",
                                 "guided_whitespace_pattern");
   }

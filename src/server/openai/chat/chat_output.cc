@@ -20,6 +20,17 @@ Json ToolCall(std::string name, std::string arguments) {
           {"function", {{"name", std::move(name)}, {"arguments", std::move(arguments)}}}};
 }
 
+// Appends `text` to the delta's string field `key`.
+void AppendText(Json* delta, const char* key, std::string_view text) {
+  if (text.empty()) return;
+  (*delta)[key] = delta->value(key, std::string()) + std::string(text);
+}
+
+void AppendToolCall(Json* delta, Json call) {
+  if (!delta->contains("tool_calls")) (*delta)["tool_calls"] = Json::array();
+  (*delta)["tool_calls"].push_back(std::move(call));
+}
+
 // A required-tools element {"name": ..., "parameters": {...}} as a tool call; arguments are
 // re-serialized as vLLM does (json.dumps).
 std::optional<Json> RequiredCall(const Json& element) {
@@ -90,30 +101,25 @@ ChatDeltaParser::ChatDeltaParser(const ChatOutputConfig& config) : config_(confi
   }
 }
 
-Json ChatDeltaParser::Next(std::string_view text) {
+Json ChatDeltaParser::Next(std::string_view text, bool is_last) {
   Json delta = Json::object();
   if (reasoning_parser_ == nullptr) {
     AddAnswer(text, &delta);
-    return delta;
+  } else {
+    DeltaMessage split = reasoning_parser_->ParseDelta(text);
+    AppendText(&delta, "reasoning_content", split.reasoning_content);
+    if (!split.content.empty()) AddAnswer(split.content, &delta);
   }
-  DeltaMessage split = reasoning_parser_->ParseDelta(text);
-  if (!split.reasoning_content.empty()) delta["reasoning_content"] = split.reasoning_content;
-  if (!split.content.empty()) AddAnswer(split.content, &delta);
-  return delta;
-}
-
-Json ChatDeltaParser::Finish() {
-  Json delta = Json::object();
+  if (!is_last) return delta;
+  // What the parsers held back (a marker that may have been starting) comes out now.
   if (reasoning_parser_ != nullptr) {
     DeltaMessage rest = reasoning_parser_->Finish();
-    if (!rest.reasoning_content.empty()) delta["reasoning_content"] = rest.reasoning_content;
+    AppendText(&delta, "reasoning_content", rest.reasoning_content);
     if (!rest.content.empty()) AddAnswer(rest.content, &delta);
   }
   if (tool_parser_ != nullptr) {
     DeltaMessage rest = tool_parser_->Finish();
-    if (!rest.content.empty()) {
-      delta["content"] = delta.value("content", std::string()) + rest.content;
-    }
+    AppendText(&delta, "content", rest.content);
     AddToolCalls(rest, &delta);
   }
   return delta;
@@ -129,7 +135,7 @@ void ChatDeltaParser::AddAnswer(std::string_view content, Json* delta) {
         call["function"]["name"] = config_.tools.function_name;
         num_tool_calls_ = 1;
       }
-      (*delta)["tool_calls"] = Json::array({std::move(call)});
+      AppendToolCall(delta, std::move(call));
       return;
     }
     case ToolChoiceKind::kRequired:
@@ -138,7 +144,7 @@ void ChatDeltaParser::AddAnswer(std::string_view content, Json* delta) {
     case ToolChoiceKind::kAuto:
       if (tool_parser_ != nullptr) {
         DeltaMessage parsed = tool_parser_->ParseDelta(content);
-        if (!parsed.content.empty()) (*delta)["content"] = parsed.content;
+        AppendText(delta, "content", parsed.content);
         AddToolCalls(parsed, delta);
         return;
       }
@@ -146,6 +152,7 @@ void ChatDeltaParser::AddAnswer(std::string_view content, Json* delta) {
     case ToolChoiceKind::kNone:
       break;
   }
+  // Plain replies carry "content" in every delta, an empty one included (as vLLM's do).
   (*delta)["content"] = delta->value("content", std::string()) + std::string(content);
 }
 
@@ -158,8 +165,7 @@ void ChatDeltaParser::AddToolCalls(const DeltaMessage& message, Json* delta) {
       entry["function"]["name"] = *call.name;
       num_tool_calls_ = std::max(num_tool_calls_, call.index + 1);
     }
-    if (!delta->contains("tool_calls")) (*delta)["tool_calls"] = Json::array();
-    (*delta)["tool_calls"].push_back(std::move(entry));
+    AppendToolCall(delta, std::move(entry));
   }
 }
 
@@ -193,8 +199,7 @@ void ChatDeltaParser::AddRequiredCalls(std::string_view content, Json* delta) {
                     {"id", (*call)["id"]},
                     {"type", "function"},
                     {"function", (*call)["function"]}};
-      if (!delta->contains("tool_calls")) (*delta)["tool_calls"] = Json::array();
-      (*delta)["tool_calls"].push_back(std::move(entry));
+      AppendToolCall(delta, std::move(entry));
     }
   }
 }

@@ -37,10 +37,9 @@ class ChatDeltaParser {
   explicit ChatDeltaParser(const ChatOutputConfig& config);
 
   // The next delta's fields ("content", "reasoning_content", "tool_calls"); empty when the text
-  // is held back (a marker may be starting) or belongs to nothing sent yet.
-  Json Next(std::string_view text);
-  // The reply ended: what was held back.
-  Json Finish();
+  // is held back (a marker may be starting) or belongs to nothing sent yet. With is_last (the
+  // reply ended), what was held back comes out too.
+  Json Next(std::string_view text, bool is_last);
   bool auto_tools_called() const { return num_tool_calls_ > 0 && tool_parser_ != nullptr; }
 
  private:

@@ -68,8 +68,7 @@ class ChatJob : public GenerationJob {
     for (const CompletionOutput& part : delta.outputs) {
       if (part.text.empty() && part.finish_reason.empty()) continue;
       ChatDeltaParser& parser = delta_parsers_.at(part.index);
-      Json fields = parser.Next(part.text);
-      if (part.finished()) fields.update(parser.Finish(), /*merge_objects=*/true);
+      Json fields = parser.Next(part.text, part.finished());
       Json logprobs = LogprobsOf(part);
       if (fields.empty() && logprobs.is_null() && !part.finished()) continue;
       std::string finish_reason = part.finish_reason;
