@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/bench_engine_command.h"
+#include "cli/bench_gemm_command.h"
 #include "cli/bench_model_command.h"
 #include "cli/bench_serve_command.h"
 #include "cli/bench_tokenize_command.h"
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
   bench->require_subcommand(1);
   vllm::RegisterBenchModelCommand(*bench);
+  vllm::RegisterBenchGemmCommand(*bench);
   vllm::RegisterBenchEngineCommands(*bench);
   vllm::RegisterBenchServeCommand(*bench);
   vllm::RegisterBenchTokenizeCommand(*bench);

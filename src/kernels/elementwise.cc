@@ -1,4 +1,4 @@
-// Small vector kernels: RMSNorm, SiLU·up, GELU·up, dot and axpy (the latter two dispatch per ISA).
+// Small vector kernels: RMSNorm, SiLU·up, GELU·up, dot and axpy (all but RMSNorm dispatch per ISA).
 #include <cmath>
 
 #include "kernels/linear_internal.h"
@@ -17,15 +17,37 @@ void RmsNorm(const float* x, const float* weight, int64_t m, int64_t n, float ep
   }
 }
 
-void SiluMul(const float* gate, const float* up, int64_t n, float* out) {
+void SiluMulScalar(const float* gate, const float* up, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-void GeluTanhMul(const float* gate, const float* up, int64_t n, float* out) {
+void GeluTanhMulScalar(const float* gate, const float* up, int64_t n, float* out) {
   const float sqrt_2_over_pi = 0.7978845608028654f;
   for (int64_t i = 0; i < n; ++i) {
     const float x = gate[i];
     out[i] = 0.5f * x * (1.0f + std::tanh(sqrt_2_over_pi * x * (1.0f + 0.044715f * x * x))) * up[i];
+  }
+}
+
+void SiluMul(const float* gate, const float* up, int64_t n, float* out) {
+  switch (BestIsa()) {
+    case Isa::kAvx512:
+      return SiluMulAvx512(gate, up, n, out);
+    case Isa::kAvx2:
+      return SiluMulAvx2(gate, up, n, out);
+    case Isa::kScalar:
+      return SiluMulScalar(gate, up, n, out);
+  }
+}
+
+void GeluTanhMul(const float* gate, const float* up, int64_t n, float* out) {
+  switch (BestIsa()) {
+    case Isa::kAvx512:
+      return GeluTanhMulAvx512(gate, up, n, out);
+    case Isa::kAvx2:
+      return GeluTanhMulAvx2(gate, up, n, out);
+    case Isa::kScalar:
+      return GeluTanhMulScalar(gate, up, n, out);
   }
 }
 

@@ -111,5 +111,12 @@ void AxpyF32Avx2(float alpha, const float* x, int64_t n, float* y);
 void AxpyF32Avx512(float alpha, const float* x, int64_t n, float* y);
 void DotF32RowsAvx512(const float* a, int64_t num_rows, const float* b, int64_t n, float* out);
 void AxpyF32RowsAvx512(const float* alphas, int64_t num_rows, const float* x, int64_t n, float* y);
+// SiluMul / GeluTanhMul (ops.h) per path; the scalar path is the reference.
+void SiluMulScalar(const float* gate, const float* up, int64_t n, float* out);
+void SiluMulAvx2(const float* gate, const float* up, int64_t n, float* out);
+void SiluMulAvx512(const float* gate, const float* up, int64_t n, float* out);
+void GeluTanhMulScalar(const float* gate, const float* up, int64_t n, float* out);
+void GeluTanhMulAvx2(const float* gate, const float* up, int64_t n, float* out);
+void GeluTanhMulAvx512(const float* gate, const float* up, int64_t n, float* out);
 
 }  // namespace vllm::kernels

@@ -15,6 +15,9 @@ namespace {
 
 constexpr int64_t kXRowsPerBlock = 64;  // x rows that stay in L2 while W groups stream by
 constexpr int64_t kPrefetchBytes = 2048;
+// The integer tile: kQ8Groups groups of 16 W rows x kQ8Rows x rows (2 x 6: 12 accumulators).
+constexpr int kQ8Groups = 2;
+constexpr int kQ8Rows = 6;
 
 inline __m512i BroadcastFour(const int8_t* bytes) {
   int32_t four;
@@ -22,53 +25,80 @@ inline __m512i BroadcastFour(const int8_t* bytes) {
   return _mm512_set1_epi32(four);
 }
 
-// y rows [first_x_row, + R), columns [16 g, + 16) = W group g · x rows.
-template <GgmlType kType, int R>
-void GroupTimesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
-                    int64_t first_x_row, float* y) {
+// y rows [first_x_row, + R), columns [16 group, + 16 G) = W groups [group, + G) · x rows. G
+// groups side by side share each x broadcast, R x rows share each W load; every element's sum runs
+// over the blocks in order, the same for every R and G.
+template <GgmlType kType, int R, int G>
+void GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
+                     int64_t first_x_row, float* y) {
   constexpr int64_t kGroupBlockBytes = PackedBytesPerGroupBlock(kType);
   constexpr int32_t kBias = 128;
   const int64_t num_blocks = w.cols / 32;
-  const uint8_t* quants = w.data + group * num_blocks * kGroupBlockBytes;
+  const int64_t group_bytes = num_blocks * kGroupBlockBytes;
+  const uint8_t* quants = w.data + group * group_bytes;
   const auto* scales =
       reinterpret_cast<const uint16_t*>(w.data + PackedQuantBytes(kType, w.rows, w.cols)) +
       group * num_blocks * kPackedRowsPerGroup;
   const BlockQ8_0* x_blocks[R];
   const float* x_scales[R];
   const int32_t* x_sums[R];
-  __m512 acc[R];
+  __m512 acc[G][R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     x_blocks[r] = x.q8.data() + (first_x_row + r) * num_blocks;
     x_scales[r] = x.q8_scales.data() + (first_x_row + r) * num_blocks;
     x_sums[r] = x.q8_sums.data() + (first_x_row + r) * num_blocks;
-    acc[r] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) acc[g][r] = _mm512_setzero_ps();
   }
   for (int64_t b = 0; b < num_blocks; ++b) {
-    const uint8_t* block_quants = quants + b * kGroupBlockBytes;
-    _mm_prefetch(reinterpret_cast<const char*>(block_quants) + kPrefetchBytes, _MM_HINT_T0);
-    const __m512 w_scales = _mm512_cvtph_ps(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + b * kPackedRowsPerGroup)));
-    __m512i dots[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) dots[r] = _mm512_set1_epi32(-kBias * x_sums[r][b]);
-    auto step = [&](__m512i wq, int k) {
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        dots[r] = _mm512_dpbusd_epi32(dots[r], wq, BroadcastFour(x_blocks[r][b].qs + 4 * k));
-      }
-    };
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; ++k) step(_mm512_loadu_si512(block_quants + k * 64), k);
+    __m512 w_scales[G];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      _mm_prefetch(reinterpret_cast<const char*>(quants + g * group_bytes + b * kGroupBlockBytes) +
+                       kPrefetchBytes,
+                   _MM_HINT_T0);
+      w_scales[g] = _mm512_cvtph_ps(_mm256_loadu_si256(
+          reinterpret_cast<const __m256i*>(scales + (g * num_blocks + b) * kPackedRowsPerGroup)));
+    }
+    __m512i dots[G][R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const __m512 scale = _mm512_mul_ps(w_scales, _mm512_set1_ps(x_scales[r][b]));
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots[r]), scale, acc[r]);
+      const __m512i bias = _mm512_set1_epi32(-kBias * x_sums[r][b]);
+#pragma GCC unroll 2
+      for (int g = 0; g < G; ++g) dots[g][r] = bias;
+    }
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+      __m512i wq[G];
+#pragma GCC unroll 2
+      for (int g = 0; g < G; ++g) {
+        wq[g] = _mm512_loadu_si512(quants + g * group_bytes + b * kGroupBlockBytes + k * 64);
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m512i xq = BroadcastFour(x_blocks[r][b].qs + 4 * k);
+#pragma GCC unroll 2
+        for (int g = 0; g < G; ++g) dots[g][r] = _mm512_dpbusd_epi32(dots[g][r], wq[g], xq);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 x_scale = _mm512_set1_ps(x_scales[r][b]);
+#pragma GCC unroll 2
+      for (int g = 0; g < G; ++g) {
+        acc[g][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots[g][r]),
+                                    _mm512_mul_ps(w_scales[g], x_scale), acc[g][r]);
+      }
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    _mm512_storeu_ps(y + (first_x_row + r) * w.rows + group * kPackedRowsPerGroup, acc[r]);
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      _mm512_storeu_ps(y + (first_x_row + r) * w.rows + (group + g) * kPackedRowsPerGroup,
+                       acc[g][r]);
+    }
   }
 }
 
@@ -148,13 +178,18 @@ void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, i
                y);
       continue;
     }
-    for (int64_t group = row_begin / kPackedRowsPerGroup; group < row_end / kPackedRowsPerGroup;
-         ++group) {
+    auto passes = [&]<int G>(int64_t group) {
       int64_t i = x_begin;
-      for (; i + 8 <= x_end; i += 8) GroupTimesRows<kType, 8>(w, x, group, i, y);
-      for (; i + 4 <= x_end; i += 4) GroupTimesRows<kType, 4>(w, x, group, i, y);
-      for (; i < x_end; ++i) GroupTimesRows<kType, 1>(w, x, group, i, y);
-    }
+      for (; i + kQ8Rows <= x_end; i += kQ8Rows)
+        GroupsTimesRows<kType, kQ8Rows, G>(w, x, group, i, y);
+      for (; i + 4 <= x_end; i += 4) GroupsTimesRows<kType, 4, G>(w, x, group, i, y);
+      for (; i < x_end; ++i) GroupsTimesRows<kType, 1, G>(w, x, group, i, y);
+    };
+    const int64_t group_end = row_end / kPackedRowsPerGroup;
+    int64_t group = row_begin / kPackedRowsPerGroup;
+    for (; group + kQ8Groups <= group_end; group += kQ8Groups)
+      passes.template operator()<kQ8Groups>(group);
+    for (; group < group_end; ++group) passes.template operator()<1>(group);
   }
 }
 

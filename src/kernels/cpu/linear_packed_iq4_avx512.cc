@@ -1,10 +1,10 @@
 // The AVX-512 VNNI kernels for packed Q4_0 / IQ4_NL / IQ4_XS / MXFP4 weights
-// (packed_nibble_layout.h, Q4_0 packed as IQ4_NL with the linear grid −8 ... 7). A tile is 16 W
-// rows (one per lane) × R x rows. Each weight vector's 4-bit codes map through the type's 16-value
-// grid with one vpshufb to grid + 128 (unsigned bytes, vpdpbusd's first operand; the broadcast x
-// quants are the signed one), and the integer dot of each 32-column chunk starts at −128 · Σ x_q,
-// which cancels the bias exactly. Then, with the chunk's per-row scale lanes computed once for all
-// R x rows:
+// (packed_nibble_layout.h, Q4_0 packed as IQ4_NL with the linear grid −8 ... 7). A tile is G groups
+// of 16 W rows (one per lane) × R x rows. Each weight vector's 4-bit codes map through the type's
+// 16-value grid with one vpshufb to grid + 128 (unsigned bytes, vpdpbusd's first operand; the
+// broadcast x quants are the signed one), and the integer dot of each 32-column chunk starts at
+// −128 · Σ x_q, which cancels the bias exactly. Then, with the chunk's per-row scale lanes computed
+// once for all R x rows:
 //   acc += (scale · d_x) · Σ grid[q]·x_q,   scale: d (Q4_0, IQ4_NL), d·(ls − 32) (IQ4_XS),
 //                                           2^(e − 128) (MXFP4, its grid doubled)
 // two f32 operations per chunk and x row beside the 8 vpdpbusd.
@@ -19,6 +19,9 @@ namespace vllm::kernels {
 namespace {
 
 constexpr int32_t kGridBias = 128;  // grid values are stored plus 128, as unsigned bytes
+// The tile: 2 groups of 16 W rows × 6 x rows (12 accumulators and 12 integer dots).
+constexpr int kGridTileGroups = 2;
+constexpr int kGridTileRows = 6;
 
 constexpr std::array<uint8_t, 16> BiasedGrid(const int8_t (&grid)[16]) {
   std::array<uint8_t, 16> biased{};
@@ -66,8 +69,8 @@ struct GridTerms {
   }
 };
 
-// Tile of W group `group` × x rows [first_x_row, + R); kGrid: the type's grid plus 128.
-template <typename Record, const std::array<uint8_t, 16>& kGrid, int R>
+// Tile of W groups [group, + G) × x rows [first_x_row, + R); kGrid: the type's grid plus 128.
+template <typename Record, const std::array<uint8_t, 16>& kGrid, int R, int G>
 void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
               const XTile<GridTerms, R>& x, float* y) {
   constexpr int kChunks = kChunksPerRecord<Record>;
@@ -75,28 +78,40 @@ void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
   const __m512i grid =
       _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kGrid.data())));
   const int64_t num_records = w.cols / (kChunks * kQuantBlockSize);
-  const Record* records = reinterpret_cast<const Record*>(w.data) + group * num_records;
-  __m512 acc[R];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  const Record* records[G];
+  __m512 acc[G][R];
+  StartTile(w, group, num_records, records, acc);
   for (int64_t b = 0; b < num_records; ++b) {
-    const Record& record = records[b];
     for (int chunk = 0; chunk < kChunks; ++chunk) {
       const int64_t xb = b * kChunks + chunk;
       const GridTerms* terms = x.terms + xb * x.stride;
-      PrefetchAhead(reinterpret_cast<const uint8_t*>(&record) + chunk * kChunkRecordBytes,
-                    kChunkRecordBytes);
-      const __m512 scales = ChunkScales(record, chunk);
-      ChunkDots<R> dots([&](int r) { return terms[r].start; });
-      ForEachNibbleVector(ChunkNibbles(record, chunk), [&]<int K>(__m512i codes) {
-        const __m512i q = _mm512_shuffle_epi8(grid, codes);
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) dots.template Add<K>(r, q, BroadcastFour<K>(x.blocks[r][xb]));
+      const uint8_t* nibbles[G];
+      __m512 scales[G];
+#pragma GCC unroll 2
+      for (int g = 0; g < G; ++g) {
+        const Record& record = records[g][b];
+        PrefetchAhead(reinterpret_cast<const uint8_t*>(&record) + chunk * kChunkRecordBytes,
+                      kChunkRecordBytes);
+        scales[g] = ChunkScales(record, chunk);
+        nibbles[g] = ChunkNibbles(record, chunk);
+      }
+      ChunkDots<R, G> dots[G];
+#pragma GCC unroll 2
+      for (int g = 0; g < G; ++g) dots[g] = ChunkDots<R, G>([&](int r) { return terms[r].start; });
+      ForEachNibbleVector<G>(nibbles, [&]<int K>(const __m512i(&codes)[G]) {
+        __m512i q[G];
+#pragma GCC unroll 2
+        for (int g = 0; g < G; ++g) q[g] = _mm512_shuffle_epi8(grid, codes[g]);
+        AddTileDots<K>(x, xb, q, dots);
       });
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const __m512 scale = _mm512_mul_ps(scales, _mm512_set1_ps(terms[r].x_scale));
-        acc[r] = _mm512_fmadd_ps(dots.Lanes(r), scale, acc[r]);
+        const __m512 x_scale = _mm512_set1_ps(terms[r].x_scale);
+#pragma GCC unroll 2
+        for (int g = 0; g < G; ++g) {
+          acc[g][r] =
+              _mm512_fmadd_ps(dots[g].Lanes(r), _mm512_mul_ps(scales[g], x_scale), acc[g][r]);
+        }
       }
     }
   }
@@ -106,10 +121,10 @@ void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
 template <typename Record, const std::array<uint8_t, 16>& kGrid>
 void GridRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
               int64_t row_end, float* y) {
-  ForEachNibbleTile<GridTerms>(
+  ForEachNibbleTile<GridTerms, kGridTileGroups, kGridTileRows>(
       x, row_begin, row_end,
-      [&]<int R>(int64_t group, int64_t first_x_row, const XTile<GridTerms, R>& xt) {
-        GridTile<Record, kGrid, R>(w, group, first_x_row, xt, y);
+      [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<GridTerms, R>& xt) {
+        GridTile<Record, kGrid, R, G>(w, group, first_x_row, xt, y);
       });
 }
 

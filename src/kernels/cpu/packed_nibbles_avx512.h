@@ -45,13 +45,14 @@ inline __m512i BroadcastFour(const BlockQ8_0& chunk) {
   return _mm512_set1_epi32(four);
 }
 
-// The integer dots of one chunk with R x rows. Below 8 rows, each row's dot is split over several
-// partial sums (weight vector K feeds partial K % kChains) so that its 8 vpdpbusd do not all wait
-// on one another; integer sums are exact, so the split never changes a result.
-template <int R>
+// The integer dots of one chunk of one W group with R x rows, in a tile of G groups. Below 8
+// independent dots per tile (R · G), each row's dot is split over several partial sums (weight
+// vector K feeds partial K % kChains) so that its 8 vpdpbusd do not all wait on one another;
+// integer sums are exact, so the split never changes a result.
+template <int R, int G = 1>
 class ChunkDots {
  public:
-  static constexpr int kChains = R >= 8 ? 1 : R >= 4 ? 2 : 4;
+  static constexpr int kChains = R * G >= 8 ? 1 : R * G >= 4 ? 2 : 4;
 
   ChunkDots() : ChunkDots([](int) { return 0; }) {}
 
@@ -84,16 +85,49 @@ class ChunkDots {
   __m512i partials_[kChains][R];
 };
 
-// Calls step.template operator()<K>(codes) for the 8 weight vectors K of a chunk's nibbles
-// (codes: unsigned bytes 0..15, values [4K, 4K + 4) of each row), each 64-byte step loaded once:
-// K = 0, 4, 1, 5, 2, 6, 3, 7.
-template <int kStep = 0, typename Step>
-inline void ForEachNibbleVector(const uint8_t* nibbles, const Step& step) {
-  const __m512i packed = _mm512_loadu_si512(nibbles + 64 * kStep);
+// The start of a tile of W groups [group, + G): each group's first record (a group holds
+// num_records) and zeroed accumulators.
+template <typename Record, int R, int G>
+inline void StartTile(const PackedWeightView& w, int64_t group, int64_t num_records,
+                      const Record* (&records)[G], __m512 (&acc)[G][R]) {
+#pragma GCC unroll 2
+  for (int g = 0; g < G; ++g) {
+    records[g] = reinterpret_cast<const Record*>(w.data) + (group + g) * num_records;
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[g][r] = _mm512_setzero_ps();
+  }
+}
+
+// Adds weight vector K of each group (q[g]) times x row r's 4 values of chunk xb to dots[g][r],
+// for the tile's R rows: each x broadcast serves the G groups.
+template <int K, typename Terms, int R, int G>
+inline void AddTileDots(const XTile<Terms, R>& x, int64_t xb, const __m512i (&q)[G],
+                        ChunkDots<R, G> (&dots)[G]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const __m512i x_four = BroadcastFour<K>(x.blocks[r][xb]);
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) dots[g].template Add<K>(r, q[g], x_four);
+  }
+}
+
+// Calls step.template operator()<K>(codes) for the 8 weight vectors K of a chunk's nibbles in each
+// of G groups (codes[g]: unsigned bytes 0..15, values [4K, 4K + 4) of each row of group g), each
+// 64-byte step loaded once: K = 0, 4, 1, 5, 2, 6, 3, 7.
+template <int G, int kStep = 0, typename Step>
+inline void ForEachNibbleVector(const uint8_t* const (&nibbles)[G], const Step& step) {
   const __m512i low_mask = _mm512_set1_epi8(0x0f);
-  step.template operator()<kStep>(_mm512_and_si512(packed, low_mask));
-  step.template operator()<kStep + 4>(_mm512_and_si512(_mm512_srli_epi16(packed, 4), low_mask));
-  if constexpr (kStep < 3) ForEachNibbleVector<kStep + 1>(nibbles, step);
+  __m512i low[G];
+  __m512i high[G];
+#pragma GCC unroll 2
+  for (int g = 0; g < G; ++g) {
+    const __m512i packed = _mm512_loadu_si512(nibbles[g] + 64 * kStep);
+    low[g] = _mm512_and_si512(packed, low_mask);
+    high[g] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low_mask);
+  }
+  step.template operator()<kStep>(low);
+  step.template operator()<kStep + 4>(high);
+  if constexpr (kStep < 3) ForEachNibbleVector<G, kStep + 1>(nibbles, step);
 }
 
 // The f32 lanes of 16 fp16 values.
@@ -111,12 +145,13 @@ inline __m512 ScaledLanes(__m512 d, const int8_t* bytes) {
                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)))));
 }
 
-// y: [m, w.rows] for the groups of W rows [row_begin, row_end): tile.template operator()<R>(group,
-// first x row, XTile) per group and pass, x rows in blocks of 64 (staying in L2 while the groups
-// stream by, their Terms built once per block) and each block in passes of 8, then 4, then 1
-// rows; a group's records stay in L1 between the passes. The passes never change an element's
-// arithmetic.
-template <typename Terms, typename Tile>
+// y: [m, w.rows] for the groups of W rows [row_begin, row_end): tile.template operator()<R, G>(
+// first group, first x row, XTile) per tile of G groups × R x rows. x rows go in blocks of 64
+// (staying in L2 while the groups stream by, their Terms built once per block); each block in
+// passes of kRows, then 4, then 1 rows over kGroups groups at a time, then over any groups left
+// one at a time; a tile's records stay in L1 between the passes. The tiling never changes an
+// element's arithmetic.
+template <typename Terms, int kGroups, int kRows, typename Tile>
 void ForEachNibbleTile(const PreparedActivations& x, int64_t row_begin, int64_t row_end,
                        const Tile& tile) {
   const int64_t chunks = x.cols / kQuantBlockSize;
@@ -129,30 +164,37 @@ void ForEachNibbleTile(const PreparedActivations& x, int64_t row_begin, int64_t 
         terms[chunk * stride + i - x_begin] = Terms::Of(x, i * chunks + chunk);
       }
     }
-    auto passes = [&]<int R>(int64_t group, int64_t& first_x_row) {
+    auto passes = [&]<int R, int G>(int64_t group, int64_t& first_x_row) {
       for (; first_x_row + R <= x_end; first_x_row += R) {
         XTile<Terms, R> xt{{}, terms.data() + first_x_row - x_begin, stride};
         for (int r = 0; r < R; ++r) xt.blocks[r] = x.q8.data() + (first_x_row + r) * chunks;
-        tile.template operator()<R>(group, first_x_row, xt);
+        tile.template operator()<R, G>(group, first_x_row, xt);
       }
     };
-    for (int64_t group = row_begin / kNibbleRowsPerGroup; group < row_end / kNibbleRowsPerGroup;
-         ++group) {
+    auto tiles = [&]<int G>(int64_t group) {
       int64_t first_x_row = x_begin;
-      passes.template operator()<8>(group, first_x_row);
-      passes.template operator()<4>(group, first_x_row);
-      passes.template operator()<1>(group, first_x_row);
-    }
+      passes.template operator()<kRows, G>(group, first_x_row);
+      if constexpr (kRows > 4) passes.template operator()<4, G>(group, first_x_row);
+      passes.template operator()<1, G>(group, first_x_row);
+    };
+    const int64_t group_end = row_end / kNibbleRowsPerGroup;
+    int64_t group = row_begin / kNibbleRowsPerGroup;
+    for (; group + kGroups <= group_end; group += kGroups)
+      tiles.template operator()<kGroups>(group);
+    for (; group < group_end; ++group) tiles.template operator()<1>(group);
   }
 }
 
-// Stores a tile's accumulators: y[first_x_row + r][16 group, + 16).
-template <int R>
-inline void StoreTile(const __m512 (&acc)[R], int64_t rows, int64_t group, int64_t first_x_row,
+// Stores a tile's accumulators: y[first_x_row + r][16 (group + g), + 16).
+template <int R, int G>
+inline void StoreTile(const __m512 (&acc)[G][R], int64_t rows, int64_t group, int64_t first_x_row,
                       float* y) {
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    _mm512_storeu_ps(y + (first_x_row + r) * rows + group * kNibbleRowsPerGroup, acc[r]);
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      _mm512_storeu_ps(y + (first_x_row + r) * rows + (group + g) * kNibbleRowsPerGroup, acc[g][r]);
+    }
   }
 }
 

@@ -28,27 +28,31 @@ Status GatedMlp::Load(WeightLoader& loader, const std::string& prefix, int64_t h
 }
 
 void GatedMlp::Forward(const float* x, int64_t num_tokens, ThreadPool& pool, float* out) const {
-  auto gate_times_up = [&](const float* gate, const float* up, int64_t n, float* result) {
-    if (activation_ == GateActivation::kSilu) {
-      kernels::SiluMul(gate, up, n, result);
-    } else {
-      kernels::GeluTanhMul(gate, up, n, result);
-    }
+  // act(gate) · up for each token's row of ffn_ values (a token's gate and up rows each `stride`
+  // after the previous token's), parallel over the tokens: a row's arithmetic is the same on every
+  // thread.
+  auto gate_times_up = [&](const float* gate, const float* up, int64_t stride, float* result) {
+    pool.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        if (activation_ == GateActivation::kSilu) {
+          kernels::SiluMul(gate + t * stride, up + t * stride, ffn_, result + t * ffn_);
+        } else {
+          kernels::GeluTanhMul(gate + t * stride, up + t * stride, ffn_, result + t * ffn_);
+        }
+      }
+    });
   };
   std::vector<float> gate(num_tokens * ffn_);  // [num_tokens, ffn]
   if (w_gate_up_ != nullptr) {
     // fused: [num_tokens, 2 ffn], each row gate then up
     std::vector<float> fused(num_tokens * 2 * ffn_);
     kernels::Linear(*w_gate_up_, x, num_tokens, fused.data(), pool);
-    for (int64_t t = 0; t < num_tokens; ++t) {
-      const float* row = fused.data() + t * 2 * ffn_;
-      gate_times_up(row, row + ffn_, ffn_, gate.data() + t * ffn_);
-    }
+    gate_times_up(fused.data(), fused.data() + ffn_, 2 * ffn_, gate.data());
   } else {
     std::vector<float> up(num_tokens * ffn_);
     kernels::Linear(*w_gate_, x, num_tokens, gate.data(), pool);
     kernels::Linear(*w_up_, x, num_tokens, up.data(), pool);
-    gate_times_up(gate.data(), up.data(), num_tokens * ffn_, gate.data());
+    gate_times_up(gate.data(), up.data(), ffn_, gate.data());
   }
   kernels::Linear(*w_down_, gate.data(), num_tokens, out, pool);
 }

@@ -1,0 +1,26 @@
+// Internal: the per-ISA loops behind MeasureDotPeak. Each runs `iterations` rounds of
+// kDotPeakChains independent dot instructions and returns a value that depends on every result
+// (so the loop is not optimized away).
+#pragma once
+
+#include <cstdint>
+
+namespace vllm::kernels {
+
+// Independent accumulators per round: enough to cover the instructions' latency on two pipes.
+constexpr int kDotPeakChains = 12;
+
+// Operations one instruction performs (a multiply-add is two).
+constexpr double kOpsPerVpdpbusd512 = 2 * 64;   // 16 lanes x 4 u8 x s8 products
+constexpr double kOpsPerVdpbf16ps512 = 2 * 32;  // 16 lanes x 2 bf16 products
+constexpr double kOpsPerFma512 = 2 * 16;
+constexpr double kOpsPerInt8Step256 = 2 * 32;  // vpmaddubsw + vpmaddwd + vpaddd: 32 products
+constexpr double kOpsPerFma256 = 2 * 8;
+
+float Int8DotLoopAvx512(int64_t iterations);
+float Bf16DotLoopAvx512(int64_t iterations);
+float F32FmaLoopAvx512(int64_t iterations);
+float Int8DotLoopAvx2(int64_t iterations);
+float F32FmaLoopAvx2(int64_t iterations);
+
+}  // namespace vllm::kernels

@@ -1,0 +1,27 @@
+// Internal: the constants of the vectorized e^t (activations_avx512.cc, activations_avx2.cc).
+// t = n ln2 + r with n = round(t log2 e) and r = t - n ln2 in two parts (Cody and Waite), so
+// |r| <= ln2 / 2; e^r = 1 + r + r² p(r) with the degree-5 minimax polynomial p of the Cephes
+// library's expf (relative error about 2e-7 over that range).
+#pragma once
+
+namespace vllm::kernels {
+
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2High = 0.693359375f;  // ln 2 rounded to few bits: n · kLn2High is exact
+constexpr float kLn2Low = -2.12194440e-4f;
+constexpr int kNumExpCoefficients = 6;  // p's, highest degree first
+constexpr float kExpCoefficients[kNumExpCoefficients] = {1.9875691500e-4f, 1.3981999507e-3f,
+                                                         8.3334519073e-3f, 4.1665795894e-2f,
+                                                         1.6666665459e-1f, 5.0000001201e-1f};
+// Where t is clamped: beyond, e^t is inf / 0 anyway (vscalefps gets there exactly).
+constexpr float kExpClampHigh = 89.0f;
+constexpr float kExpClampLow = -104.0f;
+// The same where 2^n must stay a normal float (the AVX2 path builds it in the exponent bits).
+constexpr float kExpClampHighNormal = 88.0f;
+constexpr float kExpClampLowNormal = -87.0f;
+
+// GELU(tanh)'s constants: y = sqrt(2/π) · x · (1 + 0.044715 x²).
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kGeluCubic = 0.044715f;
+
+}  // namespace vllm::kernels

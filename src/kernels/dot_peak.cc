@@ -1,0 +1,67 @@
+#include "kernels/dot_peak.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+
+#include "kernels/cpu/dot_peak_kernels.h"
+#include "kernels/isa.h"
+
+namespace vllm::kernels {
+namespace {
+
+// Operations per second of `loop` on every thread at once: rounds of kDotPeakChains
+// instructions of `ops_per_instruction` each, best of three passes of about `seconds`.
+double Measure(ThreadPool& pool, double seconds, double ops_per_instruction,
+               float (*loop)(int64_t)) {
+  // Calibrate the rounds per pass on one thread.
+  int64_t iterations = 1 << 16;
+  for (;;) {
+    const auto start = std::chrono::steady_clock::now();
+    volatile float sink = loop(iterations);
+    (void)sink;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed > seconds / 4 || iterations > (int64_t{1} << 34)) {
+      iterations = static_cast<int64_t>(iterations * seconds / std::max(elapsed, 1e-9));
+      break;
+    }
+    iterations *= 4;
+  }
+  double best = 0.0;
+  for (int pass = 0; pass < 3; ++pass) {
+    std::atomic<float> sink{0.0f};
+    const auto start = std::chrono::steady_clock::now();
+    pool.Run([&](int, int) { sink = sink + loop(iterations); });
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double ops =
+        static_cast<double>(iterations) * kDotPeakChains * ops_per_instruction * pool.num_threads();
+    best = std::max(best, ops / elapsed);
+  }
+  return best;
+}
+
+}  // namespace
+
+DotPeak MeasureDotPeak(ThreadPool& pool, double seconds) {
+  DotPeak peak;
+  const Isa isa = BestIsa();
+  peak.isa = IsaName(isa);
+  switch (isa) {
+    case Isa::kAvx512:
+      peak.int8_ops_per_second = Measure(pool, seconds, kOpsPerVpdpbusd512, Int8DotLoopAvx512);
+      peak.bf16_ops_per_second = Measure(pool, seconds, kOpsPerVdpbf16ps512, Bf16DotLoopAvx512);
+      peak.f32_ops_per_second = Measure(pool, seconds, kOpsPerFma512, F32FmaLoopAvx512);
+      break;
+    case Isa::kAvx2:
+      peak.int8_ops_per_second = Measure(pool, seconds, kOpsPerInt8Step256, Int8DotLoopAvx2);
+      peak.f32_ops_per_second = Measure(pool, seconds, kOpsPerFma256, F32FmaLoopAvx2);
+      break;
+    case Isa::kScalar:
+      break;
+  }
+  return peak;
+}
+
+}  // namespace vllm::kernels
