@@ -32,6 +32,10 @@ struct BenchServeOptions {
   double random_range_ratio = 0.33;  // lengths uniform in len × [1 - r, 1 + r]
   int64_t vocab_size = 32000;
   uint64_t seed = 0;
+  // BENCHMARKS.md workload 6 (chunked prefill): one prompt of this many tokens sent
+  // long_prompt_delay seconds into the closed loop, on a connection of its own; 0: none.
+  int long_prompt_len = 0;
+  double long_prompt_delay = 5.0;
 };
 
 struct RequestResult {
@@ -41,7 +45,9 @@ struct RequestResult {
   double latency = 0.0;  // seconds to the end of the stream
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0;
-  std::vector<double> itls;  // gaps between chunks with text
+  std::vector<double> itls;                 // gaps between chunks with text
+  std::vector<Clock::time_point> itl_ends;  // [itls.size()] when each gap ended
+  Clock::time_point sent_at;
 };
 
 struct BenchRequest {
@@ -68,6 +74,7 @@ RequestResult RunRequest(const BenchServeOptions& options, beast::tcp_stream& st
   http_request.body() = body.dump();
   http_request.prepare_payload();
   const auto start = Clock::now();
+  result.sent_at = start;
   beast::error_code error;
   http::write(stream, http_request, error);
   if (error) {
@@ -101,6 +108,7 @@ RequestResult RunRequest(const BenchServeOptions& options, beast::tcp_stream& st
       seen_text = true;
     } else {
       result.itls.push_back(Seconds(now - last_text_at));
+      result.itl_ends.push_back(now);
     }
     last_text_at = now;
   };
@@ -162,6 +170,50 @@ std::vector<BenchRequest> RandomRequests(const BenchServeOptions& options) {
   return requests;
 }
 
+// The long prompt of workload 6: long_prompt_len random ids (a seed of their own), 16 outputs.
+BenchRequest LongRequest(const BenchServeOptions& options) {
+  std::mt19937_64 rng(options.seed + 1);
+  const int64_t first = std::min<int64_t>(options.vocab_size - 1, 1000);
+  std::uniform_int_distribution<int64_t> token(first, options.vocab_size - 1);
+  BenchRequest request{std::vector<int32_t>(options.long_prompt_len), 16};
+  for (int32_t& id : request.prompt) id = static_cast<int32_t>(token(rng));
+  return request;
+}
+
+// Workload 6's figures: the long prompt's TTFT, and the other requests' inter-token gaps that
+// overlap its prefill (from its sending to its first token).
+void PrintLongPromptReport(const RequestResult& long_result,
+                           const std::vector<RequestResult>& results) {
+  std::printf("-----------Long prompt (chunked prefill)----------\n");
+  if (!long_result.ok) {
+    std::printf("%-40s %s\n", "Long prompt failed:", long_result.error.c_str());
+    return;
+  }
+  const auto prefill_begin = long_result.sent_at;
+  const auto prefill_end =
+      long_result.sent_at +
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(long_result.ttft));
+  std::vector<double> overlapping;
+  for (const RequestResult& result : results) {
+    for (size_t i = 0; i < result.itls.size(); ++i) {
+      const auto gap_end = result.itl_ends[i];
+      const auto gap_begin = gap_end - std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(result.itls[i]));
+      if (gap_end > prefill_begin && gap_begin < prefill_end) overlapping.push_back(result.itls[i]);
+    }
+  }
+  std::printf("%-40s %lld\n",
+              "Long prompt tokens:", static_cast<long long>(long_result.prompt_tokens));
+  std::printf("%-40s %.2f\n", "Long prompt TTFT (ms):", long_result.ttft * 1000.0);
+  std::printf("%-40s %zu\n", "ITLs overlapping its prefill:", overlapping.size());
+  std::printf(
+      "%-40s %.2f\n%-40s %.2f\n%-40s %.2f\n",
+      "Median ITL during it (ms):", Percentile(overlapping, 50) * 1000.0,
+      "P99 ITL during it (ms):", Percentile(overlapping, 99) * 1000.0, "Max ITL during it (ms):",
+      overlapping.empty() ? 0.0
+                          : *std::max_element(overlapping.begin(), overlapping.end()) * 1000.0);
+}
+
 int RunBenchServe(const BenchServeOptions& options) {
   asio::io_context io_context;
   asio::ip::tcp::resolver resolver(io_context);
@@ -192,6 +244,22 @@ int RunBenchServe(const BenchServeOptions& options) {
   std::atomic<size_t> next{0};
   const auto start = Clock::now();
   std::vector<std::thread> clients;
+  RequestResult long_result;
+  if (options.long_prompt_len > 0) {
+    clients.emplace_back([&] {
+      BenchRequest long_request = LongRequest(options);
+      std::this_thread::sleep_for(std::chrono::duration<double>(options.long_prompt_delay));
+      asio::io_context client_context;
+      beast::tcp_stream stream(client_context);
+      beast::error_code connect_error;
+      stream.connect(endpoints, connect_error);
+      if (connect_error) {
+        long_result.error = connect_error.message();
+        return;
+      }
+      long_result = RunRequest(options, stream, long_request);
+    });
+  }
   for (int c = 0; c < options.max_concurrency; ++c) {
     clients.emplace_back([&] {
       asio::io_context client_context;
@@ -259,6 +327,7 @@ int RunBenchServe(const BenchServeOptions& options) {
   std::printf("%-40s %.2f\n%-40s %.2f\n%-40s %.2f\n", "Mean ITL (ms):", ms(Mean(itls)),
               "Median ITL (ms):", ms(Percentile(itls, 50)),
               "P99 ITL (ms):", ms(Percentile(itls, 99)));
+  if (options.long_prompt_len > 0) PrintLongPromptReport(long_result, results);
   std::printf("==================================================\n");
   if (!first_error.empty()) std::fprintf(stderr, "first error: %s\n", first_error.c_str());
   return completed == static_cast<int>(results.size()) ? 0 : 1;
@@ -282,6 +351,15 @@ void RegisterBenchServeCommand(CLI::App& bench) {
   command->add_option("--vocab-size", options->vocab_size, "Random prompt ids are below this")
       ->capture_default_str();
   command->add_option("--seed", options->seed)->capture_default_str();
+  command
+      ->add_option("--long-prompt-len", options->long_prompt_len,
+                   "Also send one prompt of this many tokens into the loop (chunked-prefill "
+                   "workload: the others' ITL while it is prefilled); 0: none")
+      ->capture_default_str();
+  command
+      ->add_option("--long-prompt-delay", options->long_prompt_delay,
+                   "Seconds after the loop starts that the long prompt is sent")
+      ->capture_default_str();
   command->callback([options] { std::exit(RunBenchServe(*options)); });
 }
 
