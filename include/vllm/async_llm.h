@@ -18,6 +18,7 @@
 #include "vllm/outputs.h"
 #include "vllm/request_options.h"
 #include "vllm/sampling_params.h"
+#include "vllm/spec_decoding_stats.h"
 
 namespace vllm {
 
@@ -32,6 +33,7 @@ struct EngineStatsSnapshot {
   int64_t num_preemptions = 0;
   int64_t prefix_cache_queries = 0;  // tokens looked up in the prefix cache
   int64_t prefix_cache_hits = 0;     // tokens found there
+  SpecDecodingStats spec_decoding;   // all zero without --speculative-config
 };
 
 // The outputs of one request, produced by the engine thread and consumed by one reader.

@@ -2,9 +2,20 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace vllm {
+
+// --speculative-config (vLLM's SpeculativeConfig, given as JSON): the keys left unset take
+// vLLM's defaults when the engine starts. Only method "ngram" (prompt lookup) is implemented.
+struct SpeculativeConfig {
+  std::string method;                    // "ngram"; empty: from `model` ("ngram" / "[ngram]")
+  std::string model;                     // a draft model path (method "draft_model"), or "ngram"
+  int num_speculative_tokens = 0;        // drafts per step, > 0
+  std::optional<int> prompt_lookup_max;  // default: prompt_lookup_min, else 5
+  std::optional<int> prompt_lookup_min;  // default: prompt_lookup_max, else 5
+};
 
 struct EngineArgs {
   std::string model;    // a GGUF file or a Hugging Face model directory
@@ -15,14 +26,19 @@ struct EngineArgs {
   std::string quantization;
   int block_size = 16;                               // --block-size
   int64_t kv_cache_memory_bytes = int64_t{2} << 30;  // --kv-cache-memory-bytes
-  bool enable_prefix_caching = true;                 // --[no-]enable-prefix-caching
-  int64_t max_model_len = 0;                         // --max-model-len (0: the model's)
-  int max_num_seqs = 256;                            // --max-num-seqs
-  int64_t max_num_batched_tokens = 2048;             // --max-num-batched-tokens
-  std::string scheduling_policy = "fcfs";            // --scheduling-policy fcfs|priority
+  // --kv-cache-dtype auto|float32|bfloat16|fp8|fp8_e4m3|int8: what K and V are stored as (fp8 is
+  // e4m3fn; fp8 and int8 with one scale per token and KV head). auto: the model's activation
+  // dtype, float32 for F32 weights and bfloat16 for any other (F16, BF16, quantized).
+  std::string kv_cache_dtype = "auto";
+  bool enable_prefix_caching = true;       // --[no-]enable-prefix-caching
+  int64_t max_model_len = 0;               // --max-model-len (0: the model's)
+  int max_num_seqs = 256;                  // --max-num-seqs
+  int64_t max_num_batched_tokens = 2048;   // --max-num-batched-tokens
+  std::string scheduling_policy = "fcfs";  // --scheduling-policy fcfs|priority
   // --disable-hybrid-kv-cache-manager: one KV cache group of every layer, so a sliding-window
   // layer keeps every block of a sequence as a full-attention one does (no window freeing).
   bool disable_hybrid_kv_cache_manager = false;
+  std::optional<SpeculativeConfig> speculative_config;  // --speculative-config JSON
 };
 
 }  // namespace vllm

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "cli/generate_command.h"
+#include "cli/speculative_config_flag.h"
 #include "engine/llm_engine.h"
 #include "vllm/llm.h"
 
@@ -97,6 +98,9 @@ int RunThroughput(const BenchEngineOptions& options) {
                 static_cast<long long>(prompt_tokens), static_cast<long long>(output_tokens));
     std::printf("Elapsed: %.2f s, preemptions: %lld\n", seconds,
                 static_cast<long long>(llm.engine().stats().num_preemptions));
+    if (options.engine.speculative_config) {
+      std::printf("%s\n", SpecDecodingSummary(llm.engine().stats().spec_decoding).c_str());
+    }
   } catch (const std::exception& error) {
     std::cerr << "error: " << error.what() << "\n";
     return 1;
@@ -126,6 +130,9 @@ int RunLatency(const BenchEngineOptions& options) {
                 std::accumulate(latencies.begin(), latencies.end(), 0.0) / latencies.size());
     for (int p : {10, 25, 50, 75, 90, 99}) {
       std::printf("%d%% percentile latency: %.4f seconds\n", p, percentile(p));
+    }
+    if (options.engine.speculative_config) {
+      std::printf("%s\n", SpecDecodingSummary(llm.engine().stats().spec_decoding).c_str());
     }
   } catch (const std::exception& error) {
     std::cerr << "error: " << error.what() << "\n";

@@ -9,6 +9,7 @@
 
 #include "cli/loaded_model.h"
 #include "cli/read_bandwidth.h"
+#include "model/kv_cache_dtype.h"
 #include "runner/model_runner.h"
 
 namespace vllm {
@@ -22,6 +23,7 @@ struct BenchModelOptions {
   bool measure_bandwidth = true;
   int num_threads = 0;
   int block_size = 16;
+  std::string kv_cache_dtype = "auto";
 };
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -53,8 +55,15 @@ int Run(const BenchModelOptions& options) {
   Model& model = loaded->model();
   const int max_tokens = std::max(options.prompt_tokens, options.generated_tokens);
   const int num_blocks = (max_tokens + options.block_size - 1) / options.block_size;
-  auto runner =
-      ModelRunner::Create(model, {.num_kv_blocks = num_blocks, .block_size = options.block_size});
+  auto kv_cache_dtype =
+      ParseKvCacheDtype(options.kv_cache_dtype, AutoKvCacheDtype(loaded->loaded, std::nullopt));
+  if (!kv_cache_dtype) {
+    std::cerr << "error: " << kv_cache_dtype.error() << "\n";
+    return 1;
+  }
+  auto runner = ModelRunner::Create(model, {.num_kv_blocks = num_blocks,
+                                            .block_size = options.block_size,
+                                            .kv_cache_dtype = *kv_cache_dtype});
   if (!runner) {
     std::cerr << "error: " << runner.error() << "\n";
     return 1;
@@ -144,6 +153,10 @@ void RegisterBenchModelCommand(CLI::App& bench) {
   command->add_option("-n,--n-gen", options->generated_tokens)->capture_default_str();
   command->add_option("-r,--repetitions", options->repetitions)->capture_default_str();
   command->add_option("-t,--threads", options->num_threads, "0: one per core");
+  command
+      ->add_option("--kv-cache-dtype", options->kv_cache_dtype,
+                   "auto|float32|bfloat16|fp8|fp8_e4m3|int8")
+      ->capture_default_str();
   command->add_flag("!--no-bandwidth", options->measure_bandwidth,
                     "Skip measuring the read bandwidth (the decode roofline)");
   command->callback([options] { std::exit(Run(*options)); });

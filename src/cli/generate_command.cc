@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/speculative_config_flag.h"
 #include "common/logging.h"
 #include "engine/llm_engine.h"
 #include "vllm/llm.h"
@@ -71,6 +72,9 @@ int RunOne(const GenerateOptions& options) {
                           ? (num_generated - 1) / (total_seconds - first_token_seconds)
                           : 0.0)
                   << " tok/s after the first";
+  if (options.engine.speculative_config) {
+    VLLM_LOG(kInfo) << SpecDecodingSummary((*engine)->stats().spec_decoding);
+  }
   return 0;
 }
 
@@ -135,6 +139,11 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
       .add_option("--kv-cache-memory-bytes", args.kv_cache_memory_bytes,
                   "Bytes of KV cache storage")
       ->capture_default_str();
+  command
+      .add_option("--kv-cache-dtype", args.kv_cache_dtype,
+                  "KV cache storage: auto|float32|bfloat16|fp8|fp8_e4m3|int8 (auto: bfloat16, "
+                  "or float32 for F32 weights)")
+      ->capture_default_str();
   command.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching",
                    args.enable_prefix_caching, "Automatic prefix caching (on by default)");
   command.add_flag("--disable-hybrid-kv-cache-manager", args.disable_hybrid_kv_cache_manager,
@@ -146,6 +155,15 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
       ->capture_default_str();
   command.add_option("--scheduling-policy", args.scheduling_policy, "fcfs|priority")
       ->capture_default_str();
+  command.add_option_function<std::string>(
+      "--speculative-config",
+      [&args](const std::string& text) {
+        auto config = ParseSpeculativeConfig(text);
+        if (!config) throw CLI::ValidationError(config.error());
+        args.speculative_config = *config;
+      },
+      "Speculative decoding as JSON, e.g. '{\"method\": \"ngram\", "
+      "\"num_speculative_tokens\": 4, \"prompt_lookup_max\": 4}'");
 }
 
 void RegisterGenerateCommand(CLI::App& app) {

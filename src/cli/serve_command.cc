@@ -174,6 +174,9 @@ int RunServer(ServeOptions options) {
               std::string::npos) {
         VLLM_LOG(kInfo) << line;
       }
+      if (const std::string spec = metrics.SpecDecodingLogLine(stats); !spec.empty()) {
+        VLLM_LOG(kInfo) << spec;
+      }
       schedule_log();
     });
   };

@@ -88,9 +88,9 @@ struct AsyncLLM::Impl {
   void PublishStats() {
     const EngineStats current = engine->stats();
     std::lock_guard<std::mutex> lock(stats_mutex);
-    stats = {current.num_running,      current.num_waiting,     current.kv_cache_usage,
-             current.num_free_blocks,  current.num_preemptions, current.prefix_cache_queries,
-             current.prefix_cache_hits};
+    stats = {current.num_running,       current.num_waiting,     current.kv_cache_usage,
+             current.num_free_blocks,   current.num_preemptions, current.prefix_cache_queries,
+             current.prefix_cache_hits, current.spec_decoding};
   }
 
   // Runs `fn` on the engine thread and waits for its result.

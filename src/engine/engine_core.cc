@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "engine/kv_cache_sizing.h"
+#include "engine/speculative_config.h"
 
 namespace vllm {
 namespace {
@@ -48,6 +49,16 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
   const KvCacheLayout layout = core->config_.disable_hybrid_kv_cache_manager
                                    ? SingleGroupKvCacheLayout(model_config.num_layers)
                                    : KvCacheLayoutOf(model_config);
+  std::optional<NgramProposer::Options> ngram_proposer;
+  if (core->config_.speculative_config) {
+    auto resolved = ResolveSpeculativeConfig(*core->config_.speculative_config);
+    if (!resolved) return Error{resolved.error()};
+    ngram_proposer = *resolved;
+    VLLM_LOG(kInfo) << "Speculative decoding: ngram, " << resolved->num_speculative_tokens
+                    << " draft tokens per step, prompt lookup n-grams of "
+                    << resolved->prompt_lookup_min << " to " << resolved->prompt_lookup_max
+                    << " tokens";
+  }
   Expected<KvCacheSize> size = SizeKvCache(model_config, layout, core->config_);
   if (!size) return Error{size.error()};
   core->num_kv_blocks_ = size->num_blocks;
@@ -55,13 +66,15 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
   // memory available must fail before anything sized by it is built.
   auto runner = ModelRunner::Create(model, {.num_kv_blocks = core->num_kv_blocks_,
                                             .block_size = core->config_.block_size,
-                                            .kv_cache_layout = layout});
+                                            .kv_cache_layout = layout,
+                                            .ngram_proposer = ngram_proposer,
+                                            .kv_cache_dtype = size->dtype});
   if (!runner) return Error{runner.error()};
   core->runner_ = std::move(*runner);
   VLLM_LOG(kInfo) << "KV cache: " << core->num_kv_blocks_ << " blocks of "
-                  << core->config_.block_size << " tokens x " << layout.group_size << " layers ("
-                  << layout.num_groups() << " KV cache group"
-                  << (layout.num_groups() == 1 ? "" : "s") << ", "
+                  << core->config_.block_size << " tokens x " << layout.group_size << " layers, "
+                  << kernels::KvCacheDtypeName(size->dtype) << " (" << layout.num_groups()
+                  << " KV cache group" << (layout.num_groups() == 1 ? "" : "s") << ", "
                   << core->num_kv_blocks_ * size->bytes_per_block / (1 << 20) << " MiB"
                   << (size->capped_by_sequences
                           ? ", capped to what --max-num-seqs sequences of --max-model-len use"
@@ -130,13 +143,16 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
 
   // Time in the waiting queue, reported with the request's first output after it.
   std::map<std::string, double> queue_seconds;
+  // Output length before this step: the tokens after it are this step's.
+  std::map<std::string, size_t> num_output_before;
   const auto now = std::chrono::steady_clock::now();
   std::vector<ScheduledSequence> sequences;
   for (const ScheduledRequest& scheduled : schedule.scheduled) {
     const Request& request = *scheduled.request;
     sequences.push_back({request.request_id, request.prompt_token_ids, request.output_token_ids,
                          request.num_computed_tokens, scheduled.num_new_tokens,
-                         scheduled.block_tables});
+                         scheduled.block_tables, scheduled.spec_token_ids});
+    num_output_before[request.request_id] = request.output_token_ids.size();
     Arrival& arrival = arrivals_.at(request.request_id);
     if (arrival.scheduled) continue;
     arrival.scheduled = true;
@@ -146,25 +162,41 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   auto results = runner_->Execute(sequences);
   if (!results) return Error{results.error()};
 
-  std::vector<SampledToken> sampled;
-  std::map<std::string, TokenLogprobs> logprobs;
+  std::vector<SampledTokens> sampled;
+  std::map<std::string, std::vector<TokenLogprobs>> logprobs;
   std::map<std::string, std::vector<TokenLogprobs>> prompt_logprobs;
+  std::map<std::string, std::vector<int32_t>> drafts;
   for (size_t i = 0; i < schedule.scheduled.size(); ++i) {
-    const std::string& id = schedule.scheduled[i].request->request_id;
+    const ScheduledRequest& scheduled = schedule.scheduled[i];
+    const std::string& id = scheduled.request->request_id;
     SequenceResult& result = (*results)[i];
     if (!result.prompt_logprobs.empty()) prompt_logprobs[id] = std::move(result.prompt_logprobs);
-    if (!result.sampled) continue;
-    sampled.push_back({id, result.sampled->token_id});
-    if (result.sampled->logprobs) logprobs[id] = std::move(*result.sampled->logprobs);
+    if (result.sampled.empty()) continue;
+    if (!scheduled.spec_token_ids.empty()) {
+      spec_decoding_stats_.Observe(static_cast<int64_t>(scheduled.spec_token_ids.size()),
+                                   static_cast<int64_t>(result.sampled.size()) - 1);
+    }
+    SampledTokens& tokens = sampled.emplace_back(SampledTokens{id, {}});
+    for (SampledResult& token : result.sampled) {
+      tokens.token_ids.push_back(token.token_id);
+      if (token.logprobs) logprobs[id].push_back(std::move(*token.logprobs));
+    }
+    if (!result.draft_token_ids.empty()) drafts[id] = std::move(result.draft_token_ids);
   }
   Scheduler::StepResult result = scheduler_->Update(schedule, sampled);
   std::vector<EngineCoreOutput> outputs;
-  auto logprobs_of = [&logprobs](const Request& request) {
-    auto it = logprobs.find(request.request_id);
-    return it == logprobs.end() ? std::vector<TokenLogprobs>() : std::vector{it->second};
-  };
-  auto add_output = [&](const Request& request, std::vector<int32_t> new_token_ids) {
-    outputs.push_back(OutputOf(request, std::move(new_token_ids), logprobs_of(request)));
+  // The request's tokens of this step (a stop may have dropped some sampled ones) with their
+  // logprobs.
+  auto add_output = [&](const Request& request) {
+    const size_t before = num_output_before.at(request.request_id);
+    std::vector<int32_t> new_token_ids(request.output_token_ids.begin() + before,
+                                       request.output_token_ids.end());
+    std::vector<TokenLogprobs> new_logprobs;
+    if (auto it = logprobs.find(request.request_id); it != logprobs.end()) {
+      new_logprobs = std::move(it->second);
+      new_logprobs.resize(std::min(new_logprobs.size(), new_token_ids.size()));
+    }
+    outputs.push_back(OutputOf(request, std::move(new_token_ids), std::move(new_logprobs)));
     if (auto it = queue_seconds.find(request.request_id); it != queue_seconds.end()) {
       outputs.back().queue_seconds = it->second;
       queue_seconds.erase(it);
@@ -174,15 +206,21 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
       prompt_logprobs.erase(it);
     }
   };
-  for (Request* request : result.updated) add_output(*request, {request->output_token_ids.back()});
+  for (Request* request : result.updated) {
+    add_output(*request);
+    // The drafts it verifies next step (vLLM's update_draft_token_ids).
+    if (auto it = drafts.find(request->request_id); it != drafts.end()) {
+      scheduler_->UpdateDraftTokens(request->request_id, std::move(it->second));
+    }
+  }
   for (auto& request : result.finished) {
     Forget(request->request_id);
-    add_output(*request, {request->output_token_ids.back()});
+    add_output(*request);
   }
   // Prefill chunks that produced prompt logprobs but no token yet.
   for (const ScheduledRequest& scheduled : schedule.scheduled) {
     if (prompt_logprobs.count(scheduled.request->request_id) != 0) {
-      add_output(*scheduled.request, {});
+      add_output(*scheduled.request);
     }
   }
   return outputs;
@@ -201,7 +239,8 @@ EngineStats EngineCore::stats() const {
           scheduler_->num_preemptions(),
           kv_cache_->stats().prefix_cache_queries,
           kv_cache_->stats().prefix_cache_hits,
-          last_num_scheduled_tokens_};
+          last_num_scheduled_tokens_,
+          spec_decoding_stats_};
 }
 
 }  // namespace vllm

@@ -17,6 +17,7 @@
 #include "structured_output/grammar_matcher.h"
 #include "vllm/engine_args.h"
 #include "vllm/sampling_params.h"
+#include "vllm/spec_decoding_stats.h"
 
 namespace vllm {
 
@@ -56,6 +57,7 @@ struct EngineStats {
   int64_t prefix_cache_queries = 0;
   int64_t prefix_cache_hits = 0;
   int64_t num_scheduled_tokens = 0;  // in the last step
+  SpecDecodingStats spec_decoding;
 };
 
 class EngineCore {
@@ -95,6 +97,7 @@ class EngineCore {
   };
   std::map<std::string, Arrival> arrivals_;
   int64_t last_num_scheduled_tokens_ = 0;
+  SpecDecodingStats spec_decoding_stats_;
 };
 
 }  // namespace vllm

@@ -33,13 +33,6 @@ std::vector<std::string> ThirtyTwoPrompts() {
   return prompts;
 }
 
-SamplingParams Greedy(int max_tokens) {
-  SamplingParams params;
-  params.temperature = 0.0f;
-  params.max_tokens = max_tokens;
-  return params;
-}
-
 TEST(EngineTest, GreedyMatchesTheReference) {
   LLM llm(StoriesArgs());
   auto outputs = llm.Generate({"Once upon a time"}, Greedy(40), false);

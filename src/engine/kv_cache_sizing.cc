@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "model/kv_cache_dtype.h"
 #include "model/kv_storage.h"
 
 namespace vllm {
@@ -31,10 +32,15 @@ int64_t MaxBlocksPerRequest(const KvCacheLayout& layout, const EngineArgs& args)
 Expected<KvCacheSize> SizeKvCache(const ModelConfig& config, const KvCacheLayout& layout,
                                   const EngineArgs& args) {
   KvCacheSize size;
+  Expected<kernels::KvCacheDtype> dtype =
+      ParseKvCacheDtype(args.kv_cache_dtype, kernels::KvCacheDtype::kFloat32);
+  if (!dtype) return Error{dtype.error()};
+  size.dtype = *dtype;
   size.bytes_per_block = KvStorage::BytesPerBlock({.num_layers = config.num_layers,
                                                    .block_size = args.block_size,
                                                    .num_kv_heads = config.num_kv_heads,
                                                    .head_dim = config.head_dim,
+                                                   .dtype = size.dtype,
                                                    .layout = layout});
   // A layout with a sliding group reserves block 0 as the null block.
   const int64_t num_null_blocks = layout.has_sliding_group() ? 1 : 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "common/expected.h"
+#include "kernels/kv_cache_dtype.h"
 #include "model/kv_cache_layout.h"
 #include "model/model_config.h"
 #include "vllm/engine_args.h"
@@ -15,6 +16,7 @@ namespace vllm {
 struct KvCacheSize {
   int64_t num_blocks = 0;       // blocks of the storage, the null block included
   int64_t bytes_per_block = 0;  // K and V of block_size tokens of group_size layers
+  kernels::KvCacheDtype dtype = kernels::KvCacheDtype::kFloat32;  // what K and V are stored as
   // Fewer blocks than the memory allows: what max_num_seqs requests of max_model_len tokens hold.
   bool capped_by_sequences = false;
 };
@@ -26,7 +28,9 @@ struct KvCacheSize {
 int64_t MaxBlocksPerRequest(const KvCacheLayout& layout, const EngineArgs& args);
 
 // The blocks for `args` (max_model_len resolved): kv_cache_memory_bytes / bytes_per_block, capped
-// at what max_num_seqs requests can hold. Refused when a request of max_model_len would not fit.
+// at what max_num_seqs requests can hold, for K and V stored as args.kv_cache_dtype (which the
+// caller has resolved from `auto`, see model/kv_cache_dtype.h; a bare `auto` here is float32).
+// Refused when a request of max_model_len would not fit, or the dtype is unknown.
 Expected<KvCacheSize> SizeKvCache(const ModelConfig& config, const KvCacheLayout& layout,
                                   const EngineArgs& args);
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "model/kv_cache_dtype.h"
 #include "model/model_loader.h"
 #include "tokenizer/hf/hf_tokenizer.h"
 #include "tokenizer/token_bytes.h"
@@ -76,7 +77,13 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   if (!model) return Error{model.error()};
   engine->model_ = std::move(*model);
   VLLM_RETURN_IF_ERROR(engine->LoadTokenizer(args.model));
-  auto core = EngineCore::Create(*engine->model_.model, args);
+  // --kv-cache-dtype auto becomes the model's activation dtype, which the core cannot see.
+  auto kv_cache_dtype =
+      ParseKvCacheDtype(args.kv_cache_dtype, AutoKvCacheDtype(engine->model_, *linear_type));
+  if (!kv_cache_dtype) return Error{kv_cache_dtype.error()};
+  EngineArgs core_args = args;
+  core_args.kv_cache_dtype = kernels::KvCacheDtypeName(*kv_cache_dtype);
+  auto core = EngineCore::Create(*engine->model_.model, core_args);
   if (!core) return Error{core.error()};
   engine->core_ = std::move(*core);
   engine->output_processor_ = std::make_unique<OutputProcessor>(*engine->tokenizer_);

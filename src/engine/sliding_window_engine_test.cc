@@ -132,6 +132,25 @@ class SlidingWindowEngineTest : public ::testing::Test {
     }
   }
 
+  // Runs four greedy requests (prompts first_prompt.. first_prompt + 3) on both cores; `tested`
+  // must generate what `reference` does.
+  void ExpectSameGenerations(EngineCore& reference, EngineCore& tested, int first_prompt,
+                             int max_tokens) const {
+    for (int i = 0; i < 4; ++i) {
+      const std::string id = "r" + std::to_string(i);
+      ASSERT_TRUE(
+          reference.AddRequest(GreedyRequest(id, Prompt(first_prompt + i), max_tokens)).ok());
+      ASSERT_TRUE(tested.AddRequest(GreedyRequest(id, Prompt(first_prompt + i), max_tokens)).ok());
+    }
+    auto expected = RunToCompletion(reference);
+    auto outputs = RunToCompletion(tested);
+    for (int i = 0; i < 4; ++i) {
+      const std::string id = "r" + std::to_string(i);
+      SCOPED_TRACE(id);
+      ExpectSameGeneration(outputs[id], expected[id]);
+    }
+  }
+
   ThreadPool pool_{ThreadPool::Options{.num_threads = 2}};
   std::unique_ptr<GgufFile> file_;
   std::unique_ptr<Model> model_;
@@ -235,20 +254,30 @@ TEST_F(SlidingWindowEngineTest, PreemptionWithWindowsDoesNotChangeOutputs) {
   std::unique_ptr<EngineCore> tight = Core(tight_args);
   ASSERT_TRUE(roomy && tight);
   ASSERT_EQ(tight->num_kv_blocks(), blocks);
-  for (int i = 0; i < 4; ++i) {
-    const std::string id = "r" + std::to_string(i);
-    ASSERT_TRUE(roomy->AddRequest(GreedyRequest(id, Prompt(10 + i), 60)).ok());
-    ASSERT_TRUE(tight->AddRequest(GreedyRequest(id, Prompt(10 + i), 60)).ok());
-  }
-  auto expected = RunToCompletion(*roomy);
-  auto outputs = RunToCompletion(*tight);
-  for (int i = 0; i < 4; ++i) {
-    const std::string id = "r" + std::to_string(i);
-    SCOPED_TRACE(id);
-    ExpectSameGeneration(outputs[id], expected[id]);
-  }
+  ExpectSameGenerations(*roomy, *tight, /*first_prompt=*/10, /*max_tokens=*/60);
   EXPECT_GT(tight->stats().num_preemptions, 0);
   EXPECT_EQ(tight->stats().num_free_blocks, blocks - 1);
+}
+
+// Speculative decoding over windows: drafts verified in chunks that cross block and window
+// boundaries, rejected drafts' slots overwritten later, with preemption; every logit unchanged.
+TEST_F(SlidingWindowEngineTest, SpeculativeDecodingChangesNoLogit) {
+  EngineArgs plain_args = Args(/*hybrid=*/true);
+  plain_args.max_num_batched_tokens = 16;  // prompts in chunks: a sliding group holds 8 blocks
+  EngineArgs speculative_args = plain_args;
+  speculative_args.speculative_config =
+      SpeculativeConfig{.method = "ngram", .num_speculative_tokens = 5, .prompt_lookup_min = 1};
+  speculative_args.max_model_len = 128;
+  const KvCacheLayout layout = KvCacheLayoutOf(model_->config());
+  const int64_t blocks = 32 + 5 * 8 + 1 + 20;  // as PreemptionWithWindowsDoesNotChangeOutputs
+  speculative_args.kv_cache_memory_bytes =
+      blocks * SizeKvCache(model_->config(), layout, speculative_args)->bytes_per_block;
+  std::unique_ptr<EngineCore> plain = Core(plain_args);
+  std::unique_ptr<EngineCore> speculative = Core(speculative_args);
+  ASSERT_TRUE(plain && speculative);
+  ExpectSameGenerations(*plain, *speculative, /*first_prompt=*/20, /*max_tokens=*/80);
+  EXPECT_GT(speculative->stats().spec_decoding.num_accepted_tokens, 0);
+  EXPECT_GT(speculative->stats().num_preemptions, 0);
 }
 
 // Random Gemma 2 and gpt-oss shapes: 4 layers alternating sliding (window 8) and global, two KV

@@ -1,11 +1,12 @@
-// Engine arguments the engine tests share: 2 threads and a small KV cache. The KV cache is made
-// resident at start: 64 MiB (thousands of blocks) holds every test's sequences and is quick to
-// reserve, where the default would cost each test process hundreds of MiB.
+// Engine arguments and sampling params the engine tests share: 2 threads and a small KV cache. The
+// KV cache is made resident at start: 64 MiB (thousands of blocks) holds every test's sequences and
+// is quick to reserve, where the default would cost each test process hundreds of MiB.
 #pragma once
 
 #include <string>
 
 #include "vllm/engine_args.h"
+#include "vllm/sampling_params.h"
 
 namespace vllm {
 
@@ -20,6 +21,14 @@ inline EngineArgs TestArgs(const std::string& model) {
 // The real demo model in ../shared.
 inline EngineArgs StoriesArgs() {
   return TestArgs(std::string(VLLM_SHARED_DIR) + "/models/stories260K.gguf");
+}
+
+// Greedy decoding of max_tokens tokens.
+inline SamplingParams Greedy(int max_tokens) {
+  SamplingParams params;
+  params.temperature = 0.0f;
+  params.max_tokens = max_tokens;
+  return params;
 }
 
 }  // namespace vllm

@@ -14,6 +14,7 @@
 #include "common/expected.h"
 #include "common/ggml_type.h"
 #include "common/thread_pool.h"
+#include "kernels/kv_cache_dtype.h"
 
 namespace vllm::kernels {
 
@@ -92,5 +93,68 @@ void AxpyF32(float alpha, const float* x, int64_t n, float* y);
 void DotF32Rows(const float* a, int64_t num_rows, const float* b, int64_t n, float* out);
 // y[r * n + i] += alphas[r] * x[i] for r < num_rows, i < n; y: [num_rows, n]
 void AxpyF32Rows(const float* alphas, int64_t num_rows, const float* x, int64_t n, float* y);
+
+// --- Paged attention over a KV cache stored as KvCacheDtype (kernels/attention.cc) ---
+
+// Stores one row of n values as `dtype` at `out` (n * KvValueBytes(dtype) bytes): f32 as is,
+// bf16 rounded to nearest even, fp8 / int8 as round-to-nearest(x / scale) with *scale set to
+// max|x| / 448 (fp8 e4m3fn) or max|x| / 127 (int8), 0 for a row of zeros; `scale` is untouched
+// (and may be null) for f32 and bf16. The result depends only on x.
+void QuantizeKvRow(KvCacheDtype dtype, const float* x, int64_t n, void* out, float* scale);
+// out[i] = stored value i, times `scale` for fp8 / int8.
+void DequantizeKvRow(KvCacheDtype dtype, const void* row, float scale, int64_t n, float* out);
+
+// Consecutive stored rows of one KV head: row j's head_dim values at data + j * row_stride_bytes
+// and, for fp8 / int8, its scale at scales[j * scale_stride].
+struct KvRows {
+  KvCacheDtype dtype = KvCacheDtype::kFloat32;
+  const uint8_t* data = nullptr;
+  int64_t row_stride_bytes = 0;
+  const float* scales = nullptr;
+  int64_t scale_stride = 0;
+};
+
+// The most keys one AttendTile call takes: one SIMD register of scores per query row.
+constexpr int kAttentionTileKeys = 16;
+
+// Accumulator rows are padded to whole SIMD registers: [num_rows, AttentionAccStride(head_dim)].
+constexpr int64_t AttentionAccStride(int64_t head_dim) {
+  return (head_dim + kAttentionTileKeys - 1) / kAttentionTileKeys * kAttentionTileKeys;
+}
+// Floats of scratch AttendTile needs (the tile's keys and values converted to f32).
+constexpr int64_t AttentionTileScratchFloats(int64_t head_dim) {
+  return 2 * kAttentionTileKeys * AttentionAccStride(head_dim);
+}
+
+// Query rows against one tile of up to kAttentionTileKeys consecutive key positions.
+struct AttentionTile {
+  const float* q = nullptr;  // [num_rows, head_dim]
+  int64_t num_rows = 0;
+  int64_t head_dim = 0;
+  KvRows keys;    // the tile's rows
+  KvRows values;  // the tile's rows
+  // Row r sees keys [first_key[r], last_key[r]] of the tile, within [0, kAttentionTileKeys);
+  // first_key[r] > last_key[r]: none, and its state is left as is. Keys no row sees are never
+  // read.
+  const int32_t* first_key = nullptr;  // [num_rows]
+  const int32_t* last_key = nullptr;   // [num_rows]
+  float scale = 1.0f;                  // multiplies q·k
+  float logit_softcap = 0.0f;          // C > 0: a logit s becomes C·tanh(s / C)
+};
+
+// Each row's online-softmax state over the keys seen so far: start with row_max = -inf,
+// row_sum = 0, acc = 0; then softmax(logits) · values = acc / row_sum.
+struct AttentionState {
+  float* row_max = nullptr;  // [num_rows]: the largest logit seen
+  float* row_sum = nullptr;  // [num_rows]: Σ exp(logit - row_max)
+  float* acc = nullptr;      // [num_rows, AttentionAccStride(head_dim)]: Σ exp(logit - row_max) v
+};
+
+// Folds one tile into the state of each row that sees some of its keys: logits
+// s_j = q·k_j · scale (soft-capped), m' = max(row_max, max_j s_j),
+// acc = acc · exp(row_max - m') + Σ_j exp(s_j - m') v_j (j ascending), row_sum likewise, with K/V
+// converted to f32 once per tile into `scratch` (AttentionTileScratchFloats(head_dim) floats).
+// A row's arithmetic depends only on its own query, keys and range, never on the other rows.
+void AttendTile(const AttentionTile& tile, const AttentionState& state, float* scratch);
 
 }  // namespace vllm::kernels

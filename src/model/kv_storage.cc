@@ -27,18 +27,60 @@ std::string FormatBytes(int64_t bytes) {
 
 }  // namespace
 
-void KvStorage::Unmap::operator()(float* p) const { ::munmap(p, bytes); }
+void KvStorage::Unmap::operator()(uint8_t* p) const { ::munmap(p, bytes); }
 
-KvStorage::KvStorage(const Options& options, std::unique_ptr<float, Unmap> memory)
-    : options_(options),
-      memory_(std::move(memory)),
-      values_(memory_.get() + memory_.get_deleter().bytes / 2 / sizeof(float)) {}
+KvStorage::KvStorage(const Options& options, std::unique_ptr<uint8_t, Unmap> memory)
+    : options_(options), memory_(std::move(memory)) {
+  const int64_t num_values = options_.num_blocks * options_.layout.group_size *
+                             options_.block_size * row_size();  // of K, and of V
+  values_ = memory_.get() + num_values * kernels::KvValueBytes(options_.dtype);
+  if (kernels::KvHasRowScales(options_.dtype)) {
+    // The scales start at the first float boundary after the values (Create reserves the
+    // padding).
+    const auto end_of_values =
+        reinterpret_cast<uintptr_t>(values_) + num_values * kernels::KvValueBytes(options_.dtype);
+    key_scales_ = reinterpret_cast<float*>((end_of_values + alignof(float) - 1) &
+                                           ~uintptr_t{alignof(float) - 1});
+    value_scales_ = key_scales_ + num_values / options_.head_dim;
+  } else {
+    key_scales_ = value_scales_ = nullptr;
+  }
+}
 
 int64_t KvStorage::BytesPerBlock(const Options& options) {
   const int64_t layers_per_block =
       options.layout.groups.empty() ? options.num_layers : options.layout.group_size;
-  return 2 * layers_per_block * options.block_size * options.num_kv_heads * options.head_dim *
-         static_cast<int64_t>(sizeof(float));
+  const int64_t row_bytes =
+      options.head_dim * kernels::KvValueBytes(options.dtype) +
+      (kernels::KvHasRowScales(options.dtype) ? static_cast<int64_t>(sizeof(float)) : 0);
+  return 2 * layers_per_block * options.block_size * options.num_kv_heads * row_bytes;
+}
+
+void KvStorage::Write(int64_t layer, int64_t slot, const float* k, const float* v) {
+  const int64_t head_dim = options_.head_dim;
+  const int64_t value_bytes = kernels::KvValueBytes(options_.dtype);
+  const int64_t first =
+      Offset(layer, slot / options_.block_size, slot % options_.block_size);  // values before
+  for (int64_t h = 0; h < options_.num_kv_heads; ++h) {
+    const int64_t row = first + h * head_dim;
+    float* k_scale = key_scales_ != nullptr ? key_scales_ + row / head_dim : nullptr;
+    float* v_scale = value_scales_ != nullptr ? value_scales_ + row / head_dim : nullptr;
+    kernels::QuantizeKvRow(options_.dtype, k + h * head_dim, head_dim,
+                           memory_.get() + row * value_bytes, k_scale);
+    kernels::QuantizeKvRow(options_.dtype, v + h * head_dim, head_dim, values_ + row * value_bytes,
+                           v_scale);
+  }
+}
+
+kernels::KvRows KvStorage::Rows(uint8_t* data, float* scales, int64_t layer, int64_t block_id,
+                                int64_t offset, int64_t kv_head) const {
+  const int64_t value_bytes = kernels::KvValueBytes(options_.dtype);
+  const int64_t first = Offset(layer, block_id, offset) + kv_head * options_.head_dim;
+  return {.dtype = options_.dtype,
+          .data = data + first * value_bytes,
+          .row_stride_bytes = row_size() * value_bytes,
+          .scales = scales != nullptr ? scales + first / options_.head_dim : nullptr,
+          .scale_stride = options_.num_kv_heads};
 }
 
 Expected<std::unique_ptr<KvStorage>> KvStorage::Create(const Options& requested) {
@@ -52,7 +94,8 @@ Expected<std::unique_ptr<KvStorage>> KvStorage::Create(const Options& requested)
     return Error{"KV storage: the KV cache layout is for another number of layers"};
   }
   int64_t bytes = 0;
-  if (__builtin_mul_overflow(options.num_blocks, BytesPerBlock(options), &bytes)) {
+  if (__builtin_mul_overflow(options.num_blocks, BytesPerBlock(options), &bytes) ||
+      __builtin_add_overflow(bytes, int64_t{alignof(float)}, &bytes)) {
     return Error{"KV storage: its size in bytes overflows"};
   }
   if (std::optional<int64_t> available = AvailableMemoryBytes(); available && bytes > *available) {
@@ -66,7 +109,7 @@ Expected<std::unique_ptr<KvStorage>> KvStorage::Create(const Options& requested)
     return Error{"--kv-cache-memory-bytes: cannot reserve " + FormatBytes(bytes) +
                  " for the KV cache (" + std::strerror(errno) + "); lower --kv-cache-memory-bytes"};
   }
-  std::unique_ptr<float, Unmap> owned(static_cast<float*>(memory), Unmap{size});
+  std::unique_ptr<uint8_t, Unmap> owned(static_cast<uint8_t*>(memory), Unmap{size});
   // Huge pages where the kernel allows them on request: 512 times fewer page faults to make the
   // cache resident, and fewer TLB misses when attention reads it. Advice only.
   ::madvise(memory, size, MADV_HUGEPAGE);

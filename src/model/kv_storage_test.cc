@@ -94,6 +94,77 @@ TEST(KvStorageTest, ABlockHoldsTheLayersOfItsGroup) {
                    .ok());
 }
 
+TEST(KvStorageTest, TheSameMemoryHoldsTwiceTheBlocksInBf16AndAboutFourTimesInFp8OrInt8) {
+  using kernels::KvCacheDtype;
+  KvStorage::Options options = k64MiB;  // 8 KV heads of 128
+  const int64_t f32_bytes = KvStorage::BytesPerBlock(options);
+  options.dtype = KvCacheDtype::kBFloat16;
+  EXPECT_EQ(KvStorage::BytesPerBlock(options) * 2, f32_bytes);
+  // One byte per value plus one f32 scale per row of 128 values.
+  for (KvCacheDtype dtype : {KvCacheDtype::kFp8E4m3, KvCacheDtype::kInt8}) {
+    options.dtype = dtype;
+    EXPECT_EQ(KvStorage::BytesPerBlock(options), f32_bytes / 4 * (128 + 4) / 128);
+  }
+}
+
+// k, v: [num_kv_heads = 2, head_dim = 8]; head 1's values 10 times head 0's.
+std::vector<float> TwoHeadRow(float base) {
+  std::vector<float> row(16);
+  for (int i = 0; i < 16; ++i) row[i] = (base + 0.37f * i - 2.0f) * (i < 8 ? 1.0f : 10.0f);
+  return row;
+}
+
+TEST(KvStorageTest, WriteStoresEachKvHeadsRowWithItsOwnScaleAtItsSlot) {
+  using kernels::KvCacheDtype;
+  for (KvCacheDtype dtype : {KvCacheDtype::kFloat32, KvCacheDtype::kBFloat16,
+                             KvCacheDtype::kFp8E4m3, KvCacheDtype::kInt8}) {
+    SCOPED_TRACE(kernels::KvCacheDtypeName(dtype));
+    auto kv = KvStorage::Create({.num_layers = 2,
+                                 .num_blocks = 3,
+                                 .block_size = 4,
+                                 .num_kv_heads = 2,
+                                 .head_dim = 8,
+                                 .dtype = dtype});
+    ASSERT_TRUE(kv.ok()) << kv.error();
+    const std::vector<float> k = TwoHeadRow(1.0f), v = TwoHeadRow(-3.0f);
+    (*kv)->Write(1, /*slot=*/6, k.data(), v.data());  // block 1, offset 2
+    (*kv)->Write(1, /*slot=*/7, v.data(), k.data());  // its neighbour, swapped
+    for (int64_t head = 0; head < 2; ++head) {
+      for (auto [rows, source] :
+           {std::pair{(*kv)->keys(1, 1, 2, head), &k}, {(*kv)->values(1, 1, 2, head), &v}}) {
+        // What the row alone stores, and what it decodes to.
+        std::vector<uint8_t> expected_bytes(8 * kernels::KvValueBytes(dtype));
+        float expected_scale = 1.0f;
+        kernels::QuantizeKvRow(dtype, source->data() + head * 8, 8, expected_bytes.data(),
+                               &expected_scale);
+        EXPECT_EQ(std::vector<uint8_t>(rows.data, rows.data + expected_bytes.size()),
+                  expected_bytes);
+        const float scale = rows.scales != nullptr ? rows.scales[0] : 1.0f;
+        if (rows.scales != nullptr) {
+          EXPECT_EQ(scale, expected_scale);
+        }
+        std::vector<float> decoded(8);
+        kernels::DequantizeKvRow(dtype, rows.data, scale, 8, decoded.data());
+        for (int i = 0; i < 8; ++i) {
+          EXPECT_NEAR(decoded[i], (*source)[head * 8 + i], std::abs((*source)[head * 8 + i]) / 8);
+        }
+      }
+    }
+    // Offset 3 follows one row later; layer 0's slot 6 is untouched (zeros).
+    const kernels::KvRows next = (*kv)->keys(1, 1, 3, 0);
+    EXPECT_EQ(next.data, (*kv)->keys(1, 1, 2, 0).data + (*kv)->keys(1, 1, 2, 0).row_stride_bytes);
+    std::vector<float> decoded(8);
+    kernels::DequantizeKvRow(dtype, next.data, next.scales != nullptr ? next.scales[0] : 1.0f, 8,
+                             decoded.data());
+    EXPECT_NEAR(decoded[0], v[0], std::abs(v[0]) / 8);
+    const kernels::KvRows other_layer = (*kv)->keys(0, 1, 2, 1);
+    kernels::DequantizeKvRow(dtype, other_layer.data,
+                             other_layer.scales != nullptr ? other_layer.scales[0] : 1.0f, 8,
+                             decoded.data());
+    EXPECT_EQ(decoded, std::vector<float>(8, 0.0f));
+  }
+}
+
 #if defined(__SANITIZE_ADDRESS__)
 #define VLLM_ADDRESS_SANITIZER 1
 #elif defined(__has_feature)

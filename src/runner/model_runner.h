@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "kernels/kv_cache_dtype.h"
 #include "model/kv_cache_layout.h"
 #include "model/model.h"
+#include "runner/ngram_proposer.h"
 #include "runner/request_sampler.h"
 
 namespace vllm {
@@ -30,22 +32,34 @@ struct SequenceChunk {
   std::span<const std::vector<int32_t>> block_tables;
   bool wants_logits = true;       // logits of the chunk's last token
   bool wants_all_logits = false;  // logits of every token of the chunk (prompt logprobs)
+  // With wants_logits: the chunk ends with this many draft tokens, and the logits of the last
+  // num_draft_tokens + 1 tokens are wanted (speculative decoding's verification rows).
+  int32_t num_draft_tokens = 0;
 };
 
 // One scheduled request's share of a step: tokens [num_computed_tokens, + num_new_tokens) of
-// prompt + output.
+// prompt + output + spec_token_ids, the draft tokens to verify (speculative decoding):
+//
+//   prompt + output:  p p p p p o o o |          num_new_tokens = 1 + 3
+//                                   ^ num_computed_tokens
+//   chunk:                          o d d d      spec_token_ids = d d d
 struct ScheduledSequence {
   std::string_view request_id;
   std::span<const int32_t> prompt_token_ids;
   std::span<const int32_t> output_token_ids;
   int64_t num_computed_tokens = 0;
-  int64_t num_new_tokens = 0;
+  int64_t num_new_tokens = 0;                          // spec_token_ids included
   std::span<const std::vector<int32_t>> block_tables;  // as SequenceChunk's
+  std::span<const int32_t> spec_token_ids;
 };
 
 // What one step produced for one scheduled request.
 struct SequenceResult {
-  std::optional<SampledResult> sampled;  // when the chunk reached the end of prompt + output
+  // When the chunk reached the end of prompt + output: the accepted drafts, then the token
+  // sampled after them ([num_accepted_drafts + 1]).
+  std::vector<SampledResult> sampled;
+  // Drafts for the next step after prompt + output + sampled (with a proposer; else empty).
+  std::vector<int32_t> draft_token_ids;
   // Logprobs of the prompt tokens this chunk was the first to score (prompt token 1 onwards).
   std::vector<TokenLogprobs> prompt_logprobs;
 };
@@ -56,6 +70,10 @@ class ModelRunner {
     int64_t num_kv_blocks = 0;
     int64_t block_size = 16;
     KvCacheLayout kv_cache_layout;  // how layers share blocks; empty: one group of all layers
+    // Speculative decoding's n-gram drafter, run after sampling; none: no drafts.
+    std::optional<NgramProposer::Options> ngram_proposer;
+    kernels::KvCacheDtype kv_cache_dtype =
+        kernels::KvCacheDtype::kFloat32;  // what K/V are stored as
   };
   static Expected<std::unique_ptr<ModelRunner>> Create(Model& model, const Options& options);
 
@@ -71,9 +89,18 @@ class ModelRunner {
   Expected<std::vector<float>> ComputeLogits(std::span<const SequenceChunk> chunks);
 
  private:
-  ModelRunner(Model& model, std::unique_ptr<KvStorage> kv) : model_(model), kv_(std::move(kv)) {}
+  ModelRunner(Model& model, std::unique_ptr<KvStorage> kv,
+              const std::optional<NgramProposer::Options>& ngram_proposer)
+      : model_(model), kv_(std::move(kv)) {
+    if (ngram_proposer) ngram_proposer_.emplace(*ngram_proposer);
+  }
+  // The drafts after prompt + output + sampled.
+  std::vector<int32_t> ProposeDrafts(const ScheduledSequence& sequence,
+                                     std::span<const SampledResult> sampled) const;
+
   Model& model_;
   std::unique_ptr<KvStorage> kv_;
+  std::optional<NgramProposer> ngram_proposer_;
   ForwardBatch batch_;
   std::map<std::string, RequestSampler, std::less<>> samplers_;
 };

@@ -41,6 +41,27 @@ bool RequestSampler::GrammarApplies(std::span<const int32_t> output) {
 SampledResult RequestSampler::Sample(std::span<const int32_t> prompt,
                                      std::span<const int32_t> output, float* row,
                                      int64_t vocab_size) {
+  return SampleRow(prompt, output, row, vocab_size, std::nullopt);
+}
+
+std::vector<SampledResult> RequestSampler::SampleWithDrafts(
+    std::span<const int32_t> prompt, std::span<const int32_t> output,
+    std::span<const int32_t> draft_token_ids, float* rows, int64_t vocab_size) {
+  std::vector<int32_t> context(output.begin(), output.end());  // output + accepted drafts
+  std::vector<SampledResult> results;
+  for (size_t j = 0; j <= draft_token_ids.size(); ++j) {
+    const std::optional<int32_t> draft =
+        j < draft_token_ids.size() ? std::optional(draft_token_ids[j]) : std::nullopt;
+    results.push_back(SampleRow(prompt, context, rows + j * vocab_size, vocab_size, draft));
+    if (results.back().token_id != draft) break;
+    context.push_back(*draft);
+  }
+  return results;
+}
+
+SampledResult RequestSampler::SampleRow(std::span<const int32_t> prompt,
+                                        std::span<const int32_t> output, float* row,
+                                        int64_t vocab_size, std::optional<int32_t> draft_token_id) {
   const SamplingParams& params = inputs_.params;
   SampledResult result;
   // Logprobs come from the raw logits, before any processing (vLLM's default mode).
@@ -64,9 +85,14 @@ SampledResult RequestSampler::Sample(std::span<const int32_t> prompt,
   }
   // A grammar that allows nothing (one past its parse limits, or complete in a vocabulary
   // without a stop token) ends the output with EOS rather than leave its language.
-  result.token_id = grammar_allows_nothing && inputs_.eos_token_id
-                        ? *inputs_.eos_token_id
-                        : sampler_.Sample(grammar_allows_nothing ? raw.data() : row, vocab_size);
+  const float* sampled_row = grammar_allows_nothing ? raw.data() : row;
+  if (grammar_allows_nothing && inputs_.eos_token_id) {
+    result.token_id = *inputs_.eos_token_id;
+  } else if (draft_token_id) {
+    result.token_id = sampler_.SampleWithDraft(sampled_row, vocab_size, *draft_token_id);
+  } else {
+    result.token_id = sampler_.Sample(sampled_row, vocab_size);
+  }
   if (constrained) matcher_->AcceptToken(result.token_id);
   if (params.logprobs) {
     result.logprobs = ComputeLogprobs(raw.data(), vocab_size, result.token_id, *params.logprobs);

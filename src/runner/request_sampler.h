@@ -43,6 +43,18 @@ class RequestSampler {
   SampledResult Sample(std::span<const int32_t> prompt, std::span<const int32_t> output, float* row,
                        int64_t vocab_size);
 
+  // Verifies `draft_token_ids` proposed after `prompt` + `output` (exact rejection sampling).
+  // rows: [draft_token_ids.size() + 1, vocab_size], row j scoring the token after output +
+  // drafts[0, j); modified in place. Each row is processed exactly as Sample would with the
+  // drafts before it as output; row j emits a token with the sampler's rejection rule for
+  // drafts[j] and, when that token is the draft, verification goes on with row j + 1. Returns
+  // the accepted drafts followed by one more token (the correction, or the bonus token after
+  // every draft was accepted): [num_accepted + 1].
+  std::vector<SampledResult> SampleWithDrafts(std::span<const int32_t> prompt,
+                                              std::span<const int32_t> output,
+                                              std::span<const int32_t> draft_token_ids, float* rows,
+                                              int64_t vocab_size);
+
   const SamplingParams& params() const { return inputs_.params; }
   // Prompt tokens [1, n] whose logprobs were already reported (kept across preemptions).
   int64_t num_prompt_logprobs = 0;
@@ -50,6 +62,9 @@ class RequestSampler {
  private:
   // Whether the grammar constrains the token after `output`.
   bool GrammarApplies(std::span<const int32_t> output);
+  // Sample, verifying `draft_token_id` when there is one.
+  SampledResult SampleRow(std::span<const int32_t> prompt, std::span<const int32_t> output,
+                          float* row, int64_t vocab_size, std::optional<int32_t> draft_token_id);
 
   SamplingInputs inputs_;
   Sampler sampler_;

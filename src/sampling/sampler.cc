@@ -8,10 +8,40 @@ namespace vllm {
 Sampler::Sampler(const SamplingOptions& options)
     : options_(options), generator_(options.seed.value_or(std::random_device{}())) {}
 
+namespace {
+
+bool IsGreedy(const SamplingOptions& options) { return options.temperature < 1e-5f; }
+
+int32_t Argmax(const float* logits, int64_t vocab_size) {
+  return static_cast<int32_t>(std::max_element(logits, logits + vocab_size) - logits);
+}
+
+}  // namespace
+
 int32_t Sampler::Sample(const float* logits, int64_t vocab_size) {
-  if (options_.temperature < 1e-5f) {
-    return static_cast<int32_t>(std::max_element(logits, logits + vocab_size) - logits);
+  if (IsGreedy(options_)) return Argmax(logits, vocab_size);
+  return Draw(Filter(logits, vocab_size));
+}
+
+int32_t Sampler::SampleWithDraft(const float* logits, int64_t vocab_size, int32_t draft_token_id) {
+  if (IsGreedy(options_)) return Argmax(logits, vocab_size);
+  const int64_t count = Filter(logits, vocab_size);
+  double total = 0.0;
+  int64_t draft_index = -1;
+  for (int64_t i = 0; i < count; ++i) {
+    total += candidates_[i].first;
+    if (candidates_[i].second == draft_token_id) draft_index = i;
   }
+  // One uniform draw per verified draft, accepted while u < p(draft); a draft outside the
+  // filtered set has p = 0.
+  const double uniform = std::uniform_real_distribution<double>(0.0, 1.0)(generator_);
+  if (draft_index < 0) return Draw(count);
+  if (uniform * total < candidates_[draft_index].first) return draft_token_id;
+  candidates_[draft_index].first = 0.0f;  // the residual max(0, p - one_hot(draft))
+  return Draw(count);
+}
+
+int64_t Sampler::Filter(const float* logits, int64_t vocab_size) {
   // Softmax of logits / temperature, in a numerically stable form.
   float max_logit = *std::max_element(logits, logits + vocab_size);
   candidates_.resize(vocab_size);
@@ -21,7 +51,7 @@ int32_t Sampler::Sample(const float* logits, int64_t vocab_size) {
   }
   const bool filters = (options_.top_k > 0 && options_.top_k < vocab_size) ||
                        options_.top_p < 1.0f || options_.min_p > 0.0f;
-  if (!filters) return Draw(vocab_size);  // plain sampling needs no order
+  if (!filters) return vocab_size;  // plain sampling needs no order
   // Most probable first; ties broken by token id so the order is deterministic.
   auto by_probability = [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
@@ -53,7 +83,7 @@ int32_t Sampler::Sample(const float* logits, int64_t vocab_size) {
     while (prefix < keep && candidates_[prefix].first >= threshold) ++prefix;
     keep = prefix;
   }
-  return Draw(keep);
+  return keep;
 }
 
 int32_t Sampler::Draw(int64_t count) {

@@ -25,7 +25,18 @@ class Sampler {
   // logits: [vocab_size]. Greedy picks the lowest index among equal maxima.
   int32_t Sample(const float* logits, int64_t vocab_size);
 
+  // vLLM's rejection sampler for one speculative position whose draft distribution is one-hot
+  // (n-gram drafts): the token to emit where `draft_token_id` was proposed. Greedy: the argmax
+  // (the draft is accepted iff it is the argmax). Random: accepts the draft with probability
+  // p(draft) under the distribution Sample draws from, else draws from that distribution with
+  // the draft removed (max(0, p - q), renormalized). Either way the emitted token is distributed
+  // as Sample's. The draft is accepted iff the result equals it.
+  int32_t SampleWithDraft(const float* logits, int64_t vocab_size, int32_t draft_token_id);
+
  private:
+  // Fills candidates_ with the temperature-scaled probabilities (unnormalized) and returns how
+  // many of its first entries survive top-k, top-p and min-p.
+  int64_t Filter(const float* logits, int64_t vocab_size);
   // Draws one of the first `count` candidates in proportion to their probability.
   int32_t Draw(int64_t count);
 

@@ -43,6 +43,9 @@ struct Request {
   int64_t num_cached_tokens = -1;  // prefix-cache hit on first scheduling; -1 until then
   int num_preemptions = 0;
   std::optional<int32_t> stop_token_id;  // the stop_token_ids entry that finished it
+  // Draft tokens proposed after the last output token (speculative decoding), verified the next
+  // time it is scheduled; never part of num_tokens().
+  std::vector<int32_t> spec_token_ids;
 
   int64_t num_prompt_tokens() const { return static_cast<int64_t>(prompt_token_ids.size()); }
   int64_t num_output_tokens() const { return static_cast<int64_t>(output_token_ids.size()); }

@@ -52,6 +52,7 @@ void Scheduler::Preempt(Request* request) {
   running_.erase(std::find(running_.begin(), running_.end(), request));
   request->status = RequestStatus::kPreempted;
   request->num_computed_tokens = 0;  // recompute prompt + output so far
+  request->spec_token_ids.clear();
   ++request->num_preemptions;
   ++num_preemptions_;
   InsertWaiting(request);
@@ -64,7 +65,10 @@ SchedulerOutput Scheduler::Schedule() {
   // Running requests first, in admission order.
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Request* request = running_[i];
-    int64_t num_new = std::min(request->num_tokens() - request->num_computed_tokens, budget);
+    // Drafts ride along after the request's last token (vLLM's spec decode scheduling).
+    int64_t num_new = std::min(
+        request->num_tokens() + NumSchedulableDrafts(*request) - request->num_computed_tokens,
+        budget);
     if (num_new <= 0) {
       ++i;
       continue;
@@ -85,7 +89,13 @@ SchedulerOutput Scheduler::Schedule() {
       if (victim == request) break;
     }
     if (!tables) continue;  // `request` itself was preempted; running_[i] is now the next one
-    output.scheduled.push_back({request, num_new, *tables});
+    // The budget may have cut the drafts short.
+    const int64_t num_drafts =
+        std::max<int64_t>(0, request->num_computed_tokens + num_new - request->num_tokens());
+    std::vector<int32_t> drafts(request->spec_token_ids.begin(),
+                                request->spec_token_ids.begin() + num_drafts);
+    request->spec_token_ids.clear();
+    output.scheduled.push_back({request, num_new, *tables, std::move(drafts)});
     budget -= num_new;
     // Preemption may have removed requests before this one; continue after it.
     i = std::find(running_.begin(), running_.end(), request) - running_.begin() + 1;
@@ -139,22 +149,56 @@ bool Scheduler::CheckStop(Request& request) const {
   return false;
 }
 
+int64_t Scheduler::NumSchedulableDrafts(const Request& request) const {
+  auto num_drafts = static_cast<int64_t>(request.spec_token_ids.size());
+  num_drafts = std::min(num_drafts, config_.max_model_len - 1 - request.num_tokens());
+  if (request.params.max_tokens) {
+    num_drafts =
+        std::min<int64_t>(num_drafts, *request.params.max_tokens - request.num_output_tokens() - 1);
+  }
+  return std::max<int64_t>(0, num_drafts);
+}
+
+void Scheduler::UpdateDraftTokens(const std::string& request_id,
+                                  std::vector<int32_t> draft_token_ids) {
+  auto it = requests_.find(request_id);
+  if (it == requests_.end() || it->second->status != RequestStatus::kRunning) return;
+  it->second->spec_token_ids = std::move(draft_token_ids);
+}
+
 Scheduler::StepResult Scheduler::Update(const SchedulerOutput& output,
-                                        std::span<const SampledToken> sampled) {
+                                        std::span<const SampledTokens> sampled) {
   StepResult result;
-  std::map<std::string, int32_t> token_of;
-  for (const auto& s : sampled) token_of[s.request_id] = s.token_id;
+  std::map<std::string, std::span<const int32_t>> tokens_of;
+  for (const auto& s : sampled) tokens_of[s.request_id] = s.token_ids;
   for (const ScheduledRequest& scheduled : output.scheduled) {
     Request* request = scheduled.request;
+    const auto num_drafts = static_cast<int64_t>(scheduled.spec_token_ids.size());
     request->num_computed_tokens += scheduled.num_new_tokens;  // the one place this advances
+    auto tokens = tokens_of.find(request->request_id);
+    if (request->num_computed_tokens - num_drafts < request->num_tokens() ||
+        tokens == tokens_of.end() || tokens->second.empty()) {
+      // A prefill chunk that did not reach the end of the prompt.
+      kv_cache_.CacheFullBlocks(request->request_id, request->all_token_ids(),
+                                request->num_computed_tokens, request->cache_keys);
+      continue;
+    }
+    // The KV of rejected drafts is invalid: those positions are computed again (their slots
+    // overwritten) once the request's real tokens reach them.
+    const auto num_accepted = static_cast<int64_t>(tokens->second.size()) - 1;
+    request->num_computed_tokens -= std::max<int64_t>(0, num_drafts - num_accepted);
+    bool stopped = false;
+    for (int32_t token_id : tokens->second) {
+      request->output_token_ids.push_back(token_id);
+      stopped = CheckStop(*request);
+      if (stopped) break;  // the tokens after a stop are dropped
+    }
+    request->num_computed_tokens = std::min(request->num_computed_tokens, request->num_tokens());
+    // Only accepted tokens' blocks are hashed: a block holding a rejected draft's KV is past
+    // num_computed_tokens until recomputed.
     kv_cache_.CacheFullBlocks(request->request_id, request->all_token_ids(),
                               request->num_computed_tokens, request->cache_keys);
-    auto token = token_of.find(request->request_id);
-    if (request->num_computed_tokens < request->num_tokens() || token == token_of.end()) {
-      continue;  // a prefill chunk that did not reach the end of the prompt
-    }
-    request->output_token_ids.push_back(token->second);
-    if (CheckStop(*request)) {
+    if (stopped) {
       result.finished.push_back(Release(request, request->status));
     } else {
       result.updated.push_back(request);

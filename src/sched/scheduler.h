@@ -29,9 +29,12 @@ struct SchedulerConfig {
 
 struct ScheduledRequest {
   Request* request;
-  int64_t num_new_tokens;  // tokens computed for it this step
+  int64_t num_new_tokens;  // tokens computed for it this step, spec_token_ids included
   // Its block table in each KV cache group after allocation: [num_groups][num_table_blocks].
   KvCacheManager::BlockTables block_tables;
+  // The drafts computed after the request's tokens (the last of the num_new_tokens) to be
+  // verified; the scheduler moved them out of the request.
+  std::vector<int32_t> spec_token_ids;
 };
 
 struct SchedulerOutput {
@@ -40,10 +43,11 @@ struct SchedulerOutput {
   std::vector<std::string> preempted_request_ids;
 };
 
-// What one request's step produced: the token sampled (when its prompt is fully computed).
-struct SampledToken {
+// What one request's step produced (when its prompt is fully computed): the drafts accepted,
+// then the token sampled after them; [num_accepted_drafts + 1].
+struct SampledTokens {
   std::string request_id;
-  int32_t token_id;
+  std::vector<int32_t> token_ids;
 };
 
 class Scheduler {
@@ -53,14 +57,20 @@ class Scheduler {
   // Admission: a prompt of max_model_len tokens or more is refused with vLLM's message.
   Status AddRequest(std::unique_ptr<Request> request);
   SchedulerOutput Schedule();
-  // Advances num_computed_tokens of every scheduled request, appends the sampled tokens, checks
-  // the stop conditions and frees finished requests. Returns the requests that got a token or
-  // finished this step (finished ones are released to the caller).
+  // Advances num_computed_tokens of every scheduled request over the tokens whose KV is valid
+  // (rejected drafts' slots are overwritten later), appends the sampled tokens one by one,
+  // checking the stop conditions after each (a stop drops the tokens after it), caches the full
+  // blocks and frees finished requests. Returns the requests that got tokens or finished this
+  // step (finished ones are released to the caller).
   struct StepResult {
-    std::vector<Request*> updated;                   // still running, got a new token
+    std::vector<Request*> updated;                   // still running, got new tokens
     std::vector<std::unique_ptr<Request>> finished;  // done; blocks already freed
   };
-  StepResult Update(const SchedulerOutput& output, std::span<const SampledToken> sampled);
+  StepResult Update(const SchedulerOutput& output, std::span<const SampledTokens> sampled);
+  // Sets the drafts a running request verifies the next time it is scheduled (vLLM's
+  // update_draft_token_ids); unknown or waiting requests are ignored. Schedule trims them to
+  // what max_model_len and max_tokens leave room for.
+  void UpdateDraftTokens(const std::string& request_id, std::vector<int32_t> draft_token_ids);
   // Finishes requests for a reason decided outside (stop strings, aborts); unknown ids are ignored.
   // Call between steps only, never between Schedule and Update.
   std::vector<std::unique_ptr<Request>> FinishRequests(std::span<const std::string> request_ids,
@@ -79,6 +89,9 @@ class Scheduler {
   void Preempt(Request* request);
   std::unique_ptr<Request> Release(Request* request, RequestStatus status);
   bool CheckStop(Request& request) const;
+  // How many of the request's drafts fit: its last position stays below max_model_len - 1 and
+  // its output within max_tokens.
+  int64_t NumSchedulableDrafts(const Request& request) const;
 
   SchedulerConfig config_;
   KvCacheManager& kv_cache_;

@@ -24,11 +24,11 @@ std::unique_ptr<Request> MakeRequest(const std::string& id, int num_prompt_token
 }
 
 // Samples token 7 for every request whose prompt is complete after this step.
-std::vector<SampledToken> SampleAll(const SchedulerOutput& output, int32_t token = 7) {
-  std::vector<SampledToken> sampled;
+std::vector<SampledTokens> SampleAll(const SchedulerOutput& output, int32_t token = 7) {
+  std::vector<SampledTokens> sampled;
   for (const auto& s : output.scheduled) {
     if (s.request->num_computed_tokens + s.num_new_tokens >= s.request->num_tokens()) {
-      sampled.push_back({s.request->request_id, token});
+      sampled.push_back({s.request->request_id, {token}});
     }
   }
   return sampled;
@@ -90,10 +90,10 @@ TEST(SchedulerTest, StopsAtMaxTokensEosAndMaxModelLen) {
   for (int step = 0; step < 5 && scheduler.HasUnfinishedRequests(); ++step) {
     auto output = scheduler.Schedule();
     // EOS (2) on the eos request's second output token; min_tokens = 1 lets it stop there.
-    std::vector<SampledToken> sampled;
+    std::vector<SampledTokens> sampled;
     for (auto& s : SampleAll(output)) {
       bool second_token = scheduler.Find(s.request_id)->num_output_tokens() == 1;
-      sampled.push_back({s.request_id, s.request_id == "eos" && second_token ? 2 : 7});
+      sampled.push_back({s.request_id, {s.request_id == "eos" && second_token ? 2 : 7}});
     }
     for (auto& done : scheduler.Update(output, sampled).finished) {
       reasons[done->request_id] = FinishReason(done->status);
@@ -232,6 +232,113 @@ TEST(SchedulerTest, HandsOutOneBlockTablePerKvCacheGroup) {
   auto output = scheduler.Schedule();
   EXPECT_EQ(scheduler.Find("b")->num_computed_tokens, 8);
   EXPECT_EQ(output.scheduled[0].num_new_tokens, 2);
+}
+
+// Speculative decoding: a request with drafts asks for its next token plus the drafts, and
+// Update keeps the KV of accepted drafts only.
+TEST(SchedulerTest, SchedulesDraftsAfterTheLastTokenAndRollsBackRejectedOnes) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 6)).ok());
+  auto first = scheduler.Schedule();
+  scheduler.Update(first, SampleAll(first));  // output [7]
+  scheduler.UpdateDraftTokens("a", {8, 9, 10});
+  auto second = scheduler.Schedule();
+  ASSERT_EQ(second.scheduled.size(), 1u);
+  EXPECT_EQ(second.scheduled[0].num_new_tokens, 4);  // token 7 and three drafts
+  EXPECT_EQ(second.scheduled[0].spec_token_ids, (std::vector<int32_t>{8, 9, 10}));
+  EXPECT_TRUE(scheduler.Find("a")->spec_token_ids.empty());
+  // 8 accepted, 9 rejected and replaced by 11.
+  std::vector<SampledTokens> sampled = {{"a", {8, 11}}};
+  auto result = scheduler.Update(second, sampled);
+  ASSERT_EQ(result.updated.size(), 1u);
+  const Request* a = scheduler.Find("a");
+  EXPECT_EQ(a->output_token_ids, (std::vector<int32_t>{7, 8, 11}));
+  EXPECT_EQ(a->num_computed_tokens, 8);  // prompt, 7 and 8; 11 is computed next
+  auto third = scheduler.Schedule();
+  EXPECT_EQ(third.scheduled[0].num_new_tokens, 1);
+  EXPECT_TRUE(third.scheduled[0].spec_token_ids.empty());
+}
+
+TEST(SchedulerTest, DraftsAreCappedByMaxTokensMaxModelLenAndTheBudget) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 10}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("max_tokens", 3, /*max_tokens=*/3)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("model_len", 6, /*max_tokens=*/100)).ok());
+  auto first = scheduler.Schedule();
+  scheduler.Update(first, SampleAll(first));
+  scheduler.UpdateDraftTokens("max_tokens", {1, 1, 1, 1});
+  scheduler.UpdateDraftTokens("model_len", {1, 1, 1, 1});
+  auto second = scheduler.Schedule();
+  // One output token so far: room for two more, the draft and the token after it.
+  EXPECT_EQ(second.scheduled[0].spec_token_ids.size(), 1u);
+  // 7 tokens: the drafts may reach position 8 = max_model_len - 2, the bonus token 9.
+  EXPECT_EQ(second.scheduled[1].spec_token_ids.size(), 2u);
+
+  KvCacheManager small_kv({.num_blocks = 100, .block_size = 4});
+  Scheduler small_budget({.max_num_batched_tokens = 3, .max_model_len = 100}, small_kv);
+  ASSERT_TRUE(small_budget.AddRequest(MakeRequest("a", 3)).ok());
+  auto prefill = small_budget.Schedule();
+  small_budget.Update(prefill, SampleAll(prefill));
+  small_budget.UpdateDraftTokens("a", {4, 5, 6, 7});
+  auto decode = small_budget.Schedule();
+  EXPECT_EQ(decode.scheduled[0].num_new_tokens, 3);
+  EXPECT_EQ(decode.scheduled[0].spec_token_ids, (std::vector<int32_t>{4, 5}));
+}
+
+TEST(SchedulerTest, AStopAmongAcceptedTokensDropsTheRest) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("eos", 3)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("length", 3, /*max_tokens=*/3)).ok());
+  auto first = scheduler.Schedule();
+  scheduler.Update(first, SampleAll(first));
+  scheduler.UpdateDraftTokens("eos", {8, 2, 9});
+  scheduler.UpdateDraftTokens("length", {8, 9, 10});
+  auto second = scheduler.Schedule();
+  std::vector<SampledTokens> sampled = {{"eos", {8, 2, 9, 5}}, {"length", {8, 9}}};
+  auto result = scheduler.Update(second, sampled);
+  ASSERT_EQ(result.finished.size(), 2u);
+  EXPECT_EQ(result.finished[0]->output_token_ids, (std::vector<int32_t>{7, 8, 2}));
+  EXPECT_EQ(result.finished[0]->status, RequestStatus::kFinishedStopped);
+  EXPECT_EQ(result.finished[1]->output_token_ids, (std::vector<int32_t>{7, 8, 9}));
+  EXPECT_EQ(result.finished[1]->status, RequestStatus::kFinishedLengthCapped);
+}
+
+TEST(SchedulerTest, ABlockHoldingARejectedDraftIsNotCached) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 6)).ok());  // prompt 0..5
+  auto first = scheduler.Schedule();
+  scheduler.Update(first, SampleAll(first));  // output [7]
+  // Draft 8 lands at position 7, filling block 1; it is rejected for 11.
+  scheduler.UpdateDraftTokens("a", {8, 9});
+  auto second = scheduler.Schedule();
+  std::vector<SampledTokens> sampled = {{"a", {11}}};
+  scheduler.Update(second, sampled);
+  // Block 1 would read [4 5 7 11] but its KV at position 7 is the rejected draft's.
+  const std::vector<int32_t> accepted = {0, 1, 2, 3, 4, 5, 7, 11, 20};
+  EXPECT_EQ(kv.GetComputedBlocks(accepted, {}).num_computed_tokens, 4);
+  // Once position 7 is computed with 11, the block is cached.
+  auto third = scheduler.Schedule();
+  scheduler.Update(third, SampleAll(third));
+  EXPECT_EQ(kv.GetComputedBlocks(accepted, {}).num_computed_tokens, 8);
+}
+
+TEST(SchedulerTest, PreemptionDropsTheDrafts) {
+  // Four blocks of 4: two prompts of 7 fill them; b's drafts need a fifth, so b is preempted.
+  KvCacheManager kv({.num_blocks = 4, .block_size = 4});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 7)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", 7)).ok());
+  auto first = scheduler.Schedule();
+  scheduler.Update(first, SampleAll(first));
+  scheduler.UpdateDraftTokens("b", {8, 9});
+  auto second = scheduler.Schedule();
+  EXPECT_EQ(second.preempted_request_ids, (std::vector<std::string>{"b"}));
+  EXPECT_TRUE(scheduler.Find("b")->spec_token_ids.empty());
+  scheduler.UpdateDraftTokens("b", {8, 9});  // waiting: ignored
+  EXPECT_TRUE(scheduler.Find("b")->spec_token_ids.empty());
 }
 
 }  // namespace

@@ -70,7 +70,8 @@ Metrics::Metrics(std::string model_name)
       queue_time_(kRequestSecondsBuckets),
       request_prompt_tokens_(kTokenCountBuckets),
       request_generation_tokens_(kTokenCountBuckets),
-      logged_at_seconds_(NowSeconds()) {}
+      logged_at_seconds_(NowSeconds()),
+      spec_decoding_logged_at_seconds_(logged_at_seconds_) {}
 
 void Metrics::ObserveTimeToFirstToken(double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -125,6 +126,20 @@ std::string Metrics::Render(const EngineStatsSnapshot& stats) const {
           static_cast<double>(prompt_tokens_));
   counter("vllm:generation_tokens_total", "Number of generation tokens processed.",
           static_cast<double>(generation_tokens_));
+  const SpecDecodingStats& spec = stats.spec_decoding;
+  counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.",
+          static_cast<double>(spec.num_drafts));
+  counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.",
+          static_cast<double>(spec.num_draft_tokens));
+  counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.",
+          static_cast<double>(spec.num_accepted_tokens));
+  Header("vllm:spec_decode_num_accepted_tokens_per_pos_total", "counter",
+         "Accepted tokens per draft position.", &out);
+  for (size_t position = 0; position < spec.num_accepted_tokens_per_pos.size(); ++position) {
+    out += "vllm:spec_decode_num_accepted_tokens_per_pos_total{" + labels_ + ",position=\"" +
+           std::to_string(position) + "\"} " +
+           std::to_string(spec.num_accepted_tokens_per_pos[position]) + "\n";
+  }
   Header("vllm:request_success_total", "counter", "Count of successfully processed requests.",
          &out);
   for (const char* reason : {"stop", "length", "abort"}) {
@@ -176,6 +191,46 @@ std::string Metrics::LogLine(const EngineStatsSnapshot& stats) {
                 prompt_throughput, generation_throughput, stats.num_running, stats.num_waiting,
                 100.0 * stats.kv_cache_usage, hit_rate);
   return line;
+}
+
+std::string Metrics::SpecDecodingLogLine(const EngineStatsSnapshot& stats) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const SpecDecodingStats& total = stats.spec_decoding;
+  const SpecDecodingStats& logged = logged_spec_decoding_;
+  const int64_t num_drafts = total.num_drafts - logged.num_drafts;
+  if (num_drafts <= 0) return "";
+  const double now = NowSeconds();
+  const double elapsed = std::max(now - spec_decoding_logged_at_seconds_, 1e-9);
+  const int64_t num_draft_tokens = total.num_draft_tokens - logged.num_draft_tokens;
+  const int64_t num_accepted = total.num_accepted_tokens - logged.num_accepted_tokens;
+  std::string per_position;
+  for (size_t position = 0; position < total.num_accepted_tokens_per_pos.size(); ++position) {
+    const int64_t before = position < logged.num_accepted_tokens_per_pos.size()
+                               ? logged.num_accepted_tokens_per_pos[position]
+                               : 0;
+    char rate[16];
+    std::snprintf(rate, sizeof(rate), "%.3f",
+                  static_cast<double>(total.num_accepted_tokens_per_pos[position] - before) /
+                      static_cast<double>(num_drafts));
+    per_position += (position == 0 ? "" : ", ") + std::string(rate);
+  }
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "SpecDecoding metrics: Mean acceptance length: %.2f, Accepted throughput: %.2f "
+                "tokens/s, Drafted throughput: %.2f tokens/s, Accepted: %lld tokens, Drafted: "
+                "%lld tokens, ",
+                1.0 + static_cast<double>(num_accepted) / static_cast<double>(num_drafts),
+                static_cast<double>(num_accepted) / elapsed,
+                static_cast<double>(num_draft_tokens) / elapsed,
+                static_cast<long long>(num_accepted), static_cast<long long>(num_draft_tokens));
+  char acceptance[64];
+  std::snprintf(acceptance, sizeof(acceptance), ", Avg Draft acceptance rate: %.1f%%",
+                num_draft_tokens > 0 ? 100.0 * static_cast<double>(num_accepted) /
+                                           static_cast<double>(num_draft_tokens)
+                                     : 0.0);
+  logged_spec_decoding_ = total;
+  spec_decoding_logged_at_seconds_ = now;
+  return line + std::string("Per-position acceptance rate: ") + per_position + acceptance;
 }
 
 }  // namespace vllm::server

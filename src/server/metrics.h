@@ -50,6 +50,9 @@ class Metrics {
   std::string Render(const EngineStatsSnapshot& stats) const;
   // vLLM's periodic log line; throughputs are over the time since the previous call.
   std::string LogLine(const EngineStatsSnapshot& stats);
+  // vLLM's "SpecDecoding metrics" line over the drafts since the previous call; empty when there
+  // were none.
+  std::string SpecDecodingLogLine(const EngineStatsSnapshot& stats);
 
  private:
   const std::string labels_;  // model_name="..."
@@ -69,6 +72,9 @@ class Metrics {
   int64_t logged_queries_ = 0;
   int64_t logged_hits_ = 0;
   double logged_at_seconds_ = 0.0;
+  // For SpecDecodingLogLine: the counters and time at its previous call.
+  SpecDecodingStats logged_spec_decoding_;
+  double spec_decoding_logged_at_seconds_ = 0.0;
 };
 
 }  // namespace vllm::server

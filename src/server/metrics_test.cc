@@ -56,5 +56,34 @@ TEST(MetricsTest, LogLineReportsRatesAndUsage) {
   EXPECT_NE(metrics.LogLine(stats).find("Avg prompt throughput: 0.0 tokens/s"), std::string::npos);
 }
 
+TEST(MetricsTest, SpecDecodingCountersAndLogLine) {
+  Metrics metrics("tiny");
+  EngineStatsSnapshot stats;
+  EXPECT_EQ(metrics.SpecDecodingLogLine(stats), "");  // no drafts yet
+  // Two requests' steps with 3 drafts each: 3 accepted, then 1.
+  stats.spec_decoding.Observe(3, 3);
+  stats.spec_decoding.Observe(3, 1);
+  const std::string text = metrics.Render(stats);
+  EXPECT_NE(text.find("vllm:spec_decode_num_drafts_total{model_name=\"tiny\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("vllm:spec_decode_num_draft_tokens_total{model_name=\"tiny\"} 6\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("vllm:spec_decode_num_accepted_tokens_total{model_name=\"tiny\"} 4\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("vllm:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"tiny\","
+                      "position=\"0\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("vllm:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"tiny\","
+                      "position=\"2\"} 1\n"),
+            std::string::npos);
+  const std::string line = metrics.SpecDecodingLogLine(stats);
+  EXPECT_NE(line.find("Mean acceptance length: 3.00"), std::string::npos) << line;
+  EXPECT_NE(line.find("Accepted: 4 tokens, Drafted: 6 tokens"), std::string::npos) << line;
+  EXPECT_NE(line.find("Per-position acceptance rate: 1.000, 0.500, 0.500"), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("Avg Draft acceptance rate: 66.7%"), std::string::npos) << line;
+  EXPECT_EQ(metrics.SpecDecodingLogLine(stats), "");  // nothing new since
+}
+
 }  // namespace
 }  // namespace vllm::server

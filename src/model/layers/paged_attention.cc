@@ -2,12 +2,52 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "kernels/ops.h"
 
 namespace vllm {
+namespace {
+
+// Query tokens of one sequence that share the loads of each key tile.
+constexpr int64_t kTileTokens = 16;
+
+// One thread's buffers, grown to the largest tile seen and reused by every call after it.
+struct AttentionScratch {
+  std::vector<float> q;            // [rows, head_dim]: the tile's queries, row = token · G + head
+  std::vector<float> row_max;      // [rows]
+  std::vector<float> row_sum;      // [rows]
+  std::vector<float> acc;          // [rows, AttentionAccStride(head_dim)]
+  std::vector<float> tile;         // AttentionTileScratchFloats(head_dim)
+  std::vector<int32_t> first_key;  // [rows]
+  std::vector<int32_t> last_key;   // [rows]
+
+  // Makes room for a tile of num_rows query rows; allocates only when a tile is the largest yet.
+  void Reserve(int64_t num_rows, int64_t head_dim) {
+    auto grow = [](auto& buffer, int64_t size) {
+      if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
+    };
+    grow(q, num_rows * head_dim);
+    grow(row_max, num_rows);
+    grow(row_sum, num_rows);
+    grow(acc, num_rows * kernels::AttentionAccStride(head_dim));
+    grow(tile, kernels::AttentionTileScratchFloats(head_dim));
+    grow(first_key, num_rows);
+    grow(last_key, num_rows);
+  }
+};
+
+thread_local AttentionScratch scratch_of_thread;
+
+// Work items: (sequence, query tile, KV head), numbered sequence by sequence.
+// items_before[s]: items of the sequences before s; [num_seqs + 1].
+thread_local std::vector<int64_t> items_before;
+
+int64_t NumQueryTiles(const ForwardBatch& batch, int64_t s) {
+  return (batch.query_start_loc[s + 1] - batch.query_start_loc[s] + kTileTokens - 1) / kTileTokens;
+}
+
+}  // namespace
 
 void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const float* v,
              KvStorage& kv) {
@@ -15,102 +55,116 @@ void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const flo
   const std::vector<int64_t>& slot_mapping =
       batch.kv_groups[kv.layout().group_of_layer[layer]].slot_mapping;
   for (int64_t t = 0; t < batch.num_tokens(); ++t) {
-    const int64_t slot = slot_mapping[t];
-    std::memcpy(kv.key(layer, slot), k + t * row_size, row_size * sizeof(float));
-    std::memcpy(kv.value(layer, slot), v + t * row_size, row_size * sizeof(float));
+    kv.Write(layer, slot_mapping[t], k + t * row_size, v + t * row_size);
   }
 }
 
+// Each item attends the tokens [begin, end) of one sequence (at most kTileTokens of them) with
+// the G = num_heads / num_kv_heads query heads of one KV head, as rows token · G + head of one
+// tile: key tiles of up to kAttentionTileKeys positions of one block go by in position order,
+// from the first block any row sees to the last, and each row folds in exactly the tiles its own
+// range [first position, position] touches. A row's arithmetic therefore depends only on its
+// query, its position and the keys: the same alone (decode), in any tile and any batch.
+//
+//   keys:  | block b0 | block b1 | block b2 | ...    (block_size positions each, via the table)
+//   row of token at position p (window W):  sees [max(0, p - W + 1), p]
 void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, int64_t num_heads,
                     const AttentionOptions& options, KvStorage& kv, ThreadPool& pool, float* out) {
-  const int64_t num_tokens = batch.num_tokens();
   const int64_t head_dim = kv.options().head_dim;
   const int64_t block_size = kv.options().block_size;
-  const int64_t heads_per_kv_head = num_heads / kv.options().num_kv_heads;
-  const float scale = options.scale;
-  const float softcap = options.logit_softcap;
-  // sequence_of_token[t]: which sequence token t belongs to.
-  std::vector<int32_t> sequence_of_token(num_tokens);
-  for (int64_t s = 0; s < batch.num_seqs(); ++s) {
-    for (int32_t t = batch.query_start_loc[s]; t < batch.query_start_loc[s + 1]; ++t) {
-      sequence_of_token[t] = static_cast<int32_t>(s);
-    }
-  }
+  const int64_t num_kv_heads = kv.options().num_kv_heads;
+  const int64_t heads_per_kv_head = num_heads / num_kv_heads;
+  const int64_t acc_stride = kernels::AttentionAccStride(head_dim);
   const std::vector<std::vector<int32_t>>& block_tables =
       batch.kv_groups[kv.layout().group_of_layer[layer]].block_tables;
-  const int64_t num_kv_heads = kv.options().num_kv_heads;
-  const int64_t num_items = num_tokens * num_kv_heads;
-  // An item is one token's group of query heads sharing a KV head: each key and value row is
-  // read once for the group. Items are dealt round-robin: causal prefill makes later tokens
-  // costlier, and interleaving keeps the threads balanced. Each head's arithmetic is the same
-  // whichever thread runs it and whatever else is in the batch.
-  pool.Run([&](int thread_index, int num_threads) {
-    std::vector<float> scores;                         // [heads_per_kv_head, context_len]
-    std::vector<float> key_scores(heads_per_kv_head);  // [heads_per_kv_head]
-    std::vector<float> weights(heads_per_kv_head);     // [heads_per_kv_head]
-    std::vector<float> inv_sums(heads_per_kv_head);    // [heads_per_kv_head]
-    for (int64_t item = thread_index; item < num_items; item += num_threads) {
-      const int64_t t = item / num_kv_heads;
-      const int64_t kv_head = item % num_kv_heads;
-      const int64_t first_head = kv_head * heads_per_kv_head;
-      const std::vector<int32_t>& table = block_tables[sequence_of_token[t]];
-      // Keys at positions [first_position, positions[t]]: the window's only, so a sliding group's
-      // null entries (blocks before every window of the batch) are never read.
-      const int64_t first_position =
-          options.sliding_window > 0
-              ? std::max<int64_t>(0, batch.positions[t] - options.sliding_window + 1)
-              : 0;
-      const int64_t context_len = int64_t{batch.positions[t]} + 1 - first_position;
-      const float* queries = q + (t * num_heads + first_head) * head_dim;
-      scores.resize(heads_per_kv_head * context_len);
-      // Calls visit(j, block_id, offset) for position first_position + j, j in [0, context_len),
-      // walking the block table without a division per position.
-      auto for_each_position = [&](auto visit) {
-        int64_t block = first_position / block_size;
-        int64_t offset = first_position % block_size;
-        for (int64_t j = 0; j < context_len; ++j) {
-          visit(j, table[block], offset);
-          if (++offset == block_size) {
-            offset = 0;
-            ++block;
-          }
-        }
-      };
-      for_each_position([&](int64_t j, int32_t block_id, int64_t offset) {
-        kernels::DotF32Rows(queries, heads_per_kv_head,
-                            kv.key(layer, block_id, offset) + kv_head * head_dim, head_dim,
-                            key_scores.data());
-        for (int64_t g = 0; g < heads_per_kv_head; ++g) {
-          const float score = key_scores[g] * scale;
-          scores[g * context_len + j] =
-              softcap > 0.0f ? softcap * std::tanh(score / softcap) : score;
-        }
-      });
-      for (int64_t g = 0; g < heads_per_kv_head; ++g) {
-        float* row = scores.data() + g * context_len;
-        float max_score = *std::max_element(row, row + context_len);
-        // Head first_head + g's sink logit, or nullptr.
-        const float* sink = options.sinks == nullptr ? nullptr : options.sinks + first_head + g;
-        if (sink != nullptr) max_score = std::max(max_score, *sink);
-        float sum = 0.0f;
-        for (int64_t j = 0; j < context_len; ++j) {
-          row[j] = std::exp(row[j] - max_score);
-          sum += row[j];
-        }
-        if (sink != nullptr) sum += std::exp(*sink - max_score);
-        inv_sums[g] = 1.0f / sum;
-      }
-      float* result = out + (t * num_heads + first_head) * head_dim;
-      std::fill(result, result + heads_per_kv_head * head_dim, 0.0f);
-      for_each_position([&](int64_t j, int32_t block_id, int64_t offset) {
-        for (int64_t g = 0; g < heads_per_kv_head; ++g) {
-          weights[g] = scores[g * context_len + j] * inv_sums[g];
-        }
-        kernels::AxpyF32Rows(weights.data(), heads_per_kv_head,
-                             kv.value(layer, block_id, offset) + kv_head * head_dim, head_dim,
-                             result);
-      });
+  items_before.resize(batch.num_seqs() + 1);
+  items_before[0] = 0;
+  for (int64_t s = 0; s < batch.num_seqs(); ++s) {
+    items_before[s + 1] = items_before[s] + NumQueryTiles(batch, s) * num_kv_heads;
+  }
+  const std::vector<int64_t>& item_offsets = items_before;  // the caller's, read by every thread
+
+  auto attend_item = [&](int64_t item) {
+    const int64_t s =
+        std::upper_bound(item_offsets.begin(), item_offsets.end(), item) - item_offsets.begin() - 1;
+    const int64_t index_in_seq = item - item_offsets[s];
+    const int64_t kv_head = index_in_seq % num_kv_heads;
+    const int64_t begin = batch.query_start_loc[s] + index_in_seq / num_kv_heads * kTileTokens;
+    const int64_t num_tile_tokens =
+        std::min<int64_t>(kTileTokens, batch.query_start_loc[s + 1] - begin);
+    const int64_t num_rows = num_tile_tokens * heads_per_kv_head;
+    const int64_t first_head = kv_head * heads_per_kv_head;
+    const std::vector<int32_t>& table = block_tables[s];
+
+    AttentionScratch& scratch = scratch_of_thread;
+    scratch.Reserve(num_rows, head_dim);
+    // The positions each token sees, [first_position, positions[t]]: the window's only, so a
+    // sliding group's null blocks (before every window of the batch) are never read.
+    auto first_position = [&](int64_t t) {
+      return options.sliding_window > 0
+                 ? std::max<int64_t>(0, batch.positions[t] - options.sliding_window + 1)
+                 : int64_t{0};
+    };
+    int64_t lowest = batch.positions[begin], highest = batch.positions[begin];
+    for (int64_t i = 0; i < num_tile_tokens; ++i) {
+      const int64_t t = begin + i;
+      lowest = std::min(lowest, first_position(t));
+      highest = std::max<int64_t>(highest, batch.positions[t]);
+      std::copy_n(q + (t * num_heads + first_head) * head_dim, heads_per_kv_head * head_dim,
+                  scratch.q.data() + i * heads_per_kv_head * head_dim);
     }
+    std::fill_n(scratch.row_max.data(), num_rows, -INFINITY);
+    std::fill_n(scratch.row_sum.data(), num_rows, 0.0f);
+    std::fill_n(scratch.acc.data(), num_rows * acc_stride, 0.0f);
+    const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
+                                           .row_sum = scratch.row_sum.data(),
+                                           .acc = scratch.acc.data()};
+    for (int64_t block = lowest / block_size; block <= highest / block_size; ++block) {
+      for (int64_t offset = 0; offset < block_size; offset += kernels::kAttentionTileKeys) {
+        const int64_t first_key_position = block * block_size + offset;
+        const int64_t num_keys =
+            std::min<int64_t>(kernels::kAttentionTileKeys, block_size - offset);
+        for (int64_t i = 0; i < num_tile_tokens; ++i) {
+          const int64_t t = begin + i;
+          const auto first =
+              static_cast<int32_t>(std::max<int64_t>(first_position(t) - first_key_position, 0));
+          const auto last = static_cast<int32_t>(
+              std::min<int64_t>(batch.positions[t] - first_key_position, num_keys - 1));
+          std::fill_n(scratch.first_key.data() + i * heads_per_kv_head, heads_per_kv_head, first);
+          std::fill_n(scratch.last_key.data() + i * heads_per_kv_head, heads_per_kv_head, last);
+        }
+        kernels::AttendTile({.q = scratch.q.data(),
+                             .num_rows = num_rows,
+                             .head_dim = head_dim,
+                             .keys = kv.keys(layer, table[block], offset, kv_head),
+                             .values = kv.values(layer, table[block], offset, kv_head),
+                             .first_key = scratch.first_key.data(),
+                             .last_key = scratch.last_key.data(),
+                             .scale = options.scale,
+                             .logit_softcap = options.logit_softcap},
+                            state, scratch.tile.data());
+      }
+    }
+    for (int64_t r = 0; r < num_rows; ++r) {
+      const int64_t i = r / heads_per_kv_head;
+      const int64_t head = first_head + r % heads_per_kv_head;
+      // softmax · V = acc / row_sum; a sink joins the denominator at its own max.
+      float factor = 1.0f / scratch.row_sum[r];
+      if (options.sinks != nullptr) {
+        const float sink = options.sinks[head];
+        const float max = std::max(scratch.row_max[r], sink);
+        const float rescale = std::exp(scratch.row_max[r] - max);
+        factor = rescale / (scratch.row_sum[r] * rescale + std::exp(sink - max));
+      }
+      const float* acc = scratch.acc.data() + r * acc_stride;
+      float* result = out + ((begin + i) * num_heads + head) * head_dim;
+      for (int64_t d = 0; d < head_dim; ++d) result[d] = acc[d] * factor;
+    }
+  };
+  // Chunks of items claimed in turn: later query tiles of a prompt cost more (causal), and a
+  // thread that falls behind takes fewer. What an item computes does not depend on who runs it.
+  pool.ParallelForChunks(item_offsets.back(), 8, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) attend_item(item);
   });
 }
 

@@ -9,7 +9,8 @@
 
 namespace vllm {
 
-// Writes the batch's K and V rows of `layer` into their slots in the layer's KV cache group.
+// Writes the batch's K and V rows of `layer` into their slots in the layer's KV cache group, in
+// the storage's dtype.
 // k, v: [num_tokens, num_kv_heads, head_dim]
 void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const float* v,
              KvStorage& kv);
@@ -32,8 +33,10 @@ struct AttentionOptions {
 //   (ValidateForwardBatch checks it);
 //   out = Σ_j exp(s_j - m) v_j / (Σ_j exp(s_j - m) + exp(sink_h - m)), m = max(max_j s_j, sink_h),
 //   where the sink terms are left out without sinks (plain softmax).
-// Query head h uses KV head h / (num_heads / num_kv_heads). Each (token, head) is computed
-// independently of the rest of the batch.
+// Query head h uses KV head h / (num_heads / num_kv_heads). K and V are read in the storage's
+// dtype and converted to f32 once per key tile; the softmax runs online over key tiles in
+// position order with f32 accumulation (kernels::AttendTile). Each (token, head) is computed
+// the same whatever else the batch holds, bit for bit.
 // q: [num_tokens, num_heads, head_dim]
 void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, int64_t num_heads,
                     const AttentionOptions& options, KvStorage& kv, ThreadPool& pool, float* out);

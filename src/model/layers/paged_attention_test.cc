@@ -6,7 +6,10 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <random>
+
+#include "kernels/ops.h"
 
 namespace vllm {
 namespace {
@@ -15,48 +18,90 @@ constexpr int kHeadDim = 16;
 constexpr int kBlockSize = 4;
 constexpr int kLayer = 1;
 
-// Random K/V for three sequences in scattered blocks, already cached or written by the batch, and
-// random queries for the batch's tokens: sequence 0 has 9 tokens, all new (prefill); sequence 1
-// has 13 of which the last 2 are new; sequence 2 has 6 of which the last is new (decode).
+using kernels::KvCacheDtype;
+
+constexpr KvCacheDtype kAllDtypes[] = {KvCacheDtype::kFloat32, KvCacheDtype::kBFloat16,
+                                       KvCacheDtype::kFp8E4m3, KvCacheDtype::kInt8};
+
+struct ProblemOptions {
+  KvCacheDtype dtype = KvCacheDtype::kFloat32;
+  int block_size = kBlockSize;
+  // Per sequence: its length and how many of its last tokens the batch computes. By default
+  // sequence 0 has 9 tokens, all new (prefill); sequence 1 has 13 of which the last 2 are new;
+  // sequence 2 has 6 of which the last is new (decode).
+  std::vector<int> seq_lens = {9, 13, 6};
+  std::vector<int> num_new = {9, 2, 1};
+};
+
+// Random K/V for the sequences in scattered blocks, already cached or written by the batch, and
+// random queries for the batch's tokens. Keys, values and queries depend only on the sequence
+// and the position (not on num_new or the block size), so two problems differing in those agree
+// on every token they share.
 struct AttentionProblem {
   int num_heads;
   int num_kv_heads;
   std::unique_ptr<KvStorage> kv;
   ForwardBatch batch;
-  std::vector<std::vector<float>> keys, values;  // per sequence [seq_len, num_kv_heads, kHeadDim]
-  std::vector<float> q;                          // [num_tokens, num_heads, kHeadDim]
+  // Per sequence [seq_len, num_kv_heads, kHeadDim], as stored: what the storage's dtype decodes to.
+  std::vector<std::vector<float>> keys, values;
+  std::vector<float> q;  // [num_tokens, num_heads, kHeadDim]
 };
 
-AttentionProblem MakeProblem(int num_heads, int num_kv_heads) {
+// `values` rounded through `dtype` row by row (one row per KV head), as KvStorage stores them.
+void RoundThroughDtype(KvCacheDtype dtype, std::vector<float>& values) {
+  std::vector<uint8_t> stored(kHeadDim * sizeof(float));
+  for (size_t row = 0; row < values.size(); row += kHeadDim) {
+    float scale = 0.0f;
+    kernels::QuantizeKvRow(dtype, &values[row], kHeadDim, stored.data(), &scale);
+    kernels::DequantizeKvRow(dtype, stored.data(), scale, kHeadDim, &values[row]);
+  }
+}
+
+AttentionProblem MakeProblem(int num_heads, int num_kv_heads, const ProblemOptions& options = {}) {
   AttentionProblem problem{.num_heads = num_heads, .num_kv_heads = num_kv_heads};
+  const int block_size = options.block_size;
+  int num_blocks = 1;  // block 0 left unused
+  for (int len : options.seq_lens) num_blocks += (len + block_size - 1) / block_size;
   auto kv = KvStorage::Create({.num_layers = 2,
-                               .num_blocks = 32,
-                               .block_size = kBlockSize,
+                               .num_blocks = num_blocks,
+                               .block_size = block_size,
                                .num_kv_heads = num_kv_heads,
-                               .head_dim = kHeadDim});
+                               .head_dim = kHeadDim,
+                               .dtype = options.dtype});
   EXPECT_TRUE(kv.ok());
   problem.kv = std::move(*kv);
-  std::mt19937 rng(1);
-  std::normal_distribution<float> normal;
-  const std::vector<int> seq_lens = {9, 13, 6};
-  const std::vector<int> num_new = {9, 2, 1};
-  const std::vector<std::vector<int32_t>> tables = {{7, 2, 30}, {5, 11, 0, 19}, {23, 8}};
+  // Block ids 1.. in a scattered order.
+  std::vector<int32_t> block_ids(num_blocks - 1);
+  std::iota(block_ids.begin(), block_ids.end(), 1);
+  std::shuffle(block_ids.begin(), block_ids.end(), std::mt19937(5));
   const int row = num_kv_heads * kHeadDim;
   ForwardBatch& batch = problem.batch;
   batch.query_start_loc = {0};
   KvGroupTables& group = batch.kv_groups.emplace_back();  // one group of both layers
   std::vector<float> new_k, new_v;
-  for (size_t s = 0; s < seq_lens.size(); ++s) {
-    auto& keys = problem.keys.emplace_back(seq_lens[s] * row);
-    auto& values = problem.values.emplace_back(seq_lens[s] * row);
-    for (auto& x : keys) x = normal(rng);
-    for (auto& x : values) x = normal(rng);
-    for (int p = 0; p < seq_lens[s]; ++p) {
-      int64_t slot = int64_t{tables[s][p / kBlockSize]} * kBlockSize + p % kBlockSize;
-      bool is_new = p >= seq_lens[s] - num_new[s];
+  size_t next_block = 0;
+  for (size_t s = 0; s < options.seq_lens.size(); ++s) {
+    const int seq_len = options.seq_lens[s];
+    auto& keys = problem.keys.emplace_back(seq_len * row);
+    auto& values = problem.values.emplace_back(seq_len * row);
+    std::vector<float> queries(seq_len * num_heads * kHeadDim);
+    // One generator per sequence and tensor, so a longer sequence extends a shorter one.
+    for (auto [tensor, seed] : {std::pair{&keys, 1}, {&values, 2}, {&queries, 3}}) {
+      std::mt19937 rng(static_cast<uint32_t>(10 * s + seed));
+      std::normal_distribution<float> normal;
+      for (auto& x : *tensor) x = normal(rng);
+    }
+    RoundThroughDtype(options.dtype, keys);
+    RoundThroughDtype(options.dtype, values);
+    std::vector<int32_t>& table = group.block_tables.emplace_back();
+    for (int b = 0; b < (seq_len + block_size - 1) / block_size; ++b) {
+      table.push_back(block_ids[next_block++]);
+    }
+    for (int p = 0; p < seq_len; ++p) {
+      int64_t slot = int64_t{table[p / block_size]} * block_size + p % block_size;
+      bool is_new = p >= seq_len - options.num_new[s];
       if (!is_new) {  // already cached
-        std::copy_n(&keys[p * row], row, problem.kv->key(kLayer, slot));
-        std::copy_n(&values[p * row], row, problem.kv->value(kLayer, slot));
+        problem.kv->Write(kLayer, slot, &keys[p * row], &values[p * row]);
         continue;
       }
       batch.token_ids.push_back(0);
@@ -64,14 +109,13 @@ AttentionProblem MakeProblem(int num_heads, int num_kv_heads) {
       group.slot_mapping.push_back(slot);
       new_k.insert(new_k.end(), &keys[p * row], &keys[p * row] + row);
       new_v.insert(new_v.end(), &values[p * row], &values[p * row] + row);
+      problem.q.insert(problem.q.end(), &queries[p * num_heads * kHeadDim],
+                       &queries[(p + 1) * num_heads * kHeadDim]);
     }
     batch.query_start_loc.push_back(static_cast<int32_t>(batch.token_ids.size()));
-    batch.seq_lens.push_back(seq_lens[s]);
-    group.block_tables.push_back(tables[s]);
+    batch.seq_lens.push_back(seq_len);
   }
   EXPECT_TRUE(ValidateForwardBatch(batch, *problem.kv).ok());
-  problem.q.resize(batch.num_tokens() * num_heads * kHeadDim);
-  for (auto& x : problem.q) x = normal(rng);
   WriteKv(batch, kLayer, new_k.data(), new_v.data(), *problem.kv);
   return problem;
 }
@@ -131,8 +175,9 @@ std::vector<float> NaiveAttention(const AttentionProblem& problem,
   return out;
 }
 
-void ExpectMatchesNaiveAttention(int num_heads, int num_kv_heads, const AttentionOptions& options) {
-  AttentionProblem problem = MakeProblem(num_heads, num_kv_heads);
+void ExpectMatchesNaiveAttention(int num_heads, int num_kv_heads, const AttentionOptions& options,
+                                 const ProblemOptions& problem_options = {}) {
+  AttentionProblem problem = MakeProblem(num_heads, num_kv_heads, problem_options);
   std::vector<float> out = RunPagedAttention(problem, options);
   std::vector<float> expected = NaiveAttention(problem, options);
   for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
@@ -287,6 +332,91 @@ TEST(PagedAttentionTest, LargeSinkDrivesTheOutputToZero) {
   }
   EXPECT_LT(max_sunk, 1e-15);
   EXPECT_GT(max_free, 0.1);
+}
+
+TEST(PagedAttentionTest, EveryKvCacheDtypeMatchesNaiveAttentionOnTheValuesItStores) {
+  // The naive attention runs in double precision on what the dtype decodes to, so the tolerance
+  // is f32's whatever the dtype.
+  const std::vector<float> sinks = RandomSinks(8);
+  for (KvCacheDtype dtype : kAllDtypes) {
+    for (auto [num_heads, num_kv_heads] : {std::pair{4, 2}, {8, 2}, {3, 3}, {8, 1}}) {
+      SCOPED_TRACE(testing::Message() << kernels::KvCacheDtypeName(dtype) << ", " << num_heads
+                                      << " heads, " << num_kv_heads << " KV heads");
+      const ProblemOptions problem = {.dtype = dtype};
+      ExpectMatchesNaiveAttention(num_heads, num_kv_heads, {.scale = 0.25f}, problem);
+      ExpectMatchesNaiveAttention(num_heads, num_kv_heads, {.scale = 0.25f, .sliding_window = 5},
+                                  problem);
+      ExpectMatchesNaiveAttention(num_heads, num_kv_heads, {.scale = 1.0f, .logit_softcap = 5.0f},
+                                  problem);
+      ExpectMatchesNaiveAttention(num_heads, num_kv_heads,
+                                  {.scale = 0.25f, .sliding_window = 7, .sinks = sinks.data()},
+                                  problem);
+    }
+  }
+}
+
+TEST(PagedAttentionTest, LongSequencesAndBlockSizesAroundTheKeyTile) {
+  // Prompts of several query tiles (16 tokens) and key tiles, lengths not multiples of the block
+  // size; blocks smaller than, equal to and larger than a key tile (32 and 48: several per block).
+  for (int block_size : {1, 5, 16, 32, 48}) {
+    for (KvCacheDtype dtype : {KvCacheDtype::kFloat32, KvCacheDtype::kInt8}) {
+      SCOPED_TRACE(testing::Message()
+                   << "block size " << block_size << ", " << kernels::KvCacheDtypeName(dtype));
+      const ProblemOptions problem = {.dtype = dtype,
+                                      .block_size = block_size,
+                                      .seq_lens = {70, 45, 33, 1},
+                                      .num_new = {70, 19, 1, 1}};
+      ExpectMatchesNaiveAttention(8, 2, {.scale = 0.25f}, problem);
+      ExpectMatchesNaiveAttention(8, 2, {.scale = 0.25f, .sliding_window = 20}, problem);
+    }
+  }
+}
+
+// Rows [first_token, first_token + num_tokens) of `a` and `b` ([tokens, num_heads, kHeadDim])
+// are equal bit for bit.
+void ExpectSameRows(const std::vector<float>& a, int64_t a_first, const std::vector<float>& b,
+                    int64_t b_first, int64_t num_tokens, int num_heads) {
+  const int64_t row = num_heads * kHeadDim;
+  const std::vector<float> a_rows(a.begin() + a_first * row,
+                                  a.begin() + (a_first + num_tokens) * row);
+  const std::vector<float> b_rows(b.begin() + b_first * row,
+                                  b.begin() + (b_first + num_tokens) * row);
+  EXPECT_EQ(a_rows, b_rows);
+}
+
+TEST(PagedAttentionTest, ATokenAloneEqualsTheSameTokenInsideAPrefillChunkBitForBit) {
+  for (KvCacheDtype dtype : kAllDtypes) {
+    for (int64_t window : {0, 9}) {
+      SCOPED_TRACE(testing::Message() << kernels::KvCacheDtypeName(dtype) << ", window " << window);
+      const AttentionOptions options = {.scale = 0.25f, .sliding_window = window};
+      // Sequence 0 (40 tokens) whole, beside a decode; then only its token 37 (decode), alone
+      // and beside a different batch.
+      AttentionProblem prefill =
+          MakeProblem(8, 2, {.dtype = dtype, .seq_lens = {40, 6}, .num_new = {40, 1}});
+      AttentionProblem decode =
+          MakeProblem(8, 2, {.dtype = dtype, .seq_lens = {38}, .num_new = {1}});
+      AttentionProblem decode_in_batch =
+          MakeProblem(8, 2, {.dtype = dtype, .seq_lens = {38, 20}, .num_new = {1, 20}});
+      const std::vector<float> whole = RunPagedAttention(prefill, options);
+      ExpectSameRows(whole, 37, RunPagedAttention(decode, options), 0, 1, 8);
+      ExpectSameRows(whole, 37, RunPagedAttention(decode_in_batch, options), 0, 1, 8);
+    }
+  }
+}
+
+TEST(PagedAttentionTest, APromptInTwoChunksEqualsOneChunkBitForBit) {
+  for (KvCacheDtype dtype : {KvCacheDtype::kFloat32, KvCacheDtype::kBFloat16}) {
+    SCOPED_TRACE(kernels::KvCacheDtypeName(dtype));
+    const AttentionOptions options = {.scale = 0.25f};
+    AttentionProblem whole = MakeProblem(4, 2, {.dtype = dtype, .seq_lens = {50}, .num_new = {50}});
+    const std::vector<float> one_chunk = RunPagedAttention(whole, options);
+    // The first 23 tokens, then the other 27 with the first 23 cached.
+    AttentionProblem first = MakeProblem(4, 2, {.dtype = dtype, .seq_lens = {23}, .num_new = {23}});
+    AttentionProblem second =
+        MakeProblem(4, 2, {.dtype = dtype, .seq_lens = {50}, .num_new = {27}});
+    ExpectSameRows(one_chunk, 0, RunPagedAttention(first, options), 0, 23, 4);
+    ExpectSameRows(one_chunk, 23, RunPagedAttention(second, options), 0, 27, 4);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,26 @@
+// Internal to kernels (and their tests): AttendTile's per-ISA implementations, which
+// attention.cc dispatches to, and the scalar reference they are tested against.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/ops.h"
+
+namespace vllm::kernels {
+
+// Each computes AttendTile (ops.h); they agree up to rounding (exp approximations and summation
+// order differ), and each is batch-invariant on its own.
+void AttendTileScalar(const AttentionTile& tile, const AttentionState& state, float* scratch);
+void AttendTileAvx2(const AttentionTile& tile, const AttentionState& state, float* scratch);
+void AttendTileAvx512(const AttentionTile& tile, const AttentionState& state, float* scratch);
+
+// Scalar reference (ref/attention_ref.cc): one query row against num_keys f32 keys and values,
+// two-pass softmax. out: [head_dim] = Σ_j exp(s_j - m) v_j / (Σ_j exp(s_j - m) + exp(sink - m)),
+// s_j = q·k_j · scale, soft-capped to C·tanh(s_j / C) when logit_softcap C > 0,
+// m = max(max_j s_j, sink); the sink terms are left out when `sink` is null.
+// keys, values: [num_keys, head_dim]
+void AttentionRef(const float* q, const float* keys, const float* values, int64_t num_keys,
+                  int64_t head_dim, float scale, float logit_softcap, const float* sink,
+                  float* out);
+
+}  // namespace vllm::kernels

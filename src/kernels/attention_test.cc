@@ -1,0 +1,207 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/attention_internal.h"
+#include "kernels/isa.h"
+#include "kernels/random_values_for_test.h"
+
+namespace vllm::kernels {
+namespace {
+
+constexpr KvCacheDtype kAllDtypes[] = {KvCacheDtype::kFloat32, KvCacheDtype::kBFloat16,
+                                       KvCacheDtype::kFp8E4m3, KvCacheDtype::kInt8};
+
+using AttendTileFn = void (*)(const AttentionTile&, const AttentionState&, float*);
+
+// The AttendTile paths this CPU can run.
+std::vector<std::pair<const char*, AttendTileFn>> AvailablePaths() {
+  std::vector<std::pair<const char*, AttendTileFn>> paths = {{"scalar", AttendTileScalar}};
+  if (BestIsa() != Isa::kScalar) paths.emplace_back("avx2", AttendTileAvx2);
+  if (BestIsa() == Isa::kAvx512) paths.emplace_back("avx512", AttendTileAvx512);
+  return paths;
+}
+
+// Rows of n values stored as `dtype`, with their scales, as KvStorage lays out one KV head.
+struct StoredRows {
+  std::vector<uint8_t> bytes;      // [num_rows, n * KvValueBytes(dtype)]
+  std::vector<float> scales;       // [num_rows]
+  std::vector<float> dequantized;  // [num_rows, n]: what the stored rows decode to
+  KvRows view(KvCacheDtype dtype, int64_t n, int64_t first_row) const {
+    const int64_t row_bytes = n * KvValueBytes(dtype);
+    return {.dtype = dtype,
+            .data = bytes.data() + first_row * row_bytes,
+            .row_stride_bytes = row_bytes,
+            .scales = KvHasRowScales(dtype) ? scales.data() + first_row : nullptr,
+            .scale_stride = 1};
+  }
+};
+
+StoredRows Store(KvCacheDtype dtype, const std::vector<float>& values, int64_t n) {
+  const int64_t num_rows = static_cast<int64_t>(values.size()) / n;
+  StoredRows stored;
+  stored.bytes.resize(values.size() * KvValueBytes(dtype));
+  stored.scales.resize(num_rows);
+  stored.dequantized.resize(values.size());
+  for (int64_t r = 0; r < num_rows; ++r) {
+    uint8_t* bytes = stored.bytes.data() + r * n * KvValueBytes(dtype);
+    QuantizeKvRow(dtype, values.data() + r * n, n, bytes, &stored.scales[r]);
+    DequantizeKvRow(dtype, bytes, stored.scales[r], n, stored.dequantized.data() + r * n);
+  }
+  return stored;
+}
+
+TEST(KvRowTest, Fp8E4m3EncodesExactValuesExactly) {
+  // 448 (the largest finite), 1, 2^-6 (the smallest normal), 2^-9 (the smallest subnormal),
+  // -0.5 and 0: all exact in e4m3fn; the row's scale is 448 / 448 = 1.
+  const std::vector<float> x = {448.0f, 1.0f, 0.015625f, 0.001953125f, -0.5f, 0.0f, 1.125f, 3.5f};
+  std::vector<uint8_t> bytes(x.size());
+  float scale = 0;
+  QuantizeKvRow(KvCacheDtype::kFp8E4m3, x.data(), 8, bytes.data(), &scale);
+  EXPECT_EQ(scale, 1.0f);
+  EXPECT_EQ(bytes[0], 0x7e);
+  EXPECT_EQ(bytes[1], 0x38);
+  EXPECT_EQ(bytes[2], 0x08);
+  EXPECT_EQ(bytes[3], 0x01);
+  EXPECT_EQ(bytes[4], 0xb0);
+  std::vector<float> back(x.size());
+  DequantizeKvRow(KvCacheDtype::kFp8E4m3, bytes.data(), scale, 8, back.data());
+  EXPECT_EQ(back, x);
+}
+
+TEST(KvRowTest, RoundTripErrorIsWithinEachTypesPrecision) {
+  const int64_t n = 64;
+  const std::vector<float> x = RandomNormalValues(n, 3);
+  float max_magnitude = 0;
+  for (float v : x) max_magnitude = std::max(max_magnitude, std::abs(v));
+  for (KvCacheDtype dtype : kAllDtypes) {
+    SCOPED_TRACE(KvCacheDtypeName(dtype));
+    StoredRows stored = Store(dtype, x, n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float error = std::abs(stored.dequantized[i] - x[i]);
+      switch (dtype) {
+        case KvCacheDtype::kFloat32:
+          EXPECT_EQ(error, 0.0f);
+          break;
+        case KvCacheDtype::kBFloat16:  // 8 significant bits, rounded
+          EXPECT_LE(error, std::abs(x[i]) * 0x1p-8f);
+          break;
+        case KvCacheDtype::kFp8E4m3:  // 4 significant bits, or the subnormal step 2^-9 · scale
+          EXPECT_LE(error, std::max(std::abs(x[i]) * 0x1p-4f, max_magnitude / 448 * 0x1p-10f));
+          break;
+        case KvCacheDtype::kInt8:  // half a step of max|x| / 127
+          EXPECT_LE(error, max_magnitude / 127 / 2 * 1.0001f);
+          break;
+      }
+    }
+  }
+}
+
+TEST(KvRowTest, AZeroRowStoresZerosWithAZeroScale) {
+  const std::vector<float> zeros(32, 0.0f);
+  for (KvCacheDtype dtype : {KvCacheDtype::kFp8E4m3, KvCacheDtype::kInt8}) {
+    StoredRows stored = Store(dtype, zeros, 32);
+    EXPECT_EQ(stored.scales[0], 0.0f);
+    EXPECT_EQ(stored.dequantized, zeros);
+  }
+}
+
+// Query rows streamed through AttendTile over num_keys keys in tiles of 16 (the last one partial),
+// row r seeing keys [first[r], last[r]]; the normalized result, [num_rows, head_dim].
+std::vector<float> AttendInTiles(AttendTileFn attend, const std::vector<float>& q, int64_t num_rows,
+                                 int64_t head_dim, const StoredRows& keys, const StoredRows& values,
+                                 KvCacheDtype dtype, int num_keys, const std::vector<int>& first,
+                                 const std::vector<int>& last, float scale, float softcap) {
+  const int64_t stride = AttentionAccStride(head_dim);
+  std::vector<float> row_max(num_rows, -std::numeric_limits<float>::infinity());
+  std::vector<float> row_sum(num_rows, 0.0f);
+  std::vector<float> acc(num_rows * stride, 0.0f);
+  std::vector<float> scratch(AttentionTileScratchFloats(head_dim), std::nanf(""));
+  for (int begin = 0; begin < num_keys; begin += kAttentionTileKeys) {
+    const int tile_keys = std::min(kAttentionTileKeys, num_keys - begin);
+    std::vector<int32_t> first_key(num_rows), last_key(num_rows);
+    for (int64_t r = 0; r < num_rows; ++r) {
+      first_key[r] = std::max(first[r] - begin, 0);
+      last_key[r] = std::min(last[r] - begin, tile_keys - 1);
+    }
+    attend({.q = q.data(),
+            .num_rows = num_rows,
+            .head_dim = head_dim,
+            .keys = keys.view(dtype, head_dim, begin),
+            .values = values.view(dtype, head_dim, begin),
+            .first_key = first_key.data(),
+            .last_key = last_key.data(),
+            .scale = scale,
+            .logit_softcap = softcap},
+           {.row_max = row_max.data(), .row_sum = row_sum.data(), .acc = acc.data()},
+           scratch.data());
+  }
+  std::vector<float> out(num_rows * head_dim);
+  for (int64_t r = 0; r < num_rows; ++r) {
+    for (int64_t d = 0; d < head_dim; ++d) out[r * head_dim + d] = acc[r * stride + d] / row_sum[r];
+  }
+  return out;
+}
+
+TEST(AttendTileTest, EveryPathMatchesTheReferenceOnTheStoredValuesForEveryDtype) {
+  const int num_keys = 41;  // tiles of 16, 16 and 9
+  const int64_t num_rows = 5;
+  // Ranges inside one tile, across tiles, a single key, every key.
+  const std::vector<int> first = {0, 3, 17, 40, 0};
+  const std::vector<int> last = {40, 20, 17, 40, 30};
+  for (int64_t head_dim : {64, 8, 80, 6}) {
+    const std::vector<float> q = RandomNormalValues(num_rows * head_dim, 1);
+    // Keys and values of varied magnitudes per row, so per-row scales matter.
+    std::vector<float> k = RandomNormalValues(num_keys * head_dim, 2);
+    std::vector<float> v = RandomNormalValues(num_keys * head_dim, 4);
+    for (int j = 0; j < num_keys; ++j) {
+      for (int64_t d = 0; d < head_dim; ++d) k[j * head_dim + d] *= 1.0f + j % 5;
+    }
+    for (KvCacheDtype dtype : kAllDtypes) {
+      StoredRows keys = Store(dtype, k, head_dim);
+      StoredRows values = Store(dtype, v, head_dim);
+      for (float softcap : {0.0f, 5.0f}) {
+        std::vector<float> expected(num_rows * head_dim);
+        for (int64_t r = 0; r < num_rows; ++r) {
+          AttentionRef(q.data() + r * head_dim, keys.dequantized.data() + first[r] * head_dim,
+                       values.dequantized.data() + first[r] * head_dim, last[r] - first[r] + 1,
+                       head_dim, 0.3f, softcap, nullptr, expected.data() + r * head_dim);
+        }
+        for (auto [name, attend] : AvailablePaths()) {
+          SCOPED_TRACE(testing::Message() << name << " " << KvCacheDtypeName(dtype) << " head_dim "
+                                          << head_dim << " softcap " << softcap);
+          std::vector<float> out = AttendInTiles(attend, q, num_rows, head_dim, keys, values, dtype,
+                                                 num_keys, first, last, 0.3f, softcap);
+          for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(AttendTileTest, ARowsResultDoesNotDependOnTheOtherRowsOfTheTile) {
+  const int64_t head_dim = 32;
+  const int num_keys = 40;
+  const std::vector<float> q = RandomNormalValues(4 * head_dim, 5);
+  const StoredRows keys =
+      Store(KvCacheDtype::kInt8, RandomNormalValues(num_keys * head_dim, 6), head_dim);
+  const StoredRows values =
+      Store(KvCacheDtype::kInt8, RandomNormalValues(num_keys * head_dim, 7), head_dim);
+  for (auto [name, attend] : AvailablePaths()) {
+    SCOPED_TRACE(name);
+    // Row 1 (keys [5, 33]) among rows that widen the tiles' key ranges, then alone.
+    const std::vector<float> together =
+        AttendInTiles(attend, q, 4, head_dim, keys, values, KvCacheDtype::kInt8, num_keys,
+                      {0, 5, 2, 30}, {39, 33, 12, 31}, 0.2f, 0.0f);
+    const std::vector<float> alone(q.begin() + head_dim, q.begin() + 2 * head_dim);
+    const std::vector<float> by_itself =
+        AttendInTiles(attend, alone, 1, head_dim, keys, values, KvCacheDtype::kInt8, num_keys, {5},
+                      {33}, 0.2f, 0.0f);
+    for (int64_t d = 0; d < head_dim; ++d) EXPECT_EQ(together[head_dim + d], by_itself[d]) << d;
+  }
+}
+
+}  // namespace
+}  // namespace vllm::kernels
