@@ -183,7 +183,11 @@ void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, i
       for (; i + kQ8Rows <= x_end; i += kQ8Rows)
         GroupsTimesRows<kType, kQ8Rows, G>(w, x, group, i, y);
       for (; i + 4 <= x_end; i += 4) GroupsTimesRows<kType, 4, G>(w, x, group, i, y);
-      for (; i < x_end; ++i) GroupsTimesRows<kType, 1, G>(w, x, group, i, y);
+      // Single rows (decode at batch 1) stream one group at a time: two streams side by side
+      // leave the weights' prefetch behind.
+      for (; i < x_end; ++i) {
+        for (int g = 0; g < G; ++g) GroupsTimesRows<kType, 1, 1>(w, x, group + g, i, y);
+      }
     };
     const int64_t group_end = row_end / kPackedRowsPerGroup;
     int64_t group = row_begin / kPackedRowsPerGroup;
