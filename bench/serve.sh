@@ -8,19 +8,10 @@ cd "$(dirname "$0")/.."
 model="${1:-/tmp/vllm-cpp-models/tinyllama-q8_0.gguf}"
 port="${2:-8123}"
 cmake --build build -j2 --target vllm-cpp >/dev/null
-if [ ! -f "$model" ]; then
-  mkdir -p "$(dirname "$model")"
-  build/vllm-cpp make-random-model --shape tinyllama-1.1b --dtype q8_0 \
-    --vocab ../shared/vocab/ggml-vocab-llama-spm.gguf --out "$model"
-fi
-build/vllm-cpp serve "$model" --host 127.0.0.1 --port "$port" -t 2 --log-stats-interval 0 \
-  2>/dev/null &
-server=$!
+source bench/serving_common.sh
+ensure_model "$model"
+start_server "$model" "$port"
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
-for _ in $(seq 1 300); do
-  curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
-  sleep 0.2
-done
 for concurrency in 1 4 16 32; do
   prompts=$((concurrency * 4))
   [ $prompts -lt 8 ] && prompts=8

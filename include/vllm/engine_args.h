@@ -30,10 +30,14 @@ struct EngineArgs {
   // e4m3fn; fp8 and int8 with one scale per token and KV head). auto: the model's activation
   // dtype, float32 for F32 weights and bfloat16 for any other (F16, BF16, quantized).
   std::string kv_cache_dtype = "auto";
-  bool enable_prefix_caching = true;       // --[no-]enable-prefix-caching
-  int64_t max_model_len = 0;               // --max-model-len (0: the model's)
-  int max_num_seqs = 256;                  // --max-num-seqs
-  int64_t max_num_batched_tokens = 2048;   // --max-num-batched-tokens
+  bool enable_prefix_caching = true;  // --[no-]enable-prefix-caching
+  int64_t max_model_len = 0;          // --max-model-len (0: the model's)
+  int max_num_seqs = 256;             // --max-num-seqs
+  // --max-num-batched-tokens: the tokens one step computes. 512 on two CPU cores keeps a step
+  // near 2.5 s while the GEMMs stay at full speed (bench/RESULTS.md, chunked prefill): running
+  // decodes keep their pace while long prompts arrive, and queued prompts get their first token
+  // sooner than in 2048-token steps.
+  int64_t max_num_batched_tokens = 512;
   std::string scheduling_policy = "fcfs";  // --scheduling-policy fcfs|priority
   // --disable-hybrid-kv-cache-manager: one KV cache group of every layer, so a sliding-window
   // layer keeps every block of a sequence as a full-attention one does (no window freeing).
