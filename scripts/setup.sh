@@ -2,7 +2,10 @@
 # Installs the Debian packages vllm-cpp builds and tests with (run as root; a no-op when present).
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev
-  nlohmann-json3-dev libboost-dev libpcre2-dev libicu-dev libcli11-dev clang libclang-rt-14-dev)
+  nlohmann-json3-dev libboost-dev libpcre2-dev libicu-dev libcli11-dev clang libclang-rt-14-dev
+  # The Python package (pybind11) and its tests; sentencepiece writes the Unigram tokenizer
+  # references the conformance tests compare against.
+  python3-dev pybind11-dev python3-pytest python3-sentencepiece python3-protobuf)
 missing=()
 # The e2e tests' client needs node and npm (any recent nodejs package provides both).
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
