@@ -73,7 +73,9 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   auto linear_type = LinearTypeFor(args.dtype, args.quantization);
   if (!linear_type) return Error{linear_type.error()};
   auto model =
-      LoadModelFromPath(args.model, {.pool = engine->pool_.get(), .linear_type = *linear_type});
+      LoadModelFromPath(args.model, {.pool = engine->pool_.get(),
+                                     .linear_type = *linear_type,
+                                     .max_model_len = args.max_model_len});
   if (!model) return Error{model.error()};
   engine->model_ = std::move(*model);
   VLLM_RETURN_IF_ERROR(engine->LoadTokenizer(args.model));

@@ -40,6 +40,8 @@ struct OwnedTensor {
   std::vector<uint8_t> bytes;
 };
 
+class RandomModelPlan;
+
 using ModelFactory = Expected<std::unique_ptr<Model>> (*)(const TensorSource& source,
                                                           const ModelConfig& config,
                                                           const ModelLoadOptions& options);
@@ -73,6 +75,9 @@ struct Architecture {
   Expected<bool> (*export_hf_tensor)(const GgufFile& file, const GgufTensor& tensor,
                                      std::vector<OwnedTensor>* out) = nullptr;
   ModelFactory create = nullptr;
+  // make-random-model: adds the family's GGUF keys beyond the common ones and every layer's
+  // tensors (the embeddings, final norm and head are common) for plan->shape().
+  void (*plan_random_model)(RandomModelPlan* plan) = nullptr;
 };
 
 // The registered architectures (registry.cc).

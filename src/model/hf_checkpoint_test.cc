@@ -128,7 +128,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ShapeAndDtype{"llama-tiny", "f32"}, ShapeAndDtype{"qwen2-tiny", "f32"},
                       ShapeAndDtype{"qwen3-tiny", "f32"}, ShapeAndDtype{"mixtral-tiny", "f32"},
                       ShapeAndDtype{"gemma2-tiny", "f32"}, ShapeAndDtype{"gpt-oss-tiny", "bf16"},
-                      ShapeAndDtype{"gpt-oss-tiny", "mxfp4_moe"}),
+                      ShapeAndDtype{"gpt-oss-tiny", "mxfp4_moe"}, ShapeAndDtype{"phi3-tiny", "f32"},
+                      ShapeAndDtype{"gemma2-27b-tiny", "f32"}),
     [](const ::testing::TestParamInfo<ShapeAndDtype>& param_info) {
       std::string name = std::string(param_info.param.shape) + "_" + param_info.param.dtype;
       std::replace(name.begin(), name.end(), '-', '_');

@@ -33,6 +33,10 @@ struct ModelLoadOptions {
   // When set, linear weights stored in another type are converted to this one at load (vLLM's
   // --dtype float32|bfloat16|float16, or --quantization q8_0).
   std::optional<GgmlType> linear_type;
+  // The engine's --max-model-len (0: the model's context length). Phi-3's LongRoPE rotates every
+  // position with its long factors when this exceeds the pretraining context, and with its short
+  // ones otherwise, as vLLM does (so keys never change factors as a sequence grows).
+  int64_t max_model_len = 0;
 };
 
 class TensorSource;

@@ -47,7 +47,7 @@ struct ModelConfig {
   int64_t expert_intermediate_size = 0;  // each expert's FFN width
   bool moe_normalize_top_k = true;       // renormalize the top-k router weights to sum to 1
   // RoPE scaling beyond linear position scaling
-  int64_t rope_original_context_length = 0;  // LongRoPE: short factors below it; YaRN: its base
+  int64_t rope_original_context_length = 0;  // LongRoPE: long factors past it; YaRN: its base
   float rope_attn_factor = 1.0f;             // multiplies the rotation's cos and sin (LongRoPE)
   float rope_yarn_factor = 0.0f;             // YaRN context extension factor; 0: no YaRN
   float rope_yarn_beta_fast = 32.0f;

@@ -11,6 +11,7 @@
 #include "model/hf_checkpoint.h"
 #include "model/layers/decoder.h"
 #include "model/layers/rope.h"
+#include "model/random_model_plan.h"
 #include "model/registry.h"
 
 namespace vllm {
@@ -29,12 +30,12 @@ Expected<std::unique_ptr<Model>> CreateGemma(const TensorSource& source, const M
       .gate_activation = GateActivation::kGeluTanh,
       .embedding_scale = std::sqrt(static_cast<float>(config.hidden_size)),
   };
-  return CreateDecoder(
-      source, config, options, decoder_options,
-      [=](const ForwardBatch& batch, int64_t layer, int64_t num_heads, float* x) {
-        const Rope& rope = config.LayerSlidingWindow(layer) > 0 ? *local_rope : *global_rope;
-        rope.Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
-      });
+  return CreateDecoder(source, config, options, decoder_options,
+                       [=](const ForwardBatch& batch, int64_t layer, int64_t num_heads, float* x) {
+                         const Rope& rope =
+                             config.LayerSlidingWindow(layer) > 0 ? *local_rope : *global_rope;
+                         rope.Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
+                       });
 }
 
 // Google's reference scales queries by (hidden / heads)^-1/2 in the 27B models and by
@@ -51,8 +52,8 @@ Status ReadGemma2Gguf(const GgufFile& file, ModelConfig* config) {
   config->sliding_window = 4096;
   config->sliding_window_pattern = 2;
   VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".attention.sliding_window", &config->sliding_window));
-  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".attention.sliding_window_pattern",
-                                   &config->sliding_window_pattern));
+  VLLM_RETURN_IF_ERROR(
+      ReadGgufInt(file, a + ".attention.sliding_window_pattern", &config->sliding_window_pattern));
   VLLM_RETURN_IF_ERROR(
       ReadGgufFloat(file, a + ".attn_logit_softcapping", &config->attn_logit_softcap));
   VLLM_RETURN_IF_ERROR(
@@ -66,8 +67,8 @@ Status ReadGemma3Gguf(const GgufFile& file, ModelConfig* config) {
   config->sliding_window_pattern = 6;
   config->rope_theta_swa = 10000.0f;
   VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".attention.sliding_window", &config->sliding_window));
-  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".attention.sliding_window_pattern",
-                                   &config->sliding_window_pattern));
+  VLLM_RETURN_IF_ERROR(
+      ReadGgufInt(file, a + ".attention.sliding_window_pattern", &config->sliding_window_pattern));
   VLLM_RETURN_IF_ERROR(ReadGgufFloat(file, a + ".rope.freq_base_swa", &config->rope_theta_swa));
   VLLM_RETURN_IF_ERROR(
       ReadGgufFloat(file, a + ".final_logit_softcapping", &config->final_logit_softcap));
@@ -78,7 +79,8 @@ Status ReadGemma3Gguf(const GgufFile& file, ModelConfig* config) {
 // The keys Gemma 2 and 3 share; `pattern` is the family's default window pattern.
 Status ReadGemmaHf(const nlohmann::json& text, ModelConfig* config, int64_t pattern) {
   config->sliding_window_pattern = pattern;
-  VLLM_RETURN_IF_ERROR(ReadHfField(text, "sliding_window_pattern", &config->sliding_window_pattern));
+  VLLM_RETURN_IF_ERROR(
+      ReadHfField(text, "sliding_window_pattern", &config->sliding_window_pattern));
   double query_pre_attn_scalar = static_cast<double>(config->head_dim);
   VLLM_RETURN_IF_ERROR(ReadHfField(text, "query_pre_attn_scalar", &query_pre_attn_scalar));
   if (!(query_pre_attn_scalar > 0)) {
@@ -130,6 +132,24 @@ std::vector<TensorNamePair> GemmaNames() {
   return names;
 }
 
+// Norm weights around one (GGUF's include Gemma's +1), post-norms after attention and FFN.
+void PlanGemma2Random(RandomModelPlan* plan) {
+  plan->norm_scale = -0.5f;
+  plan->AddKey("attn_logit_softcapping", GgufValue::Float32(50.0f));
+  plan->AddKey("final_logit_softcapping", GgufValue::Float32(30.0f));
+  plan->AddLayers({.post_norm = true}, {.post_norm = true});
+}
+
+void PlanGemma3Random(RandomModelPlan* plan) {
+  plan->norm_scale = -0.5f;
+  plan->AddKey("rope.freq_base_swa", GgufValue::Float32(1e4f));
+  if (plan->shape().rope_scaling_factor > 0) {  // the global layers' linear position scaling
+    plan->AddKey("rope.scaling.type", GgufValue::String("linear"));
+    plan->AddKey("rope.scaling.factor", GgufValue::Float32(plan->shape().rope_scaling_factor));
+  }
+  plan->AddLayers({.qk_norm = true, .post_norm = true}, {.post_norm = true});
+}
+
 }  // namespace
 
 const Architecture kGemma2Architecture{
@@ -141,6 +161,7 @@ const Architecture kGemma2Architecture{
     .hf_tensors = GemmaNames(),
     .hf_norms_offset_by_one = true,
     .create = CreateGemma,
+    .plan_random_model = PlanGemma2Random,
 };
 
 const Architecture kGemma3Architecture{
@@ -152,6 +173,7 @@ const Architecture kGemma3Architecture{
     .hf_tensors = GemmaNames(),
     .hf_norms_offset_by_one = true,
     .create = CreateGemma,
+    .plan_random_model = PlanGemma3Random,
 };
 
 }  // namespace vllm

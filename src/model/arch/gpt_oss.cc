@@ -19,6 +19,7 @@
 #include "model/hf_checkpoint.h"
 #include "model/layers/decoder.h"
 #include "model/layers/rope.h"
+#include "model/random_model_plan.h"
 #include "model/registry.h"
 
 namespace vllm {
@@ -370,6 +371,17 @@ Expected<bool> ExportGptOssTensor(const GgufFile& file, const GgufTensor& tensor
   return true;
 }
 
+// YaRN x32 over a pretraining context of 1/32 of the shape's; biases on the projections, the
+// router and the experts; sinks; the pre-FFN norm named post_attention_norm.
+void PlanGptOssRandom(RandomModelPlan* plan) {
+  plan->AddKey("rope.scaling.type", GgufValue::String("yarn"));
+  plan->AddKey("rope.scaling.factor", GgufValue::Float32(32.0f));
+  plan->AddKey("rope.scaling.original_context_length",
+               GgufValue::Uint32(plan->shape().context_length / 32));
+  plan->AddLayers({.qkv_bias = true, .output_bias = true, .attention_sinks = true},
+                  {.norm_name = "post_attention_norm", .expert_biases = true});
+}
+
 }  // namespace
 
 const Architecture kGptOssArchitecture{
@@ -382,6 +394,7 @@ const Architecture kGptOssArchitecture{
     .convert_hf_tensor = ConvertGptOssHfTensor,
     .export_hf_tensor = ExportGptOssTensor,
     .create = CreateGptOss,
+    .plan_random_model = PlanGptOssRandom,
 };
 
 }  // namespace vllm

@@ -8,6 +8,7 @@
 #include "model/layers/decoder.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_ops.h"
+#include "model/random_model_plan.h"
 #include "model/registry.h"
 #include "model/weight_loader.h"
 
@@ -110,6 +111,10 @@ std::vector<TensorNamePair> Qwen3MoeNames() {
   return names;
 }
 
+void PlanLlamaRandom(RandomModelPlan* plan) { plan->AddLayers({}, {}); }
+void PlanQwen2Random(RandomModelPlan* plan) { plan->AddLayers({.qkv_bias = true}, {}); }
+void PlanQwen3Random(RandomModelPlan* plan) { plan->AddLayers({.qk_norm = true}, {}); }
+
 }  // namespace
 
 // llama.cpp permutes Llama's Q/K rows so that rotary pairs are adjacent.
@@ -121,6 +126,7 @@ const Architecture kLlamaArchitecture{
     .write_hf = WriteLlamaHf,
     .hf_tensors = LlamaAndMixtralNames(),
     .create = CreateLlama,
+    .plan_random_model = PlanLlamaRandom,
 };
 
 const Architecture kQwen2Architecture{
@@ -129,6 +135,7 @@ const Architecture kQwen2Architecture{
     .read_hf = ReadQwenHf,
     .hf_tensors = LlamaHfTensorNames(),
     .create = CreateLlama,
+    .plan_random_model = PlanQwen2Random,
 };
 
 const Architecture kQwen3Architecture{
@@ -137,6 +144,7 @@ const Architecture kQwen3Architecture{
     .read_hf = ReadQwenHf,
     .hf_tensors = LlamaHfTensorNames(),
     .create = CreateLlama,
+    .plan_random_model = PlanQwen3Random,
 };
 
 const Architecture kQwen3MoeArchitecture{
@@ -147,6 +155,7 @@ const Architecture kQwen3MoeArchitecture{
     .write_hf = WriteQwen3MoeHf,
     .hf_tensors = Qwen3MoeNames(),
     .create = CreateLlama,
+    .plan_random_model = PlanQwen3Random,
 };
 
 }  // namespace vllm

@@ -1,13 +1,16 @@
 // Phi-3 / Phi-4-mini (layers/decoder.h): pre-norm RMSNorm blocks, one fused QKV projection
 // (attn_qkv rows: q, k, v), a SwiGLU FFN whose ffn_up holds the gate rows then the up rows, and
-// NeoX RoPE (partial when configured) with LongRoPE: per-frequency divisors rope_factors_short
-// below the original context length and rope_factors_long from it on, cos and sin scaled by the
-// attention factor.
+// NeoX RoPE (partial when configured) with LongRoPE: per-frequency divisors, rope_factors_long
+// for every position when the engine's max_model_len exceeds the original context length and
+// rope_factors_short otherwise (vLLM's rule), cos and sin scaled by the attention factor.
+#include <cmath>
+
 #include "model/architecture.h"
 #include "model/hf_checkpoint.h"
 #include "model/layers/decoder.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_ops.h"
+#include "model/random_model_plan.h"
 #include "model/registry.h"
 #include "model/weight_loader.h"
 
@@ -27,19 +30,15 @@ Expected<std::unique_ptr<Model>> CreatePhi3(const TensorSource& source, const Mo
     VLLM_RETURN_IF_ERROR(
         Assign(loader.Vector("rope_factors_long.weight", num_freqs), &long_factors));
   }
-  auto short_rope = std::make_shared<Rope>(config, std::move(short_factors));
-  auto long_rope = std::make_shared<Rope>(config, std::move(long_factors));
-  const int64_t original = config.rope_original_context_length;
-  const int64_t head_dim = config.head_dim;
-  // Each token rotated with the short factors below the original context, the long ones after.
+  const int64_t max_model_len =
+      options.max_model_len > 0 ? options.max_model_len : config.max_position_embeddings;
+  const bool use_long_factors = config.rope_original_context_length > 0 &&
+                                max_model_len > config.rope_original_context_length;
+  auto rope =
+      std::make_shared<Rope>(config, std::move(use_long_factors ? long_factors : short_factors));
   return CreateDecoder(source, config, options, {},
-                       [=](const ForwardBatch& batch, int64_t, int64_t num_heads, float* x) {
-                         for (int64_t t = 0; t < batch.num_tokens(); ++t) {
-                           const bool beyond = original > 0 && batch.positions[t] >= original;
-                           (beyond ? long_rope : short_rope)
-                               ->Apply(&batch.positions[t], 1, num_heads,
-                                       x + t * num_heads * head_dim);
-                         }
+                       [rope](const ForwardBatch& batch, int64_t, int64_t num_heads, float* x) {
+                         rope->Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
                        });
 }
 
@@ -78,6 +77,28 @@ std::vector<TensorNamePair> Phi3Names() {
   return names;
 }
 
+// Fused projections and LongRoPE factors shaped like Phi-3's: short ones near 1, long ones
+// growing towards the low frequencies; the attention factor of the context extension.
+void PlanPhi3Random(RandomModelPlan* plan) {
+  const ModelShape& shape = plan->shape();
+  const int64_t original = shape.rope_original_context_length;
+  plan->AddKey("rope.scaling.original_context_length", GgufValue::Uint32(original));
+  const double extension = static_cast<double>(shape.context_length) / original;
+  plan->AddKey("rope.scaling.attn_factor",
+               GgufValue::Float32(static_cast<float>(std::sqrt(
+                   1.0 + std::log(extension) / std::log(static_cast<double>(original))))));
+  const int64_t num_freqs = (shape.rope_dim > 0 ? shape.rope_dim : plan->head_dim()) / 2;
+  std::vector<float> short_factors(num_freqs), long_factors(num_freqs);
+  for (int64_t i = 0; i < num_freqs; ++i) {
+    const float fraction = static_cast<float>(i) / static_cast<float>(num_freqs);
+    short_factors[i] = 1.0f + 0.5f * fraction;
+    long_factors[i] = 1.0f + 40.0f * fraction * fraction;
+  }
+  plan->AddValues("rope_factors_long.weight", std::move(long_factors));
+  plan->AddValues("rope_factors_short.weight", std::move(short_factors));
+  plan->AddLayers({.fused_qkv = true}, {.fused_gate_up = true});
+}
+
 }  // namespace
 
 const Architecture kPhi3Architecture{
@@ -87,6 +108,7 @@ const Architecture kPhi3Architecture{
     .write_hf = WritePhi3Hf,
     .hf_tensors = Phi3Names(),
     .create = CreatePhi3,
+    .plan_random_model = PlanPhi3Random,
 };
 
 }  // namespace vllm

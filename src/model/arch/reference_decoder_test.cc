@@ -1,8 +1,8 @@
 // An independent check of the decoders of model/arch/: a deliberately naive forward pass in double
 // precision, written from the Hugging Face transformers modeling code of each family (Llama,
-// Qwen2, Qwen3, Mixtral, Qwen3-MoE, Gemma 2, Gemma 3, gpt-oss) over llama.cpp's GGUF names and
-// layout, recomputing full causal attention from scratch for every position. It shares no code with
-// the production model beyond GGUF parsing and dequantization. The model's logits of every
+// Qwen2, Qwen3, Mixtral, Qwen3-MoE, Phi-3, Gemma 2, Gemma 3, gpt-oss) over llama.cpp's GGUF names
+// and layout, recomputing full causal attention from scratch for every position. It shares no code
+// with the production model beyond GGUF parsing and dequantization. The model's logits of every
 // position, run as one prefill and as chunked prefill + decode steps in the hybrid KV cache
 // layout, must match it within 1e-3 · max(1, max |logit|) (f32 against double); ablated references
 // (one feature left out) must not, so each feature is shown to be checked.
@@ -34,20 +34,22 @@ using Vec = std::vector<double>;
 // A feature the reference can leave out, to show that the comparison notices it.
 enum class Ablation {
   kNone,
-  kSwappedRopeStyle,      // NeoX pairs where the file wants interleaved ones and vice versa
-  kNoQkNorm,              // Qwen3 / Gemma 3 per-head Q/K RMSNorm skipped
-  kNoQkvBias,             // Qwen2 / gpt-oss Q/K/V biases skipped
-  kNoMoeRenormalize,      // Mixtral / Qwen3-MoE: top-k router probabilities not renormalized
-  kNoWindow,              // local layers attend globally
-  kNoAttnSoftcap,         // Gemma 2 attention soft-cap skipped
-  kNoFinalSoftcap,        // Gemma 2 final soft-cap skipped
-  kNoPostNorms,           // Gemma post_attention_norm / post_ffw_norm skipped
-  kNoSinks,               // gpt-oss attention sinks skipped
-  kNoRopeScaling,         // linear (Gemma 3 global layers) or YaRN (gpt-oss) scaling skipped
-  kGlobalRopeEverywhere,  // Gemma 3 local layers use the global base and scaling
-  kNoExpertBiases,        // gpt-oss router and expert biases skipped
-  kNoSwigluPlusOne,       // gpt-oss clamped SwiGLU multiplies by up instead of (up + 1)
-  kUnclampedSwiglu,       // gpt-oss SwiGLU without its clamps at ±7
+  kSwappedRopeStyle,       // NeoX pairs where the file wants interleaved ones and vice versa
+  kNoQkNorm,               // Qwen3 / Gemma 3 per-head Q/K RMSNorm skipped
+  kNoQkvBias,              // Qwen2 / gpt-oss Q/K/V biases skipped
+  kNoMoeRenormalize,       // Mixtral / Qwen3-MoE: top-k router probabilities not renormalized
+  kNoWindow,               // local layers attend globally
+  kNoAttnSoftcap,          // Gemma 2 attention soft-cap skipped
+  kNoFinalSoftcap,         // Gemma 2 final soft-cap skipped
+  kNoPostNorms,            // Gemma post_attention_norm / post_ffw_norm skipped
+  kNoSinks,                // gpt-oss attention sinks skipped
+  kNoRopeScaling,          // linear (Gemma 3 global layers) or YaRN (gpt-oss) scaling skipped
+  kGlobalRopeEverywhere,   // Gemma 3 local layers use the global base and scaling
+  kNoExpertBiases,         // gpt-oss router and expert biases skipped
+  kNoSwigluPlusOne,        // gpt-oss clamped SwiGLU multiplies by up instead of (up + 1)
+  kUnclampedSwiglu,        // gpt-oss SwiGLU without its clamps at ±7
+  kOtherLongRopeFactors,   // Phi-3: the short factors where the long ones apply and vice versa
+  kHeadDimAttentionScale,  // Gemma 27B: scores scaled by head_dim^-1/2, not (hidden/heads)^-1/2
 };
 
 // A GGUF tensor in double: [rows][cols], cols the ggml shape's first (contiguous) dimension and
@@ -109,7 +111,11 @@ void AddTo(const Vec& y, Vec* x) {
 // The hyper-parameters of a file, read the way transformers' configs define them.
 struct Spec {
   std::string arch;
-  bool gemma = false, gpt_oss = false;
+  bool gemma = false, gpt_oss = false, phi3 = false;
+  // The engine's max_model_len (Phi-3 takes its long RoPE factors when it exceeds the original
+  // context) and the attention scores' scale.
+  int64_t max_model_len = 0;
+  double attention_scale = 0;
   int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
   int64_t top_k = 0;
   double eps = 1e-5;
@@ -134,12 +140,13 @@ std::string StringKey(const GgufFile& file, const std::string& key, const std::s
   return value && value->has_value() ? **value : fallback;
 }
 
-Spec ReadSpec(const GgufFile& file) {
+Spec ReadSpec(const GgufFile& file, int64_t max_model_len, Ablation ablation) {
   Spec s;
   s.arch = StringKey(file, "general.architecture", "");
   const std::string a = s.arch + ".";
   s.gemma = s.arch == "gemma2" || s.arch == "gemma3";
   s.gpt_oss = s.arch == "gpt-oss";
+  s.phi3 = s.arch == "phi3";
   s.hidden = IntKey(file, a + "embedding_length", 0);
   s.layers = IntKey(file, a + "block_count", 0);
   s.heads = IntKey(file, a + "attention.head_count", 0);
@@ -154,6 +161,14 @@ Spec ReadSpec(const GgufFile& file) {
   s.pattern = IntKey(file, a + "attention.sliding_window_pattern", default_pattern);
   s.attn_softcap = FloatKey(file, a + "attn_logit_softcapping", 0);
   s.final_softcap = FloatKey(file, a + "final_logit_softcapping", 0);
+  s.max_model_len = max_model_len > 0 ? max_model_len : IntKey(file, a + "context_length", 0);
+  // Gemma 2 / 3 27B (46 / 62 layers): query_pre_attn_scalar = hidden / heads; else head_dim.
+  const bool gemma_27b =
+      (s.arch == "gemma2" && s.layers == 46) || (s.arch == "gemma3" && s.layers == 62);
+  const double scalar = gemma_27b && ablation != Ablation::kHeadDimAttentionScale
+                            ? static_cast<double>(s.hidden / s.heads)
+                            : static_cast<double>(s.head_dim);
+  s.attention_scale = 1.0 / std::sqrt(scalar);
   return s;
 }
 
@@ -180,6 +195,15 @@ LayerRope RopeForLayer(const GgufFile& file, const Spec& s, int64_t layer, Ablat
   if (ablation == Ablation::kNoRopeScaling) scaling = "none";
   for (int64_t i = 0; i < d / 2; ++i) {
     rope.inv_freq.push_back(std::pow(base, -2.0 * static_cast<double>(i) / d));
+  }
+  if (s.phi3 && ablation != Ablation::kNoRopeScaling) {  // Phi3LongRoPEScaledRotaryEmbedding
+    const int64_t original = IntKey(file, a + "rope.scaling.original_context_length", 0);
+    const bool use_long = (original > 0 && s.max_model_len > original) !=
+                          (ablation == Ablation::kOtherLongRopeFactors);
+    const Matrix factors =
+        LoadTensor(file, use_long ? "rope_factors_long.weight" : "rope_factors_short.weight");
+    for (size_t i = 0; i < factors.data.size(); ++i) rope.inv_freq[i] /= factors.data[i];
+    rope.attention_factor = FloatKey(file, a + "rope.scaling.attn_factor", 1.0);
   }
   if (scaling == "linear") {  // _compute_linear_scaling_rope_parameters
     for (double& f : rope.inv_freq) f /= factor;
@@ -226,7 +250,7 @@ std::vector<Vec> Attention(const Spec& s, bool local, const std::vector<Vec>& q,
                            const std::vector<Vec>& k, const std::vector<Vec>& v,
                            const Matrix& sinks, Ablation ablation) {
   const int64_t T = static_cast<int64_t>(q.size()), hd = s.head_dim;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  const double scale = s.attention_scale;
   const bool windowed = local && ablation != Ablation::kNoWindow;
   const bool softcap = s.attn_softcap > 0 && ablation != Ablation::kNoAttnSoftcap;
   const bool use_sinks = !sinks.empty() && ablation != Ablation::kNoSinks;
@@ -271,6 +295,13 @@ FfnWeights LoadFfn(const GgufFile& file, const std::string& b, const Spec& s, Ab
   w.gate = LoadTensor(file, b + "ffn_gate" + suffix + ".weight");
   w.up = LoadTensor(file, b + "ffn_up" + suffix + ".weight");
   w.down = LoadTensor(file, b + "ffn_down" + suffix + ".weight");
+  if (s.phi3) {  // ffn_up: [2 · ffn][hidden], the gate rows first
+    const Matrix gate_up = w.up;
+    const int64_t ffn = gate_up.rows / 2;
+    w.gate = w.up = Matrix{.rows = ffn, .cols = gate_up.cols};
+    w.gate.data.assign(gate_up.data.begin(), gate_up.data.begin() + ffn * gate_up.cols);
+    w.up.data.assign(gate_up.data.begin() + ffn * gate_up.cols, gate_up.data.end());
+  }
   if (s.gpt_oss && ablation != Ablation::kNoExpertBiases) {
     w.router_bias = LoadTensor(file, b + "ffn_gate_inp.bias");
     w.gate_bias = LoadTensor(file, b + "ffn_gate_exps.bias");
@@ -344,8 +375,8 @@ Vec Moe(const FfnWeights& w, const Spec& s, const Vec& x, Ablation ablation) {
 
 // Logits of every position of `tokens`: [T][vocab].
 std::vector<Vec> ReferenceLogits(const GgufFile& file, const std::vector<int32_t>& tokens,
-                                 Ablation ablation = Ablation::kNone) {
-  const Spec s = ReadSpec(file);
+                                 int64_t max_model_len, Ablation ablation = Ablation::kNone) {
+  const Spec s = ReadSpec(file, max_model_len, ablation);
   const int64_t T = static_cast<int64_t>(tokens.size()), hd = s.head_dim;
   const Matrix embedding = LoadTensor(file, "token_embd.weight");  // [vocab][hidden]
   std::vector<Vec> x(T);                                           // residual stream [T][hidden]
@@ -361,8 +392,15 @@ std::vector<Vec> ReferenceLogits(const GgufFile& file, const std::vector<int32_t
     const std::string b = "blk." + std::to_string(l) + ".";
     auto tensor = [&](const std::string& name) { return LoadTensor(file, b + name); };
     const Matrix attn_norm = tensor("attn_norm.weight");
-    const Matrix wq = tensor("attn_q.weight"), wk = tensor("attn_k.weight");
-    const Matrix wv = tensor("attn_v.weight"), wo = tensor("attn_output.weight");
+    const Matrix wo = tensor("attn_output.weight");
+    // Phi-3's fused attn_qkv: [(heads + 2 · kv_heads) · head_dim][hidden], rows q, k, v.
+    const Matrix wqkv = tensor("attn_qkv.weight");
+    const Matrix wq = wqkv.empty() ? tensor("attn_q.weight") : wqkv;
+    const Matrix wk = wqkv.empty() ? tensor("attn_k.weight") : wqkv;
+    const Matrix wv = wqkv.empty() ? tensor("attn_v.weight") : wqkv;
+    const int64_t q_rows = s.heads * hd, kv_rows = s.kv_heads * hd;
+    const int64_t k_first = wqkv.empty() ? 0 : q_rows,
+                  v_first = wqkv.empty() ? 0 : q_rows + kv_rows;
     const bool qkv_bias = ablation != Ablation::kNoQkvBias;
     const Matrix bq = qkv_bias ? tensor("attn_q.bias") : Matrix{};
     const Matrix bk = qkv_bias ? tensor("attn_k.bias") : Matrix{};
@@ -375,9 +413,9 @@ std::vector<Vec> ReferenceLogits(const GgufFile& file, const std::vector<int32_t
     std::vector<Vec> q(T), k(T), v(T);  // [T][heads or kv_heads · head_dim]
     for (int64_t p = 0; p < T; ++p) {
       const Vec h = Normed(x[p], attn_norm, s.eps);
-      q[p] = MatVec(wq, h, 0, -1, &bq);
-      k[p] = MatVec(wk, h, 0, -1, &bk);
-      v[p] = MatVec(wv, h, 0, -1, &bv);
+      q[p] = MatVec(wq, h, 0, q_rows, &bq);
+      k[p] = MatVec(wk, h, k_first, kv_rows, &bk);
+      v[p] = MatVec(wv, h, v_first, kv_rows, &bv);
       for (int64_t head = 0; head < s.heads; ++head) {
         if (!q_norm.empty()) RmsNorm(&q[p][head * hd], hd, q_norm.data.data(), s.eps);
         ApplyRope(rope, p, &q[p][head * hd]);
@@ -429,9 +467,9 @@ enum class Schedule {
 
 // The production model's logits of every position of `tokens`: [T · vocab].
 std::vector<float> ModelLogits(const GgufFile& file, const std::vector<int32_t>& tokens,
-                               Schedule schedule) {
+                               int64_t max_model_len, Schedule schedule) {
   ThreadPool pool(ThreadPool::Options{.num_threads = 2});
-  auto model = LoadModelFromGguf(file, {.pool = &pool});
+  auto model = LoadModelFromGguf(file, {.pool = &pool, .max_model_len = max_model_len});
   EXPECT_TRUE(model.ok()) << model.error();
   if (!model.ok()) return {};
   const ModelConfig& config = (*model)->config();
@@ -479,14 +517,17 @@ std::vector<float> ModelLogits(const GgufFile& file, const std::vector<int32_t>&
   return logits;
 }
 
-// Random shapes with some f32 weights scaled up, so that features acting only on large values act:
-// Gemma 2's attention soft-cap at 50 and gpt-oss's SwiGLU clamps at ±7 (leaving either out of the
-// reference goes unnoticed on the plain shapes, whose scores and expert activations are small).
+// Variants of the random shapes. Some have f32 weights scaled up, so that features acting only on
+// large values act: Gemma 2's attention soft-cap at 50 and gpt-oss's SwiGLU clamps at ±7 (leaving
+// either out of the reference goes unnoticed on the plain shapes, whose scores and expert
+// activations are small). Others change the engine's max_model_len (Phi-3's short RoPE factors
+// within the pretraining context).
 struct StressedShape {
   const char* name;
   const char* shape;
   std::vector<std::string> scaled;  // tensor name suffixes
-  float factor;
+  float factor = 1.0f;
+  int64_t max_model_len = 0;  // > 0: the engine's, instead of the model's context length
 };
 
 const StressedShape* FindStressedShape(const std::string& name) {
@@ -496,6 +537,7 @@ const StressedShape* FindStressedShape(const std::string& name) {
        "gpt-oss-tiny",
        {"ffn_gate_exps.weight", "ffn_up_exps.weight"},
        8.0f},
+      {"phi3-tiny-within-original-context", "phi3-tiny", {}, 1.0f, 256},
   };
   for (const auto& s : stressed) {
     if (name == s.name) return &s;
@@ -541,7 +583,7 @@ std::string ModelPath(const std::string& name, const fs::path& dir) {
        .output_path = path,
        .seed = 5});
   EXPECT_TRUE(written.ok()) << written.message();
-  if (stressed == nullptr) return path;
+  if (stressed == nullptr || stressed->scaled.empty()) return path;
   auto file = GgufFile::Open(path);
   EXPECT_TRUE(file.ok()) << file.error();
   const std::string stressed_path = (dir / (name + ".gguf")).string();
@@ -578,8 +620,10 @@ Difference CompareWithReference(const std::string& name, Ablation ablation,
   if (file.ok()) {
     const int64_t vocab = (*file)->FindTensor("token_embd.weight")->shape[1];
     const std::vector<int32_t> tokens = TestTokens(vocab);
-    const std::vector<float> actual = ModelLogits(**file, tokens, schedule);
-    const std::vector<Vec> expected = ReferenceLogits(**file, tokens, ablation);
+    const StressedShape* stressed = FindStressedShape(name);
+    const int64_t max_model_len = stressed != nullptr ? stressed->max_model_len : 0;
+    const std::vector<float> actual = ModelLogits(**file, tokens, max_model_len, schedule);
+    const std::vector<Vec> expected = ReferenceLogits(**file, tokens, max_model_len, ablation);
     EXPECT_EQ(actual.size(), tokens.size() * vocab);
     for (size_t p = 0; p < tokens.size() && actual.size() == tokens.size() * vocab; ++p) {
       for (int64_t t = 0; t < vocab; ++t) {
@@ -616,7 +660,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ReferenceDecoderTest,
                          ::testing::Values("llama-tiny", "qwen2-tiny", "qwen3-tiny", "mixtral-tiny",
                                            "gemma2-tiny", "gpt-oss-tiny",
                                            "gemma2-tiny-large-scores", "gpt-oss-tiny-large-experts",
-                                           "tiny-gemma3", "tiny-qwen3moe"),
+                                           "tiny-gemma3", "tiny-qwen3moe", "phi3-tiny",
+                                           "phi3-tiny-within-original-context", "tiny-phi3",
+                                           "gemma2-27b-tiny"),
                          [](const ::testing::TestParamInfo<const char*>& shape_info) {
                            std::string name = shape_info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
@@ -664,7 +710,13 @@ INSTANTIATE_TEST_SUITE_P(
         AblationCase{"tiny-gemma3", Ablation::kNoWindow, "Window"},
         AblationCase{"tiny-gemma3", Ablation::kNoRopeScaling, "LinearScaling"},
         AblationCase{"tiny-gemma3", Ablation::kGlobalRopeEverywhere, "LocalBase"},
-        AblationCase{"tiny-gemma3", Ablation::kNoQkNorm, "QkNorm"}),
+        AblationCase{"tiny-gemma3", Ablation::kNoQkNorm, "QkNorm"},
+        AblationCase{"phi3-tiny", Ablation::kNoRopeScaling, "LongRope"},
+        AblationCase{"phi3-tiny", Ablation::kOtherLongRopeFactors, "LongFactors"},
+        AblationCase{"phi3-tiny-within-original-context", Ablation::kOtherLongRopeFactors,
+                     "ShortFactors"},
+        AblationCase{"tiny-phi3", Ablation::kNoRopeScaling, "LongRope"},
+        AblationCase{"gemma2-27b-tiny", Ablation::kHeadDimAttentionScale, "Gemma27bScale"}),
     [](const ::testing::TestParamInfo<AblationCase>& case_info) {
       std::string name = std::string(case_info.param.model) + "_" + case_info.param.name;
       std::replace(name.begin(), name.end(), '-', '_');
