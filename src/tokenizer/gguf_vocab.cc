@@ -43,6 +43,10 @@ void SetDefaultSpecialIds(const std::string& model, int64_t vocab_size, GgufVoca
     set(100, &vocab->unk_id);
     set(101, &vocab->cls_id);
     set(102, &vocab->sep_id);
+  } else if (model == "t5") {
+    set(0, &vocab->pad_id);
+    set(1, &vocab->eos_id);
+    set(2, &vocab->unk_id);
   }
 }
 
@@ -101,9 +105,21 @@ Expected<GgufVocab> LoadGgufVocab(const GgufFile& file) {
   VLLM_RETURN_IF_ERROR(ReadFlag(file, "tokenizer.ggml.add_bos_token", &vocab.add_bos));
   VLLM_RETURN_IF_ERROR(ReadFlag(file, "tokenizer.ggml.add_eos_token", &vocab.add_eos));
   VLLM_RETURN_IF_ERROR(ReadFlag(file, "tokenizer.ggml.add_sep_token", &vocab.add_sep));
-  vocab.add_space_prefix = vocab.model == "llama";
+  vocab.add_space_prefix = vocab.model == "llama" || vocab.model == "t5";
   VLLM_RETURN_IF_ERROR(
       Read(file.GetBool("tokenizer.ggml.add_space_prefix"), &vocab.add_space_prefix));
+  VLLM_RETURN_IF_ERROR(Read(file.GetBool("tokenizer.ggml.remove_extra_whitespaces"),
+                            &vocab.remove_extra_whitespaces));
+  std::vector<int64_t> charsmap;
+  VLLM_RETURN_IF_ERROR(Read(file.GetIntArray("tokenizer.ggml.precompiled_charsmap"), &charsmap));
+  vocab.precompiled_charsmap.reserve(charsmap.size());
+  for (int64_t byte : charsmap) {
+    if (byte < -128 || byte > 255) {
+      return Error{"tokenizer.ggml.precompiled_charsmap holds " + std::to_string(byte) +
+                   ", which is not a byte"};
+    }
+    vocab.precompiled_charsmap += static_cast<char>(byte);
+  }
 
   vocab.token_to_id.reserve(size);
   for (int64_t id = 0; id < size; ++id) vocab.token_to_id.emplace(vocab.tokens[id], id);

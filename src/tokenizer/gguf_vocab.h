@@ -42,13 +42,18 @@ struct GgufVocab {
   std::optional<bool> add_eos;
   std::optional<bool> add_sep;
   bool add_space_prefix = true;
+  // t5 (Unigram) vocabularies: SentencePiece's normalization rules (PrecompiledCharsmap's blob;
+  // empty when absent) and whether whitespace runs collapse and end spaces drop.
+  std::string precompiled_charsmap;
+  bool remove_extra_whitespaces = false;
   std::unordered_map<std::string, int32_t> token_to_id;
 };
 
 // Reads and validates tokenizer.ggml.*: array lengths match the token count, special ids lie in
 // the vocabulary, every merge is two tokens separated by a space. Special ids the file omits take
 // llama.cpp's defaults for its model (llama: <unk> 0, <s> 1, </s> 2; bert: [PAD] 0, [UNK] 100,
-// [CLS] 101, [SEP] 102) when the vocabulary is large enough to hold them.
+// [CLS] 101, [SEP] 102; t5: <pad> 0, </s> 1, <unk> 2) when the vocabulary is large enough to hold
+// them.
 Expected<GgufVocab> LoadGgufVocab(const GgufFile& file);
 
 }  // namespace vllm

@@ -37,7 +37,10 @@ std::optional<int> ParseByteToken(std::string_view token) {
 }  // namespace
 
 SpmTokenizer::SpmTokenizer(GgufVocab vocab)
-    : VocabTokenizer(std::move(vocab), /*add_bos=*/true, /*add_eos=*/false) {
+    : SpmTokenizer(std::move(vocab), /*add_bos=*/true, /*add_eos=*/false) {}
+
+SpmTokenizer::SpmTokenizer(GgufVocab vocab, bool add_bos, bool add_eos)
+    : VocabTokenizer(std::move(vocab), add_bos, add_eos) {
   for (int byte = 0; byte < 256; ++byte) {
     char name[8];
     std::snprintf(name, sizeof(name), "<0x%02X>", byte);

@@ -3,6 +3,7 @@
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/spm_tokenizer.h"
+#include "tokenizer/ugm_tokenizer.h"
 #include "tokenizer/wordpiece_tokenizer.h"
 
 namespace vllm {
@@ -16,7 +17,9 @@ Expected<std::unique_ptr<Tokenizer>> LoadTokenizerFromGguf(const GgufFile& file)
   if (vocab->model == "bert") {
     return std::unique_ptr<Tokenizer>(new WordPieceTokenizer(std::move(*vocab)));
   }
-  return Error{"unsupported tokenizer model '" + vocab->model + "' (supported: llama, gpt2, bert)"};
+  if (vocab->model == "t5") return UgmTokenizer::Create(std::move(*vocab));
+  return Error{"unsupported tokenizer model '" + vocab->model +
+               "' (supported: llama, gpt2, bert, t5)"};
 }
 
 }  // namespace vllm

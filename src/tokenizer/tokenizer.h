@@ -35,6 +35,17 @@ class Tokenizer {
   virtual int32_t bos_id() const = 0;  // -1 when the vocabulary has none
   virtual int32_t eos_id() const = 0;  // -1 when the vocabulary has none
   virtual bool IsSpecial(int32_t id) const = 0;
+
+  // A cross-encoder's input: both texts with the special tokens the tokenizer's post-processor
+  // puts around a pair, and the segment of each token (0: first text, 1: second) as the model's
+  // token_type_ids expect.
+  struct EncodedPair {
+    std::vector<int32_t> ids;
+    std::vector<int32_t> token_type_ids;  // [ids.size()]
+  };
+  // This default adds no special tokens: the first text's ids (segment 0), then the second's
+  // (segment 1). Tokenizers that know their pair template override it.
+  virtual EncodedPair EncodePair(std::string_view first, std::string_view second) const;
 };
 
 // Builds the tokenizer that tokenizer.ggml.model names; errors name what is wrong or unsupported.

@@ -71,6 +71,35 @@ TEST(TokenizerTest, BertAddsClsAndSep) {
   EXPECT_EQ(bert->Decode({{101, 7592, 2088, 102}}, false), "[CLS] hello world [SEP]");
 }
 
+// bge's BERT vocabulary: [CLS] hello world [SEP] how are you [SEP], segments 0 then 1.
+TEST(TokenizerTest, BertEncodesPairs) {
+  auto bert = LoadVocab("bert-bge");
+  const Tokenizer::EncodedPair pair = bert->EncodePair("Hello World", "how are you");
+  const std::vector<int32_t> second = bert->Encode("how are you", false);
+  ASSERT_EQ(second.size(), 3u);
+  EXPECT_EQ(pair.ids,
+            (std::vector<int32_t>{101, 7592, 2088, 102, second[0], second[1], second[2], 102}));
+  EXPECT_THAT(pair.token_type_ids, ElementsAre(0, 0, 0, 0, 1, 1, 1, 1));
+  // Empty texts keep their frame.
+  const Tokenizer::EncodedPair empty = bert->EncodePair("", "");
+  EXPECT_THAT(empty.ids, ElementsAre(101, 102, 102));
+  EXPECT_THAT(empty.token_type_ids, ElementsAre(0, 0, 1));
+}
+
+// llama.cpp's layout for other vocabularies: [BOS] A [EOS] [SEP] B [EOS] as the add-BOS / EOS /
+// SEP flags say; Llama's SentencePiece vocabulary adds only BOS.
+TEST(TokenizerTest, SpmEncodesPairsAsLlamaCpp) {
+  auto spm = LoadVocab("llama-spm");
+  const std::vector<int32_t> first = spm->Encode("Hello", false),
+                             second = spm->Encode("world", false);
+  std::vector<int32_t> expected = {spm->bos_id()};
+  expected.insert(expected.end(), first.begin(), first.end());
+  expected.insert(expected.end(), second.begin(), second.end());
+  const Tokenizer::EncodedPair pair = spm->EncodePair("Hello", "world");
+  EXPECT_EQ(pair.ids, expected);
+  EXPECT_EQ(pair.token_type_ids, std::vector<int32_t>(expected.size(), 0));
+}
+
 TEST(TokenizerTest, BpeParsesSpecialTokensAndKeepsThemInDecode) {
   auto bpe = LoadVocab("gpt-2");
   std::vector<int32_t> ids = bpe->Encode("Hi<|endoftext|>there", false);

@@ -16,6 +16,10 @@ class VocabTokenizer : public Tokenizer {
   std::string_view TokenToPiece(int32_t id) const override {
     return id >= 0 && id < vocab_size() ? std::string_view(vocab_.tokens[id]) : std::string_view();
   }
+  // llama.cpp's rerank layout: BERT vocabularies give [CLS] A [SEP] B [SEP] (segments 0 then 1);
+  // the others [BOS] A [EOS] [SEP] B [EOS] (segment 0 throughout), each special token present
+  // as the vocabulary's add-BOS / add-EOS / add-SEP flags say, SEP standing in for a missing EOS.
+  EncodedPair EncodePair(std::string_view first, std::string_view second) const override;
 
  protected:
   // add_bos / add_eos: the model's defaults, used where the file has no flag.

@@ -134,7 +134,10 @@ Expected<std::unique_ptr<HfTokenizer>> HfTokenizer::Create(const Json& tokenizer
   result->raw_added_ = std::make_unique<hf::AddedTokenMatcher>(raw);
   result->normalized_added_ = std::make_unique<hf::AddedTokenMatcher>(normalized);
   result->vocab_size_ = std::max<int64_t>(result->model_->vocab().size(), max_added_id + 1);
-  for (const auto* side : {&result->frame_.prefix, &result->frame_.suffix}) {
+  std::vector<const std::vector<int32_t>*> frame_ids = {&result->frame_.prefix,
+                                                        &result->frame_.suffix};
+  for (const hf::PairPiece& piece : result->frame_.pair) frame_ids.push_back(&piece.special_ids);
+  for (const auto* side : frame_ids) {
     for (int32_t id : *side) {
       if (id >= result->vocab_size_) {
         return Error{"tokenizer.json: post_processor: token id " + std::to_string(id) +
@@ -166,6 +169,13 @@ Expected<std::unique_ptr<HfTokenizer>> HfTokenizer::Create(const Json& tokenizer
     result->frame_ = {};
     if (bos && result->bos_id_ >= 0) result->frame_.prefix.push_back(result->bos_id_);
     if (eos && result->eos_id_ >= 0) result->frame_.suffix.push_back(result->eos_id_);
+    // As transformers' fast tokenizers build it: [BOS] A [EOS] [BOS]:1 B:1 [EOS]:1.
+    using Kind = hf::PairPiece::Kind;
+    const std::vector<int32_t>& prefix = result->frame_.prefix;
+    const std::vector<int32_t>& suffix = result->frame_.suffix;
+    result->frame_.pair = {{Kind::kSpecial, 0, prefix}, {Kind::kFirst, 0, {}},
+                           {Kind::kSpecial, 0, suffix}, {Kind::kSpecial, 1, prefix},
+                           {Kind::kSecond, 1, {}},      {Kind::kSpecial, 1, suffix}};
   }
   if (const Json* max_length = hf::FindField(config, "model_max_length")) {
     if (max_length->is_number_integer() && !max_length->is_number_unsigned() &&
@@ -228,6 +238,23 @@ std::vector<int32_t> HfTokenizer::Encode(std::string_view text, bool add_special
   }
   if (add_special_tokens) ids.insert(ids.end(), frame_.suffix.begin(), frame_.suffix.end());
   return ids;
+}
+
+Tokenizer::EncodedPair HfTokenizer::EncodePair(std::string_view first,
+                                               std::string_view second) const {
+  EncodedPair pair;
+  for (const hf::PairPiece& piece : frame_.pair) {
+    if (piece.kind == hf::PairPiece::Kind::kSpecial) {
+      pair.ids.insert(pair.ids.end(), piece.special_ids.begin(), piece.special_ids.end());
+    } else {
+      const std::vector<int32_t> ids =
+          Encode(piece.kind == hf::PairPiece::Kind::kFirst ? first : second,
+                 /*add_special_tokens=*/false);
+      pair.ids.insert(pair.ids.end(), ids.begin(), ids.end());
+    }
+    pair.token_type_ids.resize(pair.ids.size(), piece.type_id);
+  }
+  return pair;
 }
 
 std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special_tokens) const {

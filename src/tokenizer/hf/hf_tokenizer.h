@@ -39,6 +39,9 @@ class HfTokenizer : public Tokenizer {
   int32_t bos_id() const override { return bos_id_; }
   int32_t eos_id() const override { return eos_id_; }
   bool IsSpecial(int32_t id) const override;
+  // The post-processor's pair template (TemplateProcessing's "pair", BertProcessing's
+  // [CLS] A [SEP] B [SEP], RobertaProcessing's <s> A </s></s> B </s>).
+  EncodedPair EncodePair(std::string_view first, std::string_view second) const override;
 
   // tokenizer_config.json's model_max_length; nullopt when absent or not a usable integer.
   std::optional<int64_t> model_max_length() const { return model_max_length_; }

@@ -13,6 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto ids = (*tokenizer)->Encode("Hello wörld 123 <s> \xF0\x9F\x98\x80!", true);
     (*tokenizer)->Decode(ids, false);
     (*tokenizer)->Decode(ids, true);
+    (*tokenizer)->EncodePair("\xEF\xBC\xA1 a\xCC\x88\xCC\x81  fi", "\xE2\x91\xA0 \xC3\xA9");
     for (int32_t id : ids) (*tokenizer)->TokenToPiece(id);
   }
   return 0;

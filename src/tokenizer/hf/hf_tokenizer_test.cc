@@ -572,7 +572,7 @@ TEST(HfTokenizerErrors, MalformedTokenizerJson) {
   EXPECT_NE(LoadError("[1, 2]").find("expected a JSON object"), std::string::npos);
   EXPECT_NE(LoadError("{}").find("missing \"model\""), std::string::npos);
   EXPECT_NE(LoadError(R"({"model": 5})").find("model"), std::string::npos);
-  EXPECT_NE(LoadError(R"({"model": {"type": "Unigram", "vocab": []}})").find("unsupported model"),
+  EXPECT_NE(LoadError(R"({"model": {"type": "Unigram", "vocab": []}})").find("model.vocab: empty"),
             std::string::npos);
   // Merges naming tokens the vocabulary lacks.
   EXPECT_NE(LoadError(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},
@@ -620,7 +620,7 @@ TEST(HfTokenizerErrors, MalformedTokenizerJson) {
             std::string::npos);
   // Pipeline sections.
   EXPECT_NE(LoadError("{" + model_ok + R"(, "normalizer": {"type": "Precompiled"}})")
-                .find("unsupported normalizer type 'Precompiled'"),
+                .find("normalizer.precompiled_charsmap: missing"),
             std::string::npos);
   EXPECT_NE(LoadError("{" + model_ok + R"(, "normalizer": {"type": "Sequence"}})")
                 .find("normalizer.normalizers"),

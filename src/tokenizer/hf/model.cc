@@ -1,6 +1,7 @@
 #include "tokenizer/hf/model.h"
 
 #include "tokenizer/hf/bpe_model.h"
+#include "tokenizer/hf/unigram_model.h"
 #include "tokenizer/hf/wordpiece_model.h"
 
 namespace vllm::hf {
@@ -40,6 +41,7 @@ Expected<std::unique_ptr<Model>> ParseModel(const Json& json, std::string_view c
   if (!type) return Error{type.error()};
   if (*type == "BPE") return BpeModel::Parse(json, context);
   if (*type == "WordPiece") return WordPieceModel::Parse(json, context);
+  if (*type == "Unigram") return UnigramModel::Parse(json, context);
   if (*type == "WordLevel") {
     const Json* vocab_json = FindField(json, "vocab");
     if (vocab_json == nullptr) return Error{FieldName(context, "vocab") + ": missing"};
@@ -51,7 +53,7 @@ Expected<std::unique_ptr<Model>> ParseModel(const Json& json, std::string_view c
     return std::unique_ptr<Model>(new WordLevelModel(std::move(*vocab), **unk_id));
   }
   return Error{std::string(context) + ": unsupported model type '" + *type +
-               "' (supported: BPE, WordPiece, WordLevel)"};
+               "' (supported: BPE, WordPiece, WordLevel, Unigram)"};
 }
 
 }  // namespace vllm::hf

@@ -1,5 +1,5 @@
 // The model of tokenizer.json ("model"): turns one pre-tokenized piece into ids. Supported
-// types: BPE, WordPiece, WordLevel.
+// types: BPE, WordPiece, WordLevel, Unigram.
 #pragma once
 
 #include <cstdint>

@@ -1,16 +1,20 @@
 #include "tokenizer/hf/normalizers.h"
 
+#include <unicode/brkiter.h>
 #include <unicode/locid.h>
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/hf/pattern.h"
 #include "tokenizer/hf/unicode_chars.h"
+#include "tokenizer/precompiled_charsmap.h"
 
 namespace vllm::hf {
 namespace {
@@ -221,6 +225,90 @@ class ByteLevelNormalizer : public Normalizer {
   std::string Normalize(std::string text) const override { return BytesToByteLevel(text); }
 };
 
+// SentencePiece's charsmap as Hugging Face applies it: each grapheme shorter than 6 bytes that
+// the charsmap matches (its shortest matching key) is replaced whole; otherwise each of its
+// characters is looked up alone.
+class PrecompiledNormalizer : public Normalizer {
+ public:
+  explicit PrecompiledNormalizer(PrecompiledCharsmap charsmap) : charsmap_(std::move(charsmap)) {
+    UErrorCode status = U_ZERO_ERROR;
+    graphemes_.reset(icu::BreakIterator::createCharacterInstance(icu::Locale::getRoot(), status));
+    if (U_FAILURE(status)) graphemes_.reset();
+  }
+
+  std::string Normalize(std::string text) const override {
+    if (charsmap_.empty()) return text;
+    std::string out;
+    out.reserve(text.size());
+    if (IsAscii(text) || graphemes_ == nullptr) {
+      // ASCII graphemes are single characters, except "\r\n".
+      for (size_t pos = 0; pos < text.size();) {
+        const size_t length = text.compare(pos, 2, "\r\n") == 0 ? 2 : 1;
+        AppendGrapheme(std::string_view(text).substr(pos, length), &out);
+        pos += length;
+      }
+      return out;
+    }
+    const icu::UnicodeString source = ToIcu(text);
+    std::unique_ptr<icu::BreakIterator> graphemes(graphemes_->clone());
+    graphemes->setText(source);
+    std::string grapheme;
+    for (int32_t begin = graphemes->first(), end = graphemes->next();
+         end != icu::BreakIterator::DONE; begin = end, end = graphemes->next()) {
+      grapheme.clear();
+      source.tempSubStringBetween(begin, end).toUTF8String(grapheme);
+      AppendGrapheme(grapheme, &out);
+    }
+    return out;
+  }
+
+ private:
+  void AppendGrapheme(std::string_view grapheme, std::string* out) const {
+    if (grapheme.size() < 6) {
+      if (auto replacement = charsmap_.ShortestMatch(grapheme)) {
+        out->append(*replacement);
+        return;
+      }
+    }
+    ForEachChar(grapheme, [&](size_t begin, size_t end, char32_t) {
+      const std::string_view character = grapheme.substr(begin, end - begin);
+      out->append(charsmap_.ShortestMatch(character).value_or(character));
+    });
+  }
+
+  PrecompiledCharsmap charsmap_;
+  std::unique_ptr<icu::BreakIterator> graphemes_;  // cloned per call: not thread-safe
+};
+
+// Standard base64 (RFC 4648, with or without padding); nullopt on any other character.
+std::optional<std::string> DecodeBase64(std::string_view text) {
+  auto value_of = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
+  if (text.size() % 4 == 1) return std::nullopt;
+  std::string out;
+  out.reserve(text.size() / 4 * 3 + 2);
+  uint32_t bits = 0;
+  int num_bits = 0;
+  for (char c : text) {
+    const int value = value_of(c);
+    if (value < 0) return std::nullopt;
+    bits = (bits << 6) | static_cast<uint32_t>(value);
+    num_bits += 6;
+    if (num_bits >= 8) {
+      num_bits -= 8;
+      out += static_cast<char>((bits >> num_bits) & 0xff);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<Normalizer>> ParseNormalizer(const Json& json, std::string_view context) {
@@ -244,6 +332,16 @@ Expected<std::unique_ptr<Normalizer>> ParseNormalizer(const Json& json, std::str
     auto replace = Pattern::ParseReplace(json, context);
     if (!replace) return Error{replace.error()};
     return Result(new ReplaceNormalizer(std::move(replace->first), std::move(replace->second)));
+  }
+  if (*type == "Precompiled") {
+    auto encoded = StringField(json, "precompiled_charsmap", context);
+    if (!encoded) return Error{encoded.error()};
+    auto blob = DecodeBase64(*encoded);
+    if (!blob) return Error{FieldName(context, "precompiled_charsmap") + ": not base64"};
+    auto charsmap = PrecompiledCharsmap::Parse(*blob);
+    if (!charsmap)
+      return Error{FieldName(context, "precompiled_charsmap") + ": " + charsmap.error()};
+    return Result(new PrecompiledNormalizer(std::move(*charsmap)));
   }
   if (*type == "NFC") return Result(new UnicodeNormalizer(UnicodeForm::kNfc));
   if (*type == "NFD") return Result(new UnicodeNormalizer(UnicodeForm::kNfd));

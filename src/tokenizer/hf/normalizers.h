@@ -1,6 +1,6 @@
 // Normalizers of tokenizer.json ("normalizer"): text rewrites applied to the text between added
 // tokens before pre-tokenization. Supported types: Sequence, Prepend, Replace, NFC, NFD, NFKC,
-// NFKD, Lowercase, Strip, StripAccents, BertNormalizer, ByteLevel.
+// NFKD, Lowercase, Strip, StripAccents, BertNormalizer, ByteLevel, Precompiled.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
-// Post-processors of tokenizer.json ("post_processor"), for a single sequence: the special ids
-// that Encode with add_special_tokens puts before and after the text's ids. Supported types:
-// TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel (adds nothing), Sequence.
+// Post-processors of tokenizer.json ("post_processor"): the special ids that Encode with
+// add_special_tokens puts before and after the text's ids, and the template EncodePair lays a
+// pair of texts out by. Supported types: TemplateProcessing, BertProcessing, RobertaProcessing,
+// ByteLevel (adds nothing), Sequence.
 #pragma once
 
 #include <cstdint>
@@ -11,9 +12,21 @@
 
 namespace vllm::hf {
 
+// One piece of a pair template: the ids of the first or second text, or special ids; every id
+// of the piece takes its type_id (the segment a cross-encoder sees).
+struct PairPiece {
+  enum class Kind { kFirst, kSecond, kSpecial };
+  Kind kind;
+  int32_t type_id = 0;
+  std::vector<int32_t> special_ids;  // kSpecial only
+};
+
 struct SpecialTokenFrame {
   std::vector<int32_t> prefix;
   std::vector<int32_t> suffix;
+  // The pair layout; without a post-processor, the first text (type 0) then the second (type 1).
+  std::vector<PairPiece> pair = {{PairPiece::Kind::kFirst, 0, {}},
+                                 {PairPiece::Kind::kSecond, 1, {}}};
 };
 
 // An empty frame for a null post-processor.

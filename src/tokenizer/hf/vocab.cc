@@ -21,4 +21,19 @@ Expected<Vocab> Vocab::Parse(const Json& json, std::string_view context) {
   return vocab;
 }
 
+Expected<Vocab> Vocab::FromTokens(std::vector<std::string> tokens, std::string_view context) {
+  Vocab vocab;
+  vocab.token_to_id_.reserve(tokens.size());
+  for (size_t id = 0; id < tokens.size(); ++id) {
+    if (tokens[id].empty()) return Error{std::string(context) + ": empty token"};
+    auto [it, inserted] = vocab.token_to_id_.emplace(tokens[id], static_cast<int32_t>(id));
+    if (!inserted) {
+      return Error{std::string(context) + ": '" + tokens[id] + "' appears twice (ids " +
+                   std::to_string(it->second) + " and " + std::to_string(id) + ")"};
+    }
+  }
+  vocab.id_to_token_ = std::move(tokens);
+  return vocab;
+}
+
 }  // namespace vllm::hf

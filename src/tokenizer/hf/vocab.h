@@ -23,6 +23,8 @@ class Vocab {
  public:
   // Ids must be unique and lie in [0, kMaxTokenId]; gaps are allowed.
   static Expected<Vocab> Parse(const Json& json, std::string_view context);
+  // tokens[id] for each id (a Unigram vocabulary); tokens must be unique and non-empty.
+  static Expected<Vocab> FromTokens(std::vector<std::string> tokens, std::string_view context);
 
   std::optional<int32_t> Find(std::string_view token) const {
     auto it = token_to_id_.find(token);
