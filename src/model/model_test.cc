@@ -1,4 +1,5 @@
-// Model-level tests on a random llama-tiny model: batch invariance, chunked prefill, paging.
+// Model-level tests: batch invariance, chunked prefill and paging on one model of each family;
+// loading errors.
 #include "model/model.h"
 
 #include <gtest/gtest.h>
@@ -21,21 +22,23 @@ std::string VocabPath() {
   return std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf";
 }
 
-class TinyModelTest : public ::testing::Test {
+// Batch invariance and paging on one model file per family: a random llama-tiny / gpt-oss-tiny
+// (written per test) or an architecture oracle of ../shared/oracles (Qwen3-MoE: experts see other
+// tokens in their groups; Gemma 3: sliding windows; Phi-3: fused projections). A sequence's
+// logits are bit-identical whether it runs alone, batched with others or in chunks.
+class ModelInvarianceTest : public ::testing::TestWithParam<std::string> {
  protected:
-  static void SetUpTestSuite() {
-    path_ = new std::string(::testing::TempDir() + "/tiny_model_test_" +
-                            std::to_string(::getpid()) + ".gguf");
-    Status status = WriteRandomModel(
-        {.shape = "llama-tiny", .vocab_path = VocabPath(), .output_path = *path_, .seed = 9});
-    ASSERT_TRUE(status.ok()) << status.message();
-  }
-  static void TearDownTestSuite() {
-    std::remove(path_->c_str());
-    delete path_;
-  }
   void SetUp() override {
-    auto file = GgufFile::Open(*path_);
+    std::string path = std::string(VLLM_SHARED_DIR) + "/oracles/models/" + GetParam() + ".gguf";
+    if (FindModelShape(GetParam()) != nullptr) {
+      path = ::testing::TempDir() + "/model_invariance_" + GetParam() + "_" +
+             std::to_string(::getpid()) + ".gguf";
+      Status status = WriteRandomModel(
+          {.shape = GetParam(), .vocab_path = VocabPath(), .output_path = path, .seed = 9});
+      ASSERT_TRUE(status.ok()) << status.message();
+      random_path_ = path;
+    }
+    auto file = GgufFile::Open(path);
     ASSERT_TRUE(file.ok()) << file.error();
     file_ = std::move(*file);
     auto model = LoadModelFromGguf(*file_, {.pool = &pool_});
@@ -50,14 +53,17 @@ class TinyModelTest : public ::testing::Test {
     ASSERT_TRUE(kv.ok());
     kv_ = std::move(*kv);
   }
+  void TearDown() override {
+    if (!random_path_.empty()) std::remove(random_path_.c_str());
+  }
 
   struct Seq {
     std::vector<int32_t> tokens;  // all tokens of the sequence
     std::vector<int32_t> blocks;  // its block table
   };
 
-  // Runs the chunks [begin, end) of each sequence as one batch; returns logits of each chunk's
-  // last token.
+  // Runs the chunks [begin, end) of each sequence as one batch; returns the logits of each chunk's
+  // last token: [num_seqs, vocab_size].
   std::vector<float> Run(const std::vector<Seq>& seqs,
                          const std::vector<std::pair<int, int>>& spans) {
     ForwardBatch batch;
@@ -73,23 +79,25 @@ class TinyModelTest : public ::testing::Test {
     return logits;
   }
 
-  static Seq MakeSeq(int length, int first_block, uint32_t seed) {
+  // `length` random tokens of the vocabulary in blocks first_block, first_block + 1, ...
+  Seq MakeSeq(int length, int first_block, uint32_t seed) const {
     std::mt19937 rng(seed);
     Seq seq;
-    for (int i = 0; i < length; ++i) seq.tokens.push_back(static_cast<int32_t>(rng() % 32000));
+    for (int i = 0; i < length; ++i) {
+      seq.tokens.push_back(static_cast<int32_t>(rng() % model_->config().vocab_size));
+    }
     for (int b = 0; b < (length + 15) / 16; ++b) seq.blocks.push_back(first_block + b);
     return seq;
   }
 
-  static std::string* path_;
+  std::string random_path_;  // the random model this test wrote; empty for an oracle
   ThreadPool pool_{ThreadPool::Options{.num_threads = 2}};
   std::unique_ptr<GgufFile> file_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<KvStorage> kv_;
 };
-std::string* TinyModelTest::path_ = nullptr;
 
-TEST_F(TinyModelTest, BatchedEqualsAloneBitwise) {
+TEST_P(ModelInvarianceTest, BatchedEqualsAloneBitwise) {
   const int64_t vocab = model_->config().vocab_size;
   std::vector<Seq> seqs = {MakeSeq(37, 0, 1), MakeSeq(5, 10, 2), MakeSeq(70, 20, 3)};
   std::vector<std::vector<float>> alone;
@@ -103,7 +111,7 @@ TEST_F(TinyModelTest, BatchedEqualsAloneBitwise) {
   }
 }
 
-TEST_F(TinyModelTest, ChunkedPrefillAndDecodeMatchOneShotBitwise) {
+TEST_P(ModelInvarianceTest, ChunkedPrefillAndDecodeMatchOneShotBitwise) {
   Seq seq = MakeSeq(50, 3, 4);
   auto one_shot = Run({seq}, {{0, 50}});
   Run({seq}, {{0, 20}});
@@ -112,7 +120,7 @@ TEST_F(TinyModelTest, ChunkedPrefillAndDecodeMatchOneShotBitwise) {
   EXPECT_EQ(one_shot, chunked);
 }
 
-TEST_F(TinyModelTest, MixedPrefillAndDecodeBatch) {
+TEST_P(ModelInvarianceTest, MixedPrefillAndDecodeBatch) {
   Seq a = MakeSeq(33, 0, 5);
   Seq b = MakeSeq(18, 8, 6);
   auto a_alone = Run({a}, {{0, 33}});
@@ -126,14 +134,14 @@ TEST_F(TinyModelTest, MixedPrefillAndDecodeBatch) {
   EXPECT_TRUE(std::equal(b_alone.begin(), b_alone.end(), mixed.begin() + vocab));
 }
 
-TEST_F(TinyModelTest, BlockPlacementDoesNotMatter) {
+TEST_P(ModelInvarianceTest, BlockPlacementDoesNotMatter) {
   Seq contiguous = MakeSeq(40, 0, 7);
   Seq scattered = contiguous;
   scattered.blocks = {41, 7, 30};
   EXPECT_EQ(Run({contiguous}, {{0, 40}}), Run({scattered}, {{0, 40}}));
 }
 
-TEST_F(TinyModelTest, RejectsInconsistentBatches) {
+TEST_P(ModelInvarianceTest, RejectsInconsistentBatches) {
   Seq seq = MakeSeq(4, 0, 8);
   ForwardBatch batch;
   batch.token_ids = {1, 2};
@@ -155,6 +163,15 @@ TEST_F(TinyModelTest, RejectsInconsistentBatches) {
   batch.kv_groups.push_back(batch.kv_groups[0]);  // a group the storage does not have
   EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, ModelInvarianceTest,
+                         ::testing::Values("llama-tiny", "gpt-oss-tiny", "tiny-qwen3moe",
+                                           "tiny-gemma3", "tiny-phi3"),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 TEST(ModelLoadTest, TiedEmbeddingsServeAsTheOutputHead) {
   // The SmolLM2 shape has no output.weight: logits come from token_embd.weight.
