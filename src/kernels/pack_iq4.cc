@@ -1,8 +1,8 @@
-// Packing Q4_0 / IQ4_NL / IQ4_XS / MXFP4 weights into the records of packed_nibble_layout.h (any
-// CPU can pack; cpu/linear_packed_iq4_avx512.cc computes). Their blocks already hold grid indices
-// in Q4_0's order, so the nibbles are copied as they are; only the scales change form. Q4_0's
-// blocks are laid out as IQ4_NL's (fp16 d, 16 bytes of nibbles) and pack into the same record;
-// only the kernel's grid differs.
+// Packing Q4_0 / Q5_0 / IQ4_NL / IQ4_XS / MXFP4 weights into the records of packed_nibble_layout.h
+// (any CPU can pack; cpu/linear_packed_iq4_avx512.cc computes). Their blocks already hold 4-bit
+// codes in Q4_0's order, so the nibbles are copied as they are; only the scales change form (and
+// Q5_0's 5th bits become a plane). Q4_0's blocks are laid out as IQ4_NL's (fp16 d, 16 bytes of
+// nibbles) and pack into the same record; only the kernel's grid differs.
 #include "kernels/packed_nibble_layout.h"
 
 namespace vllm::kernels {
@@ -13,6 +13,16 @@ void PackIq4Nl(const WeightView& w, uint8_t* out) {
       w, out, [](const BlockIq4Nl& block, int64_t lane, PackedIq4NlRecord& record) {
         record.d[lane] = block.d;
         PutChunkNibbles(block.qs, lane, record.nibbles);
+      });
+}
+
+void PackQ5_0(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockQ5_0, PackedQ5_0Record>(
+      w, out, [](const BlockQ5_0& block, int64_t lane, PackedQ5_0Record& record) {
+        record.d[lane] = block.d;
+        PutChunkNibbles(block.qs, lane, record.codes.nibbles);
+        PutChunkFifthBits([&block](int v) { return (block.qh[v / 8] >> (v % 8)) & 1; }, lane,
+                          record.codes.fifth_bits);
       });
 }
 
@@ -42,6 +52,9 @@ void PackMxfp4(const WeightView& w, uint8_t* out) {
 PackedForm PackedFormQ4_0Avx512() {
   static_assert(sizeof(BlockQ4_0) == sizeof(BlockIq4Nl));
   return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, LinearRowsPackedQ4_0Avx512);
+}
+PackedForm PackedFormQ5_0Avx512() {
+  return MakeNibbleForm<PackedQ5_0Record, kQuantBlockSize>(PackQ5_0, LinearRowsPackedQ5_0Avx512);
 }
 PackedForm PackedFormIq4NlAvx512() {
   return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, LinearRowsPackedIq4NlAvx512);

@@ -45,13 +45,8 @@ void PackQ5_K(const WeightView& w, uint8_t* out) {
         PutScalesMinsAndNibbles(block, decoded, lane, record);
         for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
           const int8_t* q = decoded.q + 32 * chunk;
-          for (int i = 0; i < 4; ++i) {
-            uint8_t bits = 0;
-            for (int k = 0; k < 8; ++k) {
-              bits |= static_cast<uint8_t>(((q[4 * k + i] >> 4) & 1) << k);
-            }
-            record.chunks[chunk].fifth_bits[4 * lane + i] = bits;
-          }
+          PutChunkFifthBits([q](int v) { return (q[v] >> 4) & 1; }, lane,
+                            record.chunks[chunk].fifth_bits);
         }
       });
 }

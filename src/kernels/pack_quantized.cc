@@ -1,4 +1,4 @@
-// Packing Q8_0 / Q5_0 / BF16 weights into the layout of the AVX-512 kernels in
+// Packing Q8_0 / BF16 weights into the layout of the AVX-512 kernels in
 // cpu/linear_packed_avx512.cc (any CPU can pack; only AVX-512 VNNI / BF16 ones compute).
 //
 // 16 rows at a time (rows a multiple of 16, cols of 32), so one instruction serves 16 rows: 4
@@ -8,9 +8,6 @@
 //   BF16: 16 steps k of 64 bytes; lane l holds row 16g + l's values [2k, 2k + 2).
 // The quants of all groups come first ([rows / 16][cols / 32][group block bytes]), then for Q8_0
 // the blocks' fp16 scales ([rows / 16][cols / 32][16]).
-#include <cstring>
-
-#include "kernels/decode_blocks.h"
 #include "kernels/packed_q8_layout.h"
 #include "kernels/quant_blocks.h"
 
@@ -36,17 +33,7 @@ void Pack(const WeightView& w, uint8_t* out) {
               block_quants[step * 64 + lane * 4 + i] = values[step * 4 + i];
           }
         } else {
-          // Q8_0 as stored; Q5_0 decoded to the same form (its d and q - 16), exactly.
-          BlockQ8_0 block;
-          if (type == GgmlType::kQ5_0) {
-            const BlockQ5_0& q5 = reinterpret_cast<const BlockQ5_0*>(row)[b];
-            DecodedBlock decoded;
-            DecodeQ5_0(&q5, &decoded);
-            block.d = q5.d;
-            std::memcpy(block.qs, decoded.q, sizeof(block.qs));
-          } else {
-            block = reinterpret_cast<const BlockQ8_0*>(row)[b];
-          }
+          const BlockQ8_0& block = reinterpret_cast<const BlockQ8_0*>(row)[b];
           block_scales[lane] = block.d;
           for (int step = 0; step < 8; ++step) {
             for (int i = 0; i < 4; ++i) {
@@ -75,8 +62,6 @@ PackedForm MakeForm(decltype(PackedForm::rows) rows) {
 }  // namespace
 
 PackedForm PackedFormQ8_0Avx512() { return MakeForm<GgmlType::kQ8_0>(LinearRowsPackedQ8_0Avx512); }
-// Q5_0's values fit Q8_0's packed form (8.5 bits per weight instead of 5.5, integer dots as fast).
-PackedForm PackedFormQ5_0Avx512() { return MakeForm<GgmlType::kQ5_0>(LinearRowsPackedQ8_0Avx512); }
 PackedForm PackedFormBf16Avx512() { return MakeForm<GgmlType::kBF16>(LinearRowsPackedBf16Avx512); }
 
 }  // namespace vllm::kernels

@@ -1,5 +1,5 @@
-// Internal: the packed layouts of Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 / IQ4_NL / IQ4_XS /
-// MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels (cpu/linear_packed_kquants_avx512.cc,
+// Internal: the packed layouts of Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 / Q5_0 / IQ4_NL /
+// IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels (cpu/linear_packed_kquants_avx512.cc,
 // cpu/linear_packed_iq4_avx512.cc), shared by the packers and the kernels.
 //
 // Rows are interleaved in groups of 16, one row per 32-bit lane of a 512-bit register. A group's
@@ -20,7 +20,8 @@
 // So "weight vector" k of a chunk (k < 4: the low nibbles of step k; k >= 4: the high nibbles of
 // step k - 4) holds values [4k, 4k + 4) of every row, and one vpdpbusd multiplies them by the
 // same 4 x values broadcast to all lanes. Bit planes (Q5_K's 5th bit, Q6_K's 2 high bits) use the
-// same byte positions: byte 4l + i of a plane belongs to value 4k + i of row l.
+// same byte positions: byte 4l + i of a plane belongs to value 4k + i of row l. Q5_0's 5th bits
+// form a plane as Q5_K's do.
 //
 // Sub-block scales and mins stay bytes and super-block scales fp16, [chunk or sub-block][16 rows],
 // so a packed form takes about its type's bits per weight. The records (field[n]: n values per
@@ -31,6 +32,7 @@
 //   Q6_K    | d[1] fp16 | sc[16] i8 | chunk 0: nibbles, 2 crumb planes (128 B) | ... | (3360 B)
 //   IQ4_XS  | d[1] fp16 | ls − 32 [8] i8 | nibbles of chunks 0..7 |                  (2208 B)
 //   IQ4_NL  | d[1] fp16 | nibbles |   (Q4_0 too: its blocks are laid out alike)       (288 B)
+//   Q5_0    | d[1] fp16 | nibbles | 5th-bit plane (64 B) |                           (352 B)
 //   MXFP4   | e[1] E8M0 | nibbles |                                                  (272 B)
 #pragma once
 
@@ -93,6 +95,12 @@ struct PackedIq4NlRecord {
   uint8_t nibbles[kNibbleChunkBytes];
 };
 
+// Q5_0 (d · (q − 16), q = low nibble + 16 · 5th bit): 5.5 bits per weight (as the type).
+struct PackedQ5_0Record {
+  uint16_t d[kNibbleRowsPerGroup];
+  PackedQ5_KChunk codes;
+};
+
 // MXFP4 (2^(e − 128) · doubled E2M1 grid[q]): 4.25 bits per weight (as the type).
 struct PackedMxfp4Record {
   uint8_t e[kNibbleRowsPerGroup];
@@ -141,6 +149,17 @@ inline void PutChunkNibbles(const uint8_t* q4_0_order, int64_t lane, uint8_t* ni
   }
 }
 
+// Stores the 5th bits of one row's 32 chunk values (fifth_bit(v) ∈ {0, 1} for value v) as lane
+// `lane` of a chunk's 5th-bit plane: bit k of byte 4 lane + i is value 4k + i's.
+template <typename FifthBit>
+void PutChunkFifthBits(const FifthBit& fifth_bit, int64_t lane, uint8_t* plane) {
+  for (int i = 0; i < 4; ++i) {
+    uint8_t bits = 0;
+    for (int k = 0; k < 8; ++k) bits |= static_cast<uint8_t>(fifth_bit(4 * k + i) << k);
+    plane[4 * lane + i] = bits;
+  }
+}
+
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: chunks in column
 // order, each one's integer dots scaled and accumulated as in linear_internal.h, the same for
 // every m, thread count and row range.
@@ -153,6 +172,8 @@ void LinearRowsPackedQ6_KAvx512(const PackedWeightView& w, const PreparedActivat
 void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedQ5_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y);

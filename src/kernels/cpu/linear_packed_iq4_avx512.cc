@@ -1,12 +1,13 @@
-// The AVX-512 VNNI kernels for packed Q4_0 / IQ4_NL / IQ4_XS / MXFP4 weights
+// The AVX-512 VNNI kernels for packed Q4_0 / Q5_0 / IQ4_NL / IQ4_XS / MXFP4 weights
 // (packed_nibble_layout.h, Q4_0 packed as IQ4_NL with the linear grid −8 ... 7). A tile is G groups
-// of 16 W rows (one per lane) × R x rows. Each weight vector's 4-bit codes map through the type's
-// 16-value grid with one vpshufb to grid + 128 (unsigned bytes, vpdpbusd's first operand; the
-// broadcast x quants are the signed one), and the integer dot of each 32-column chunk starts at
-// −128 · Σ x_q, which cancels the bias exactly. Then, with the chunk's per-row scale lanes computed
-// once for all R x rows:
-//   acc += (scale · d_x) · Σ grid[q]·x_q,   scale: d (Q4_0, IQ4_NL), d·(ls − 32) (IQ4_XS),
-//                                           2^(e − 128) (MXFP4, its grid doubled)
+// of 16 W rows (one per lane) × R x rows. Each weight vector's 4-bit codes become unsigned bytes
+// (vpdpbusd's first operand; the broadcast x quants are the signed one) that carry a bias: the grid
+// types map them through their 16-value grid with one vpshufb to grid + 128; Q5_0 adds its 5th bit
+// (q = code + 16 · bit, the value q − 16). The integer dot of each 32-column chunk starts at
+// −bias · Σ x_q, which cancels the bias exactly. Then, with the chunk's per-row scale lanes
+// computed once for all R x rows:
+//   acc += (scale · d_x) · Σ value·x_q,   scale: d (Q4_0, Q5_0, IQ4_NL), d·(ls − 32) (IQ4_XS),
+//                                          2^(e − 128) (MXFP4, its grid doubled)
 // two f32 operations per chunk and x row beside the 8 vpdpbusd.
 #include <immintrin.h>
 
@@ -19,6 +20,7 @@ namespace vllm::kernels {
 namespace {
 
 constexpr int32_t kGridBias = 128;  // grid values are stored plus 128, as unsigned bytes
+constexpr int32_t kQ5_0Bias = 16;   // Q5_0's q is its value plus 16
 // The tile: 2 groups of 16 W rows × 6 x rows (12 accumulators and 12 integer dots).
 constexpr int kGridTileGroups = 2;
 constexpr int kGridTileRows = 6;
@@ -51,32 +53,74 @@ constexpr int kChunksPerRecord =
 // A chunk's nibbles and its scale lanes.
 inline const uint8_t* ChunkNibbles(const PackedIq4NlRecord& record, int) { return record.nibbles; }
 inline const uint8_t* ChunkNibbles(const PackedMxfp4Record& record, int) { return record.nibbles; }
+inline const uint8_t* ChunkNibbles(const PackedQ5_0Record& record, int) {
+  return record.codes.nibbles;
+}
 inline const uint8_t* ChunkNibbles(const PackedIq4XsRecord& record, int chunk) {
   return record.nibbles[chunk];
 }
 inline __m512 ChunkScales(const PackedIq4NlRecord& record, int) { return HalfLanes(record.d); }
 inline __m512 ChunkScales(const PackedMxfp4Record& record, int) { return E8m0HalfLanes(record.e); }
+inline __m512 ChunkScales(const PackedQ5_0Record& record, int) { return HalfLanes(record.d); }
 inline __m512 ChunkScales(const PackedIq4XsRecord& record, int chunk) {
   return ScaledLanes(HalfLanes(record.d), record.scales[chunk]);
 }
 
-// A chunk's d_x and the start of its integer dot, −128 times the x sum.
-struct GridTerms {
+// A chunk's d_x and the start of its integer dot, −kBias times the x sum.
+template <int32_t kBias>
+struct BiasedTerms {
   float x_scale;
   int32_t start;
-  static GridTerms Of(const PreparedActivations& x, int64_t block) {
-    return {x.q8_scales[block], -kGridBias * x.q8_sums[block]};
+  static BiasedTerms Of(const PreparedActivations& x, int64_t block) {
+    return {x.q8_scales[block], -kBias * x.q8_sums[block]};
   }
 };
 
-// Tile of W groups [group, + G) × x rows [first_x_row, + R); kGrid: the type's grid plus 128.
-template <typename Record, const std::array<uint8_t, 16>& kGrid, int R, int G>
-void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
-              const XTile<GridTerms, R>& x, float* y) {
+// The grid types' codes: weight vector K's codes of group g through the grid, plus 128.
+template <const std::array<uint8_t, 16>& kGrid, int G>
+class GridCodes {
+ public:
+  static constexpr int32_t kBias = kGridBias;
+  GridCodes()
+      : grid_(_mm512_broadcast_i32x4(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(kGrid.data())))) {}
+  template <typename Record>
+  void Load(int, const Record&) {}
+  template <int K>
+  __m512i Map(int, __m512i codes) const {
+    return _mm512_shuffle_epi8(grid_, codes);
+  }
+
+ private:
+  __m512i grid_;
+};
+
+// Q5_0's codes: weight vector K's low nibbles of group g with their 5th bits (bit K of each byte
+// of the chunk's plane) as bit 4.
+template <int G>
+class Q5_0Codes {
+ public:
+  static constexpr int32_t kBias = kQ5_0Bias;
+  void Load(int g, const PackedQ5_0Record& record) {
+    fifth_bits_[g] = _mm512_loadu_si512(record.codes.fifth_bits);
+  }
+  template <int K>
+  __m512i Map(int g, __m512i codes) const {
+    return _mm512_or_si512(
+        codes, _mm512_and_si512(MoveBits<K, 4>(fifth_bits_[g]), _mm512_set1_epi8(0x10)));
+  }
+
+ private:
+  __m512i fifth_bits_[G];
+};
+
+// Tile of W groups [group, + G) × x rows [first_x_row, + R); Codes: the type's code map.
+template <typename Record, typename Codes, int R, int G>
+void NibbleTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
+                const XTile<BiasedTerms<Codes::kBias>, R>& x, float* y) {
   constexpr int kChunks = kChunksPerRecord<Record>;
   constexpr int64_t kChunkRecordBytes = sizeof(Record) / kChunks;
-  const __m512i grid =
-      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kGrid.data())));
+  Codes codes_map;
   const int64_t num_records = w.cols / (kChunks * kQuantBlockSize);
   const Record* records[G];
   __m512 acc[G][R];
@@ -84,7 +128,7 @@ void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
   for (int64_t b = 0; b < num_records; ++b) {
     for (int chunk = 0; chunk < kChunks; ++chunk) {
       const int64_t xb = b * kChunks + chunk;
-      const GridTerms* terms = x.terms + xb * x.stride;
+      const BiasedTerms<Codes::kBias>* terms = x.terms + xb * x.stride;
       const uint8_t* nibbles[G];
       __m512 scales[G];
 #pragma GCC unroll 2
@@ -94,6 +138,7 @@ void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
                       kChunkRecordBytes);
         scales[g] = ChunkScales(record, chunk);
         nibbles[g] = ChunkNibbles(record, chunk);
+        codes_map.Load(g, record);
       }
       ChunkDots<R, G> dots[G];
 #pragma GCC unroll 2
@@ -101,7 +146,7 @@ void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
       ForEachNibbleVector<G>(nibbles, [&]<int K>(const __m512i(&codes)[G]) {
         __m512i q[G];
 #pragma GCC unroll 2
-        for (int g = 0; g < G; ++g) q[g] = _mm512_shuffle_epi8(grid, codes[g]);
+        for (int g = 0; g < G; ++g) q[g] = codes_map.template Map<K>(g, codes[g]);
         AddTileDots<K>(x, xb, q, dots);
       });
 #pragma GCC unroll 8
@@ -118,36 +163,49 @@ void GridTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
   StoreTile(acc, w.rows, group, first_x_row, y);
 }
 
-template <typename Record, const std::array<uint8_t, 16>& kGrid>
-void GridRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
-              int64_t row_end, float* y) {
-  ForEachNibbleTile<GridTerms, kGridTileGroups, kGridTileRows>(
+// Codes<G>: the type's code map for tiles of G groups.
+template <typename Record, template <int> typename Codes>
+void NibbleRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
+                int64_t row_end, float* y) {
+  using Terms = BiasedTerms<Codes<1>::kBias>;
+  ForEachNibbleTile<Terms, kGridTileGroups, kGridTileRows>(
       x, row_begin, row_end,
-      [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<GridTerms, R>& xt) {
-        GridTile<Record, kGrid, R, G>(w, group, first_x_row, xt, y);
+      [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<Terms, R>& xt) {
+        NibbleTile<Record, Codes<G>, R, G>(w, group, first_x_row, xt, y);
       });
 }
+
+template <const std::array<uint8_t, 16>& kGrid>
+struct Grid {
+  template <int G>
+  using Codes = GridCodes<kGrid, G>;
+};
 
 }  // namespace
 
 void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
-  GridRows<PackedIq4NlRecord, kBiasedQ4_0Grid>(w, x, row_begin, row_end, y);
+  NibbleRows<PackedIq4NlRecord, Grid<kBiasedQ4_0Grid>::Codes>(w, x, row_begin, row_end, y);
+}
+
+void LinearRowsPackedQ5_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y) {
+  NibbleRows<PackedQ5_0Record, Q5_0Codes>(w, x, row_begin, row_end, y);
 }
 
 void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y) {
-  GridRows<PackedIq4NlRecord, kBiasedIq4NlGrid>(w, x, row_begin, row_end, y);
+  NibbleRows<PackedIq4NlRecord, Grid<kBiasedIq4NlGrid>::Codes>(w, x, row_begin, row_end, y);
 }
 
 void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y) {
-  GridRows<PackedIq4XsRecord, kBiasedIq4NlGrid>(w, x, row_begin, row_end, y);
+  NibbleRows<PackedIq4XsRecord, Grid<kBiasedIq4NlGrid>::Codes>(w, x, row_begin, row_end, y);
 }
 
 void LinearRowsPackedMxfp4Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y) {
-  GridRows<PackedMxfp4Record, kBiasedMxfp4Grid>(w, x, row_begin, row_end, y);
+  NibbleRows<PackedMxfp4Record, Grid<kBiasedMxfp4Grid>::Codes>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace vllm::kernels

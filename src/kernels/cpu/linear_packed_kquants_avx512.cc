@@ -25,21 +25,6 @@ constexpr int kScaleMinTileRows = 8;
 constexpr int kQ6_KTileGroups = 1;
 constexpr int kQ6_KTileRows = 8;
 
-// A bit field of `plane` moved from bit kFrom to bit kTo of every byte (the other bits: garbage).
-// The shifts work on 16-bit words: shifting left by s fills bits [0, s) of a word's high byte from
-// its low byte, shifting right by s bits [8 - s, 8) of the low byte from the high byte. The fields
-// moved here (to bit 4, 1 or 2 bits wide, left by at most 4 or right by at most 3) stay clean.
-template <int kFrom, int kTo>
-inline __m512i MoveBits(__m512i plane) {
-  if constexpr (kTo > kFrom) {
-    return _mm512_slli_epi16(plane, kTo - kFrom);
-  } else if constexpr (kTo < kFrom) {
-    return _mm512_srli_epi16(plane, kFrom - kTo);
-  } else {
-    return plane;
-  }
-}
-
 // Q4_K / Q5_K: a chunk's d_x and Σ x_q.
 struct ScaleMinTerms {
   float x_scale;

@@ -130,6 +130,21 @@ inline void ForEachNibbleVector(const uint8_t* const (&nibbles)[G], const Step& 
   if constexpr (kStep < 3) ForEachNibbleVector<G, kStep + 1>(nibbles, step);
 }
 
+// A bit field of `plane` moved from bit kFrom to bit kTo of every byte (the other bits: garbage).
+// The shifts work on 16-bit words: shifting left by s fills bits [0, s) of a word's high byte from
+// its low byte, shifting right by s bits [8 - s, 8) of the low byte from the high byte. The fields
+// moved here (to bit 4, 1 or 2 bits wide, left by at most 4 or right by at most 3) stay clean.
+template <int kFrom, int kTo>
+inline __m512i MoveBits(__m512i plane) {
+  if constexpr (kTo > kFrom) {
+    return _mm512_slli_epi16(plane, kTo - kFrom);
+  } else if constexpr (kTo < kFrom) {
+    return _mm512_srli_epi16(plane, kFrom - kTo);
+  } else {
+    return plane;
+  }
+}
+
 // The f32 lanes of 16 fp16 values.
 inline __m512 HalfLanes(const uint16_t* halves) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(halves)));
