@@ -59,6 +59,36 @@ void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const flo
   }
 }
 
+namespace {
+
+// One PagedAttention call: its inputs and the shapes every work item shares.
+struct AttentionCall {
+  const ForwardBatch& batch;
+  int64_t layer;
+  const float* q;  // [num_tokens, num_heads, head_dim]
+  int64_t num_heads;
+  const AttentionOptions& options;
+  const KvStorage& kv;
+  float* out;  // [num_tokens, num_heads, head_dim]
+  int64_t head_dim, block_size, num_kv_heads, heads_per_kv_head;
+  const std::vector<std::vector<int32_t>>& block_tables;  // the layer's group's
+  const std::vector<int64_t>& item_offsets;               // items_before of this call
+
+  // The first position token t sees (its window's, so a sliding group's null blocks, before every
+  // window of the batch, are never read).
+  int64_t FirstPosition(int64_t t) const {
+    return options.sliding_window > 0
+               ? std::max<int64_t>(0, batch.positions[t] - options.sliding_window + 1)
+               : int64_t{0};
+  }
+
+  void Attend(int64_t item, AttentionScratch& scratch) const;
+  // softmax · V = acc / row_sum for the tile's rows (a sink joins the denominator at its own
+  // max), into `out`.
+  void WriteRows(int64_t begin, int64_t num_rows, int64_t first_head,
+                 const AttentionScratch& scratch) const;
+};
+
 // Each item attends the tokens [begin, end) of one sequence (at most kTileTokens of them) with
 // the G = num_heads / num_kv_heads query heads of one KV head, as rows token · G + head of one
 // tile: key tiles of up to kAttentionTileKeys positions of one block go by in position order,
@@ -68,103 +98,109 @@ void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const flo
 //
 //   keys:  | block b0 | block b1 | block b2 | ...    (block_size positions each, via the table)
 //   row of token at position p (window W):  sees [max(0, p - W + 1), p]
+void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
+  const int64_t s =
+      std::upper_bound(item_offsets.begin(), item_offsets.end(), item) - item_offsets.begin() - 1;
+  const int64_t index_in_seq = item - item_offsets[s];
+  const int64_t kv_head = index_in_seq % num_kv_heads;
+  const int64_t begin = batch.query_start_loc[s] + index_in_seq / num_kv_heads * kTileTokens;
+  const int64_t num_tile_tokens =
+      std::min<int64_t>(kTileTokens, batch.query_start_loc[s + 1] - begin);
+  const int64_t num_rows = num_tile_tokens * heads_per_kv_head;
+  const int64_t first_head = kv_head * heads_per_kv_head;
+  const std::vector<int32_t>& table = block_tables[s];
+
+  scratch.Reserve(num_rows, head_dim);
+  int64_t lowest = batch.positions[begin], highest = batch.positions[begin];
+  for (int64_t i = 0; i < num_tile_tokens; ++i) {
+    const int64_t t = begin + i;
+    lowest = std::min(lowest, FirstPosition(t));
+    highest = std::max<int64_t>(highest, batch.positions[t]);
+    std::copy_n(q + (t * num_heads + first_head) * head_dim, heads_per_kv_head * head_dim,
+                scratch.q.data() + i * heads_per_kv_head * head_dim);
+  }
+  std::fill_n(scratch.row_max.data(), num_rows, -INFINITY);
+  std::fill_n(scratch.row_sum.data(), num_rows, 0.0f);
+  std::fill_n(scratch.acc.data(), num_rows * kernels::AttentionAccStride(head_dim), 0.0f);
+  const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
+                                         .row_sum = scratch.row_sum.data(),
+                                         .acc = scratch.acc.data()};
+  for (int64_t block = lowest / block_size; block <= highest / block_size; ++block) {
+    for (int64_t offset = 0; offset < block_size; offset += kernels::kAttentionTileKeys) {
+      const int64_t first_key_position = block * block_size + offset;
+      const int64_t num_keys = std::min<int64_t>(kernels::kAttentionTileKeys, block_size - offset);
+      for (int64_t i = 0; i < num_tile_tokens; ++i) {
+        const int64_t t = begin + i;
+        const auto first =
+            static_cast<int32_t>(std::max<int64_t>(FirstPosition(t) - first_key_position, 0));
+        const auto last = static_cast<int32_t>(
+            std::min<int64_t>(batch.positions[t] - first_key_position, num_keys - 1));
+        std::fill_n(scratch.first_key.data() + i * heads_per_kv_head, heads_per_kv_head, first);
+        std::fill_n(scratch.last_key.data() + i * heads_per_kv_head, heads_per_kv_head, last);
+      }
+      kernels::AttendTile({.q = scratch.q.data(),
+                           .num_rows = num_rows,
+                           .head_dim = head_dim,
+                           .keys = kv.keys(layer, table[block], offset, kv_head),
+                           .values = kv.values(layer, table[block], offset, kv_head),
+                           .first_key = scratch.first_key.data(),
+                           .last_key = scratch.last_key.data(),
+                           .scale = options.scale,
+                           .logit_softcap = options.logit_softcap},
+                          state, scratch.tile.data());
+    }
+  }
+  WriteRows(begin, num_rows, first_head, scratch);
+}
+
+void AttentionCall::WriteRows(int64_t begin, int64_t num_rows, int64_t first_head,
+                              const AttentionScratch& scratch) const {
+  const int64_t acc_stride = kernels::AttentionAccStride(head_dim);
+  for (int64_t r = 0; r < num_rows; ++r) {
+    const int64_t i = r / heads_per_kv_head;
+    const int64_t head = first_head + r % heads_per_kv_head;
+    float factor = 1.0f / scratch.row_sum[r];
+    if (options.sinks != nullptr) {
+      const float sink = options.sinks[head];
+      const float max = std::max(scratch.row_max[r], sink);
+      const float rescale = std::exp(scratch.row_max[r] - max);
+      factor = rescale / (scratch.row_sum[r] * rescale + std::exp(sink - max));
+    }
+    const float* acc = scratch.acc.data() + r * acc_stride;
+    float* result = out + ((begin + i) * num_heads + head) * head_dim;
+    for (int64_t d = 0; d < head_dim; ++d) result[d] = acc[d] * factor;
+  }
+}
+
+}  // namespace
+
 void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, int64_t num_heads,
                     const AttentionOptions& options, KvStorage& kv, ThreadPool& pool, float* out) {
-  const int64_t head_dim = kv.options().head_dim;
-  const int64_t block_size = kv.options().block_size;
   const int64_t num_kv_heads = kv.options().num_kv_heads;
-  const int64_t heads_per_kv_head = num_heads / num_kv_heads;
-  const int64_t acc_stride = kernels::AttentionAccStride(head_dim);
-  const std::vector<std::vector<int32_t>>& block_tables =
-      batch.kv_groups[kv.layout().group_of_layer[layer]].block_tables;
   items_before.resize(batch.num_seqs() + 1);
   items_before[0] = 0;
   for (int64_t s = 0; s < batch.num_seqs(); ++s) {
     items_before[s + 1] = items_before[s] + NumQueryTiles(batch, s) * num_kv_heads;
   }
-  const std::vector<int64_t>& item_offsets = items_before;  // the caller's, read by every thread
-
-  auto attend_item = [&](int64_t item) {
-    const int64_t s =
-        std::upper_bound(item_offsets.begin(), item_offsets.end(), item) - item_offsets.begin() - 1;
-    const int64_t index_in_seq = item - item_offsets[s];
-    const int64_t kv_head = index_in_seq % num_kv_heads;
-    const int64_t begin = batch.query_start_loc[s] + index_in_seq / num_kv_heads * kTileTokens;
-    const int64_t num_tile_tokens =
-        std::min<int64_t>(kTileTokens, batch.query_start_loc[s + 1] - begin);
-    const int64_t num_rows = num_tile_tokens * heads_per_kv_head;
-    const int64_t first_head = kv_head * heads_per_kv_head;
-    const std::vector<int32_t>& table = block_tables[s];
-
-    AttentionScratch& scratch = scratch_of_thread;
-    scratch.Reserve(num_rows, head_dim);
-    // The positions each token sees, [first_position, positions[t]]: the window's only, so a
-    // sliding group's null blocks (before every window of the batch) are never read.
-    auto first_position = [&](int64_t t) {
-      return options.sliding_window > 0
-                 ? std::max<int64_t>(0, batch.positions[t] - options.sliding_window + 1)
-                 : int64_t{0};
-    };
-    int64_t lowest = batch.positions[begin], highest = batch.positions[begin];
-    for (int64_t i = 0; i < num_tile_tokens; ++i) {
-      const int64_t t = begin + i;
-      lowest = std::min(lowest, first_position(t));
-      highest = std::max<int64_t>(highest, batch.positions[t]);
-      std::copy_n(q + (t * num_heads + first_head) * head_dim, heads_per_kv_head * head_dim,
-                  scratch.q.data() + i * heads_per_kv_head * head_dim);
-    }
-    std::fill_n(scratch.row_max.data(), num_rows, -INFINITY);
-    std::fill_n(scratch.row_sum.data(), num_rows, 0.0f);
-    std::fill_n(scratch.acc.data(), num_rows * acc_stride, 0.0f);
-    const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
-                                           .row_sum = scratch.row_sum.data(),
-                                           .acc = scratch.acc.data()};
-    for (int64_t block = lowest / block_size; block <= highest / block_size; ++block) {
-      for (int64_t offset = 0; offset < block_size; offset += kernels::kAttentionTileKeys) {
-        const int64_t first_key_position = block * block_size + offset;
-        const int64_t num_keys =
-            std::min<int64_t>(kernels::kAttentionTileKeys, block_size - offset);
-        for (int64_t i = 0; i < num_tile_tokens; ++i) {
-          const int64_t t = begin + i;
-          const auto first =
-              static_cast<int32_t>(std::max<int64_t>(first_position(t) - first_key_position, 0));
-          const auto last = static_cast<int32_t>(
-              std::min<int64_t>(batch.positions[t] - first_key_position, num_keys - 1));
-          std::fill_n(scratch.first_key.data() + i * heads_per_kv_head, heads_per_kv_head, first);
-          std::fill_n(scratch.last_key.data() + i * heads_per_kv_head, heads_per_kv_head, last);
-        }
-        kernels::AttendTile({.q = scratch.q.data(),
-                             .num_rows = num_rows,
-                             .head_dim = head_dim,
-                             .keys = kv.keys(layer, table[block], offset, kv_head),
-                             .values = kv.values(layer, table[block], offset, kv_head),
-                             .first_key = scratch.first_key.data(),
-                             .last_key = scratch.last_key.data(),
-                             .scale = options.scale,
-                             .logit_softcap = options.logit_softcap},
-                            state, scratch.tile.data());
-      }
-    }
-    for (int64_t r = 0; r < num_rows; ++r) {
-      const int64_t i = r / heads_per_kv_head;
-      const int64_t head = first_head + r % heads_per_kv_head;
-      // softmax · V = acc / row_sum; a sink joins the denominator at its own max.
-      float factor = 1.0f / scratch.row_sum[r];
-      if (options.sinks != nullptr) {
-        const float sink = options.sinks[head];
-        const float max = std::max(scratch.row_max[r], sink);
-        const float rescale = std::exp(scratch.row_max[r] - max);
-        factor = rescale / (scratch.row_sum[r] * rescale + std::exp(sink - max));
-      }
-      const float* acc = scratch.acc.data() + r * acc_stride;
-      float* result = out + ((begin + i) * num_heads + head) * head_dim;
-      for (int64_t d = 0; d < head_dim; ++d) result[d] = acc[d] * factor;
-    }
+  const AttentionCall call{
+      .batch = batch,
+      .layer = layer,
+      .q = q,
+      .num_heads = num_heads,
+      .options = options,
+      .kv = kv,
+      .out = out,
+      .head_dim = kv.options().head_dim,
+      .block_size = kv.options().block_size,
+      .num_kv_heads = num_kv_heads,
+      .heads_per_kv_head = num_heads / num_kv_heads,
+      .block_tables = batch.kv_groups[kv.layout().group_of_layer[layer]].block_tables,
+      .item_offsets = items_before,  // the caller's thread's, read by every thread
   };
   // Chunks of items claimed in turn: later query tiles of a prompt cost more (causal), and a
   // thread that falls behind takes fewer. What an item computes does not depend on who runs it.
-  pool.ParallelForChunks(item_offsets.back(), 8, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) attend_item(item);
+  pool.ParallelForChunks(call.item_offsets.back(), 8, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) call.Attend(item, scratch_of_thread);
   });
 }
 
