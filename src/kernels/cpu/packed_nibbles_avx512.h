@@ -163,9 +163,9 @@ inline __m512 ScaledLanes(__m512 d, const int8_t* bytes) {
 // y: [m, w.rows] for the groups of W rows [row_begin, row_end): tile.template operator()<R, G>(
 // first group, first x row, XTile) per tile of G groups × R x rows. x rows go in blocks of 64
 // (staying in L2 while the groups stream by, their Terms built once per block); each block in
-// passes of kRows, then 4 rows over kGroups groups at a time, then single rows one group at a
-// time; groups left over go one at a time. A tile's records stay in L1 between the passes. The
-// tiling never changes an element's arithmetic.
+// passes of kRows, then 4 rows over kGroups groups at a time, then a pair and a single row one
+// group at a time; groups left over go one at a time. A tile's records stay in L1 between the
+// passes. The tiling never changes an element's arithmetic.
 template <typename Terms, int kGroups, int kRows, typename Tile>
 void ForEachNibbleTile(const PreparedActivations& x, int64_t row_begin, int64_t row_end,
                        const Tile& tile) {
@@ -190,11 +190,13 @@ void ForEachNibbleTile(const PreparedActivations& x, int64_t row_begin, int64_t 
       int64_t first_x_row = x_begin;
       passes.template operator()<kRows, G>(group, first_x_row);
       if constexpr (kRows > 4) passes.template operator()<4, G>(group, first_x_row);
-      // Single rows (decode at batch 1) stream one group at a time: two streams side by side
-      // leave the weights' prefetch behind.
+      // Pairs and single rows (decode of a few sequences, experts routed a token or two) stream
+      // one group at a time: two streams side by side leave the weights' prefetch behind. A pair
+      // decodes each record once for both rows.
       for (int g = 0; g < G; ++g) {
-        int64_t single_row = first_x_row;
-        passes.template operator()<1, 1>(group + g, single_row);
+        int64_t rest = first_x_row;
+        passes.template operator()<2, 1>(group + g, rest);
+        passes.template operator()<1, 1>(group + g, rest);
       }
     };
     const int64_t group_end = row_end / kNibbleRowsPerGroup;
