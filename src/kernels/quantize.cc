@@ -84,6 +84,9 @@ void QuantizeRowQ4_0(const float* x, int64_t n, void* out) {
   }
 }
 
+// Activations converted on the calling thread below this many values (about 20 µs of work).
+constexpr int64_t kValuesPerParallelConversion = int64_t{1} << 15;
+
 PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const float* x, int64_t m,
                                        int64_t cols, ThreadPool& pool) {
   PreparedActivations prepared;
@@ -101,8 +104,9 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
     prepared.q8_sums.resize(m * blocks_per_row);
     prepared.q8_half_sums.resize(m * blocks_per_row * 2);
   }
-  // Rows are independent: each thread converts its own range.
-  pool.ParallelFor(m, [&](int64_t begin, int64_t end) {
+  // Rows are independent: each thread converts its own range, unless there is too little to
+  // convert to pay for waking the pool (a few decode rows, an expert's one or two tokens).
+  auto convert = [&](int64_t begin, int64_t end) {
     const int64_t offset = begin * cols;
     const int64_t length = (end - begin) * cols;
     if (format == ActivationFormat::kBf16) {
@@ -125,7 +129,12 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
       prepared.q8_half_sums[2 * b + 1] = half_sums[1];
       prepared.q8_sums[b] = half_sums[0] + half_sums[1];
     }
-  });
+  };
+  if (count < kValuesPerParallelConversion) {
+    convert(0, m);
+  } else {
+    pool.ParallelFor(m, convert);
+  }
   return prepared;
 }
 
