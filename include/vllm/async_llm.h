@@ -11,11 +11,13 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "vllm/engine_args.h"
 #include "vllm/outputs.h"
+#include "vllm/pooling_params.h"
 #include "vllm/request_options.h"
 #include "vllm/sampling_params.h"
 #include "vllm/spec_decoding_stats.h"
@@ -85,6 +87,28 @@ class AsyncLLM {
   std::shared_ptr<RequestOutputStream> Submit(
       const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
       const SamplingParams& params, const RequestOptions& options, std::function<void()> listener);
+  // Pooling models: adds a pooling request ("embed", "classify", "score", "encode") for text,
+  // token ids or a (first, second) text pair (cross-encoders), without waiting for the engine
+  // thread. `done` runs once on the engine thread: with the output, or with nullptr and the
+  // error (rejected: true when the engine refused the request, with vLLM's message).
+  using PoolingInput =
+      std::variant<std::string, std::vector<int32_t>, std::pair<std::string, std::string>>;
+  using PoolingDone = std::function<void(const PoolingRequestOutput* output,
+                                         const std::string& error, bool rejected)>;
+  void SubmitPooling(const std::string& request_id, PoolingInput input, const std::string& task,
+                     const PoolingParams& params, PoolingDone done);
+  // A "score" request for one (first, second) pair: one pair sequence through a cross-encoder's
+  // head, or the cosine similarity of the two texts' embeddings (a bi-encoder). `done` as
+  // SubmitPooling's, with the score as the output's one value and the prompt tokens of both.
+  void SubmitScore(const std::string& request_id, std::pair<std::string, std::string> texts,
+                   const PoolingParams& params, PoolingDone done);
+  // The pooling tasks the model serves (empty for a generative model).
+  std::vector<std::string> pooling_tasks() const;
+  // Whether the model has a classification head (a cross-encoder for scores).
+  bool has_classifier() const;
+  // The classification head's label names by class index (config.json id2label; may be empty).
+  std::vector<std::string> classifier_labels() const;
+
   // Aborts a request (without waiting); its stream gets a final output with finish_reason "abort".
   void Abort(const std::string& request_id);
 

@@ -43,6 +43,12 @@ struct EngineArgs {
   // layer keeps every block of a sequence as a full-attention one does (no window freeing).
   bool disable_hybrid_kv_cache_manager = false;
   std::optional<SpeculativeConfig> speculative_config;  // --speculative-config JSON
+  // --runner auto|generate|pooling: what the model serves (auto: pooling for encoder-only
+  // models, generate otherwise).
+  std::string runner = "auto";
+  // --convert auto|embed|classify: the pooling task family of a pooling runner (auto: classify
+  // when the model has a classification head, else embed).
+  std::string convert = "auto";
 };
 
 }  // namespace vllm

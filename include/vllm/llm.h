@@ -4,10 +4,12 @@
 
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "vllm/engine_args.h"
 #include "vllm/outputs.h"
+#include "vllm/pooling_params.h"
 #include "vllm/sampling_params.h"
 
 namespace vllm {
@@ -36,6 +38,24 @@ class LLM {
   std::vector<RequestOutput> GenerateFromTokenIds(
       const std::vector<std::vector<int32_t>>& prompt_token_ids,
       const std::vector<SamplingParams>& params, bool use_tqdm = true);
+
+  // Pooling models (--runner pooling; llm_pooling.cc). Prompts are text or token ids; outputs
+  // come in prompt order. Each throws std::invalid_argument with vLLM's message when the model
+  // does not serve the task or refuses a prompt or parameter.
+  using PoolingPrompt = std::variant<std::string, std::vector<int32_t>>;
+  std::vector<EmbeddingRequestOutput> Embed(const std::vector<PoolingPrompt>& prompts,
+                                            const PoolingParams& params = {});
+  std::vector<ClassificationRequestOutput> Classify(const std::vector<PoolingPrompt>& prompts,
+                                                    const PoolingParams& params = {});
+  // vLLM's LLM.score: text_1 against each of text_2 (one text_1 for all, or one per text_2). A
+  // cross-encoder (a classification head) reads each pair as one sequence; a bi-encoder scores
+  // the cosine similarity of the two embeddings.
+  std::vector<ScoringRequestOutput> Score(const std::vector<std::string>& text_1,
+                                          const std::vector<std::string>& text_2,
+                                          const PoolingParams& params = {});
+  // The pooler's raw output ("encode"), not normalized unless params.normalize says so.
+  std::vector<PoolingRequestOutput> Encode(const std::vector<PoolingPrompt>& prompts,
+                                           const PoolingParams& params = {});
 
   LLMEngine& engine() { return *engine_; }
 

@@ -45,4 +45,31 @@ struct RequestOutput {
   std::optional<double> queue_seconds;
 };
 
+// vLLM's PoolingRequestOutput and its task-specific forms: what a pooling request produced (it
+// finishes in the step that computes its prompt).
+struct PoolingOutput {
+  std::vector<float> data;  // the pooler's output (per token, flattened, for ALL pooling)
+};
+struct EmbeddingOutput {
+  std::vector<float> embedding;  // [hidden_size], or [dimensions]
+};
+struct ClassificationOutput {
+  std::vector<float> probs;  // [num_labels]
+};
+struct ScoringOutput {
+  float score = 0.0f;
+};
+
+template <typename Output>
+struct PoolingRequestOutputOf {
+  std::string request_id;
+  std::vector<int32_t> prompt_token_ids;
+  bool finished = false;
+  Output outputs;
+};
+using PoolingRequestOutput = PoolingRequestOutputOf<PoolingOutput>;
+using EmbeddingRequestOutput = PoolingRequestOutputOf<EmbeddingOutput>;
+using ClassificationRequestOutput = PoolingRequestOutputOf<ClassificationOutput>;
+using ScoringRequestOutput = PoolingRequestOutputOf<ScoringOutput>;
+
 }  // namespace vllm

@@ -155,6 +155,15 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
       ->capture_default_str();
   command.add_option("--scheduling-policy", args.scheduling_policy, "fcfs|priority")
       ->capture_default_str();
+  command
+      .add_option("--runner", args.runner,
+                  "auto|generate|pooling (auto: pooling for encoder-only models)")
+      ->capture_default_str();
+  command
+      .add_option("--convert", args.convert,
+                  "Pooling task family: auto|embed|classify (auto: classify with a "
+                  "classification head)")
+      ->capture_default_str();
   command.add_option_function<std::string>(
       "--speculative-config",
       [&args](const std::string& text) {

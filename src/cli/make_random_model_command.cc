@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "model/hf_export.h"
+#include "model/random_encoder.h"
 #include "model/random_model.h"
 
 namespace vllm {
@@ -33,6 +34,7 @@ void RegisterMakeRandomModelCommand(CLI::App& app) {
       "make-random-model", "Write a random-weight Llama GGUF of a real model's shape");
   std::string shapes;
   for (const auto& shape : KnownModelShapes()) shapes += (shapes.empty() ? "" : "|") + shape.name;
+  for (const auto& shape : KnownEncoderShapes()) shapes += "|" + shape.name;
   command->add_option("--shape", options->shape, "Model shape: " + shapes)->required();
   command
       ->add_option("--dtype", options->dtype,

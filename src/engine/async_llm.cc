@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/llm_engine.h"
+#include "model/layers/pooler.h"
 
 namespace vllm {
 
@@ -72,6 +73,7 @@ struct AsyncLLM::Impl {
   std::deque<std::function<void()>> commands;  // run on the engine thread
   bool stop = false;
   std::map<std::string, std::shared_ptr<RequestOutputStream>> streams;  // engine thread only
+  std::map<std::string, AsyncLLM::PoolingDone> pooling_done;            // engine thread only
   std::thread thread;
   mutable std::mutex stats_mutex;
   EngineStatsSnapshot stats;  // guarded by stats_mutex
@@ -112,6 +114,29 @@ struct AsyncLLM::Impl {
     }
   }
 
+  // One step of a pooling engine: each finished request's `done` runs, or every one's with the
+  // step's error.
+  void StepPooling() {
+    auto outputs = engine->StepPooling();
+    PublishStats();
+    if (!outputs) {
+      std::vector<std::string> ids;
+      for (auto& [id, done] : pooling_done) {
+        done(nullptr, outputs.error(), false);
+        ids.push_back(id);
+      }
+      engine->AbortPoolingRequests(ids);
+      pooling_done.clear();
+      return;
+    }
+    for (const PoolingRequestOutput& output : *outputs) {
+      auto it = pooling_done.find(output.request_id);
+      if (it == pooling_done.end()) continue;
+      it->second(&output, "", false);
+      pooling_done.erase(it);
+    }
+  }
+
   void Loop() {
     while (true) {
       std::deque<std::function<void()>> pending;
@@ -127,6 +152,10 @@ struct AsyncLLM::Impl {
         PublishStats();
         continue;
       }
+      if (!engine->pooling_tasks().empty()) {
+        StepPooling();
+        continue;
+      }
       auto outputs = engine->Step();
       PublishStats();
       if (!outputs) {
@@ -140,6 +169,7 @@ struct AsyncLLM::Impl {
       Deliver(std::move(*outputs));
     }
     for (auto& [id, stream] : streams) stream->Fail("the engine was shut down", false);
+    for (auto& [id, done] : pooling_done) done(nullptr, "the engine was shut down", false);
   }
 };
 
@@ -187,6 +217,70 @@ std::shared_ptr<RequestOutputStream> AsyncLLM::Submit(
     }
   });
   return stream;
+}
+
+void AsyncLLM::SubmitPooling(const std::string& request_id, PoolingInput input,
+                             const std::string& task, const PoolingParams& params,
+                             PoolingDone done) {
+  impl_->Post([this, request_id, input = std::move(input), task, params, done = std::move(done)] {
+    vllm::PoolingInput prompt;
+    if (const auto* pair = std::get_if<std::pair<std::string, std::string>>(&input)) {
+      prompt = TextPair{pair->first, pair->second};
+    } else if (const auto* text = std::get_if<std::string>(&input)) {
+      prompt = *text;
+    } else {
+      prompt = std::get<std::vector<int32_t>>(input);
+    }
+    Status added = impl_->engine->AddPoolingRequest(request_id, prompt, task, params);
+    if (added.ok()) {
+      impl_->pooling_done[request_id] = done;
+    } else {
+      done(nullptr, added.message(), true);
+    }
+  });
+}
+
+void AsyncLLM::SubmitScore(const std::string& request_id, std::pair<std::string, std::string> texts,
+                           const PoolingParams& params, PoolingDone done) {
+  if (has_classifier()) return SubmitPooling(request_id, std::move(texts), "score", params, done);
+  // Both embeddings, then their cosine similarity; `done` runs once, on the engine thread.
+  struct Halves {
+    std::optional<PoolingRequestOutput> first, second;
+    bool failed = false;
+  };
+  auto halves = std::make_shared<Halves>();
+  auto half_done = [halves, request_id, done](bool is_first) {
+    return [halves, request_id, done, is_first](const PoolingRequestOutput* output,
+                                                const std::string& error, bool rejected) {
+      if (halves->failed) return;
+      if (output == nullptr) {
+        halves->failed = true;
+        return done(nullptr, error, rejected);
+      }
+      (is_first ? halves->first : halves->second) = *output;
+      if (!halves->first || !halves->second) return;
+      PoolingRequestOutput scored = {
+          .request_id = request_id,
+          .prompt_token_ids = halves->first->prompt_token_ids,
+          .finished = true,
+          .outputs = {.data = {CosineSimilarity(halves->first->outputs.data,
+                                                halves->second->outputs.data)}}};
+      scored.prompt_token_ids.insert(scored.prompt_token_ids.end(),
+                                     halves->second->prompt_token_ids.begin(),
+                                     halves->second->prompt_token_ids.end());
+      done(&scored, "", false);
+    };
+  };
+  SubmitPooling(request_id + "-1", std::move(texts.first), "score", params, half_done(true));
+  SubmitPooling(request_id + "-2", std::move(texts.second), "score", params, half_done(false));
+}
+
+std::vector<std::string> AsyncLLM::pooling_tasks() const { return impl_->engine->pooling_tasks(); }
+
+bool AsyncLLM::has_classifier() const { return impl_->engine->model_config().num_labels > 0; }
+
+std::vector<std::string> AsyncLLM::classifier_labels() const {
+  return impl_->engine->model_config().id2label;
 }
 
 void AsyncLLM::Abort(const std::string& request_id) {

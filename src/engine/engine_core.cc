@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "engine/kv_cache_sizing.h"
+#include "engine/pooling_tasks.h"
 #include "engine/speculative_config.h"
 
 namespace vllm {
@@ -39,7 +40,16 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
   }
   const ModelConfig& model_config = model.config();
   if (core->config_.max_model_len <= 0) {
-    core->config_.max_model_len = model_config.max_position_embeddings;
+    core->config_.max_model_len =
+        model_config.max_position_embeddings - model_config.position_offset;
+  }
+  auto is_pooling = UsesPoolingRunner(args, model_config);
+  if (!is_pooling) return Error{is_pooling.error()};
+  core->is_pooling_ = *is_pooling;
+  // Pooling prompts are computed whole in one step.
+  if (core->is_pooling_) {
+    core->config_.max_num_batched_tokens =
+        std::max(core->config_.max_num_batched_tokens, core->config_.max_model_len);
   }
   if (core->config_.block_size <= 0 || core->config_.max_num_seqs <= 0 ||
       core->config_.max_num_batched_tokens <= 0) {
@@ -59,7 +69,10 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                     << resolved->prompt_lookup_min << " to " << resolved->prompt_lookup_max
                     << " tokens";
   }
-  Expected<KvCacheSize> size = SizeKvCache(model_config, layout, core->config_);
+  // An encoder reads no KV cache: its storage and block pool are kept minimal.
+  Expected<KvCacheSize> size = model_config.is_encoder
+                                   ? Expected<KvCacheSize>(KvCacheSize{.num_blocks = 2})
+                                   : SizeKvCache(model_config, layout, core->config_);
   if (!size) return Error{size.error()};
   core->num_kv_blocks_ = size->num_blocks;
   // The KV storage first: it is allocated and made resident here, and one too large for the
@@ -114,9 +127,22 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
                    std::to_string(vocab_size) + ")"};
     }
   }
+  if (core_request.pooling.has_value() != is_pooling_) {
+    return Error{is_pooling_ ? "LLM.generate() is only supported for generative models. Try "
+                               "passing `--runner generate` to use the model as a generative "
+                               "model."
+                             : "Pooling tasks are only supported by pooling models. Try passing "
+                               "`--runner pooling` to use the model as a pooling model."};
+  }
+  request->is_pooling = is_pooling_;
+  request->uses_kv_cache = !model_.config().is_encoder;
   const std::string id = request->request_id;
   VLLM_RETURN_IF_ERROR(scheduler_->AddRequest(std::move(request)));
   arrivals_[id] = Arrival();
+  if (is_pooling_) {
+    pooling_specs_[id] = std::move(*core_request.pooling);
+    return Status::Ok();
+  }
   runner_->AddRequest(id,
                       {.params = std::move(core_request.params),
                        .bad_words_token_ids = std::move(core_request.bad_words_token_ids),
@@ -140,6 +166,7 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   SchedulerOutput schedule = scheduler_->Schedule();
   last_num_scheduled_tokens_ = schedule.total_num_scheduled_tokens;
   if (schedule.scheduled.empty()) return std::vector<EngineCoreOutput>();
+  if (is_pooling_) return StepPooling(schedule);
 
   // Time in the waiting queue, reported with the request's first output after it.
   std::map<std::string, double> queue_seconds;
@@ -228,6 +255,7 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
 
 void EngineCore::Forget(const std::string& request_id) {
   arrivals_.erase(request_id);
+  pooling_specs_.erase(request_id);
   runner_->RemoveRequest(request_id);
 }
 

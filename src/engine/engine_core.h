@@ -32,6 +32,9 @@ struct EngineCoreRequest {
   std::shared_ptr<const CompiledGrammar> grammar;  // params.structured_outputs compiled; or null
   // The grammar applies once the output ends with these ids (the reasoning's end); empty: at once.
   std::vector<int32_t> grammar_after_token_ids;
+  // A pooling request (prefill only; its output is the pooled vector); pooling runners take
+  // only these, generate runners none.
+  std::optional<PoolingSpec> pooling;
 };
 
 // What one step produced for one request.
@@ -46,6 +49,8 @@ struct EngineCoreOutput {
   int64_t num_cached_tokens = 0;
   // Seconds from AddRequest to the first step that scheduled it; set in that step's output.
   std::optional<double> queue_seconds;
+  // A finished pooling request's output (PoolOutput's form).
+  std::vector<float> pooled;
 };
 
 struct EngineStats {
@@ -78,11 +83,16 @@ class EngineCore {
   int64_t max_model_len() const { return config_.max_model_len; }
   int64_t num_kv_blocks() const { return num_kv_blocks_; }
   const KvCacheManager& kv_cache() const { return *kv_cache_; }
+  // Whether this core runs pooling requests (--runner) instead of generation.
+  bool is_pooling() const { return is_pooling_; }
 
  private:
   EngineCore(Model& model, const EngineArgs& args) : model_(model), config_(args) {}
   // Drops what the core and the runner keep of a finished request.
   void Forget(const std::string& request_id);
+  // Step's pooling form (engine_core_pooling.cc): computes the scheduled prompts and finishes
+  // each with its pooled output.
+  Expected<std::vector<EngineCoreOutput>> StepPooling(const SchedulerOutput& schedule);
 
   Model& model_;
   EngineArgs config_;
@@ -98,6 +108,8 @@ class EngineCore {
   std::map<std::string, Arrival> arrivals_;
   int64_t last_num_scheduled_tokens_ = 0;
   SpecDecodingStats spec_decoding_stats_;
+  bool is_pooling_ = false;
+  std::map<std::string, PoolingSpec> pooling_specs_;  // by request id, while unfinished
 };
 
 }  // namespace vllm

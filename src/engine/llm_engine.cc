@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/pooling_tasks.h"
 #include "model/kv_cache_dtype.h"
 #include "model/model_loader.h"
 #include "tokenizer/hf/hf_tokenizer.h"
@@ -88,6 +89,11 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   auto core = EngineCore::Create(*engine->model_.model, core_args);
   if (!core) return Error{core.error()};
   engine->core_ = std::move(*core);
+  if (engine->core_->is_pooling()) {
+    auto tasks = SupportedPoolingTasks(args, engine->model_config());
+    if (!tasks) return Error{tasks.error()};
+    engine->pooling_tasks_ = std::move(*tasks);
+  }
   engine->output_processor_ = std::make_unique<OutputProcessor>(*engine->tokenizer_);
   return engine;
 }

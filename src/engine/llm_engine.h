@@ -3,6 +3,7 @@
 // prefix cache), runs the engine core one step at a time and detokenizes its outputs.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,12 +20,19 @@
 #include "tokenizer/tokenizer.h"
 #include "vllm/engine_args.h"
 #include "vllm/outputs.h"
+#include "vllm/pooling_params.h"
 #include "vllm/request_options.h"
 
 namespace vllm {
 
 // A prompt as text (tokenized with BOS as the vocabulary asks) or as token ids.
 using PromptInput = std::variant<std::string, std::vector<int32_t>>;
+// A pooling prompt: text, token ids, or two texts a cross-encoder reads as one pair sequence
+// (Tokenizer::EncodePair, with its token types).
+struct TextPair {
+  std::string first, second;
+};
+using PoolingInput = std::variant<std::string, std::vector<int32_t>, TextPair>;
 
 class LLMEngine {
  public:
@@ -36,6 +44,16 @@ class LLMEngine {
   Expected<std::vector<RequestOutput>> Step();
   // Finishes the requests with finish_reason "abort"; returns their final outputs.
   std::vector<RequestOutput> AbortRequests(const std::vector<std::string>& request_ids);
+  // Pooling runners (llm_engine_pooling.cc): `task` is "embed", "classify", "score" or
+  // "encode"; errors carry vLLM's messages when the model does not serve it.
+  Status AddPoolingRequest(const std::string& request_id, const PoolingInput& prompt,
+                           const std::string& task, const PoolingParams& params);
+  // One engine step of a pooling runner: the requests it finished, with their pooled outputs.
+  Expected<std::vector<PoolingRequestOutput>> StepPooling();
+  // Finishes unfinished pooling requests without outputs.
+  void AbortPoolingRequests(const std::vector<std::string>& request_ids);
+  // The pooling tasks this engine serves (empty for a generate runner).
+  const std::vector<std::string>& pooling_tasks() const { return pooling_tasks_; }
   bool HasUnfinishedRequests() const { return core_->HasUnfinishedRequests(); }
 
   const Tokenizer& tokenizer() const { return *tokenizer_; }
@@ -69,6 +87,9 @@ class LLMEngine {
   std::unique_ptr<OutputProcessor> output_processor_;
   // Built on the first request with a constraint (indexing the vocabulary takes a moment).
   std::unique_ptr<StructuredOutputCompiler> structured_output_compiler_;
+  std::vector<std::string> pooling_tasks_;
+  // Unfinished pooling requests' prompt token ids, by request id.
+  std::map<std::string, std::vector<int32_t>> pooling_prompts_;
 };
 
 }  // namespace vllm

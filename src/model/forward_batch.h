@@ -36,6 +36,7 @@ struct ForwardBatch {
   std::vector<int32_t> seq_lens;         // [num_seqs]
   std::vector<KvGroupTables> kv_groups;  // [num_groups]
   std::vector<int32_t> logits_indices;   // token rows whose logits are wanted, in output order
+  std::vector<int32_t> token_type_ids;   // [num_tokens] segment ids (encoders); empty: all 0
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }

@@ -278,6 +278,7 @@ Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir) {
   auto model_config = ModelConfigFromHfConfig(config, &derived);
   if (!model_config) return Error{config_path.string() + ": " + model_config.error()};
   checkpoint.config = std::move(*model_config);
+  VLLM_RETURN_IF_ERROR(ReadSentenceTransformersPooling(dir, &checkpoint.config.pooler));
   auto weights = SafetensorsModel::OpenDirectory(dir);
   if (!weights) return Error{weights.error()};
   checkpoint.weights = std::move(*weights);

@@ -24,6 +24,18 @@ class Model {
   // logits: [batch.logits_indices.size(), vocab_size]. Errors on an inconsistent batch.
   virtual Status Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) = 0;
 
+  // Pooling: the last hidden states of every batch token (decoders: after the final norm), for
+  // the pooler. hidden: [batch.num_tokens(), hidden_size]. Errors when the model has none.
+  virtual Status ForwardHidden(const ForwardBatch& /*batch*/, KvStorage& /*kv*/,
+                               float* /*hidden*/) {
+    return Error{"model " + config().architecture + " cannot return hidden states"};
+  }
+  // Sequence classification: the head over pooled vectors (config().num_labels > 0).
+  // pooled: [num_rows, hidden_size] → scores: [num_rows, num_labels] (raw logits).
+  virtual Status Classify(const float* /*pooled*/, int64_t /*num_rows*/, float* /*scores*/) const {
+    return Error{"model " + config().architecture + " has no classification head"};
+  }
+
   // Bytes of weights read per token at batch size 1 (for roofline figures).
   virtual int64_t weight_bytes() const = 0;
 };

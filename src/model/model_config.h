@@ -7,6 +7,7 @@
 
 #include "common/expected.h"
 #include "formats/gguf_file.h"
+#include "model/pooling_config.h"
 
 namespace vllm {
 
@@ -53,6 +54,17 @@ struct ModelConfig {
   float rope_yarn_beta_fast = 32.0f;
   float rope_yarn_beta_slow = 1.0f;
   bool rope_yarn_truncate = true;  // round YaRN's correction range to whole dimensions
+
+  // Encoders (BERT, XLM-RoBERTa): bidirectional attention, post-LayerNorm blocks, learned
+  // absolute positions and token-type embeddings; no KV cache, no logits.
+  bool is_encoder = false;
+  float layer_norm_eps = 1e-12f;
+  int64_t type_vocab_size = 0;  // token-type (segment) embeddings; 0: none
+  int64_t position_offset = 0;  // token i reads position row i + offset (XLM-R: padding_idx + 1)
+  // A sequence-classification head's outputs (cross-encoders, rerankers); 0: none.
+  int64_t num_labels = 0;
+  std::vector<std::string> id2label;  // [num_labels] or empty
+  PoolerConfig pooler;                // as the model's files fix it
 
   // The sliding window of `layer` (0: global attention).
   int64_t LayerSlidingWindow(int64_t layer) const {

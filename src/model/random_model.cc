@@ -1,38 +1,18 @@
 // The shapes make-random-model knows and the writer of their GGUF files.
 #include "model/random_model.h"
 
-#include <cmath>
-
 #include "formats/gguf_file.h"
 #include "formats/gguf_writer.h"
-#include "kernels/ops.h"
 #include "model/architecture.h"
 #include "model/quant_recipe.h"
+#include "model/random_encoder.h"
 #include "model/random_model_plan.h"
 
 namespace vllm {
-namespace {
-
-// SplitMix64: a tiny, fast, well-mixed generator; values depend only on (seed, tensor, index).
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// FNV-1a: a stable hash of tensor names (std::hash may differ between standard libraries).
-uint64_t NameHash(const std::string& name) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (unsigned char c : name) hash = (hash ^ c) * 0x100000001b3ull;
-  return hash;
-}
-
-}  // namespace
-
 const std::vector<ModelShape>& KnownModelShapes() {
   static const std::vector<ModelShape> shapes = {
       {"tinyllama-1.1b", 2048, 22, 32, 4, 5632, 2048, 10000.0f, false},
+      {"stories260k", 64, 5, 8, 4, 172, 2048, 10000.0f, false},
       {"smollm2-135m", 576, 30, 9, 3, 1536, 8192, 100000.0f, true},
       {"llama-tiny", 128, 4, 4, 2, 384, 1024, 10000.0f, false},
       {"llama-d256", 256, 3, 8, 4, 768, 1024, 10000.0f, false},  // the quantized oracles' shape
@@ -68,6 +48,9 @@ const ModelShape* FindModelShape(const std::string& name) {
 }
 
 Status WriteRandomModel(const RandomModelOptions& options) {
+  if (const EncoderShape* encoder = FindEncoderShape(options.shape)) {
+    return WriteRandomEncoder(options, *encoder);
+  }
   const ModelShape* found = FindModelShape(options.shape);
   if (found == nullptr) {
     std::string names;
@@ -132,46 +115,12 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   for (const auto& key : (*vocab)->metadata_order()) {
     if (key.rfind("tokenizer.", 0) == 0) writer.AddMetadata(key, *(*vocab)->Find(key));
   }
-  std::vector<RandomTensor>& plans = model.tensors();
-  for (auto& plan : plans) {
-    if (plan.shape.size() >= 2 && plan.type != GgmlType::kF32) {
-      plan.type = recipe->TypeFor(plan.name, shape.num_layers, plan.shape[0]);
+  for (auto& tensor : model.tensors()) {
+    if (tensor.shape.size() >= 2 && tensor.type != GgmlType::kF32) {
+      tensor.type = recipe->TypeFor(tensor.name, shape.num_layers, tensor.shape[0]);
     }
   }
-  for (const auto& plan : plans) writer.AddTensor(plan.name, plan.shape, plan.type);
-  VLLM_RETURN_IF_ERROR(writer.Begin(options.output_path));
-
-  std::vector<float> row;
-  std::vector<uint8_t> data;
-  for (size_t index = 0; index < plans.size(); ++index) {
-    const RandomTensor& plan = plans[index];
-    const int64_t cols = plan.shape[0];
-    int64_t rows = 1;  // every dimension after the first
-    for (size_t d = 1; d < plan.shape.size(); ++d) rows *= plan.shape[d];
-    const int64_t row_bytes = GgufWriter::TensorBytes({cols}, plan.type);
-    const uint64_t tensor_seed = Mix(options.seed ^ NameHash(plan.name));
-    row.resize(cols);
-    data.resize(rows * row_bytes);
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < cols; ++c) {
-        if (!plan.values.empty()) {
-          row[c] = plan.values[r * cols + c];
-          continue;
-        }
-        if (plan.scale == 0.0f) {
-          row[c] = 1.0f;
-          continue;
-        }
-        // 24 random bits → uniform in [-1, 1).
-        uint64_t bits = Mix(tensor_seed + static_cast<uint64_t>(r * cols + c)) >> 40;
-        const float uniform = static_cast<float>(bits) * (2.0f / 16777216.0f) - 1.0f;
-        row[c] = plan.scale > 0.0f ? uniform * plan.scale : 1.0f + uniform * plan.scale;
-      }
-      kernels::QuantizeRow(plan.type, row.data(), cols, data.data() + r * row_bytes);
-    }
-    VLLM_RETURN_IF_ERROR(writer.WriteTensorData(index, data.data(), data.size()));
-  }
-  return writer.Finish();
+  return WriteRandomTensors(model.tensors(), options.seed, options.output_path, &writer);
 }
 
 }  // namespace vllm

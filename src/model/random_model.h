@@ -34,7 +34,7 @@ struct ModelShape {
   float rope_scaling_factor = 0.0f;          // gemma3: linear position scaling of the global layers
 };
 
-// Known shapes: real models' (tinyllama-1.1b, smollm2-135m, qwen3-0.6b, mixtral-8x7b,
+// Known shapes: real models' (stories260k, tinyllama-1.1b, smollm2-135m, qwen3-0.6b, mixtral-8x7b,
 // qwen3-30b-a3b, gpt-oss-20b, gemma2-2b, gemma3-1b, gemma3-4b, phi4-mini) and test shapes of 4
 // layers, dim 128 (llama-tiny, qwen2-tiny, qwen3-tiny, mixtral-tiny, gemma2-tiny, gpt-oss-tiny,
 // phi3-tiny), gemma2-27b-tiny (46 layers of dim 128) or 3 layers, rows of 256 for K-quants

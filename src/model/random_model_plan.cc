@@ -2,7 +2,28 @@
 
 #include <cmath>
 
+#include "formats/gguf_writer.h"
+#include "kernels/ops.h"
+
 namespace vllm {
+namespace {
+
+// SplitMix64: a tiny, fast, well-mixed generator; values depend only on (seed, tensor, index).
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// FNV-1a: a stable hash of tensor names (std::hash may differ between standard libraries).
+uint64_t NameHash(const std::string& name) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : name) hash = (hash ^ c) * 0x100000001b3ull;
+  return hash;
+}
+
+}  // namespace
 
 std::string LayerPrefix(int64_t layer) { return "blk." + std::to_string(layer) + "."; }
 
@@ -102,6 +123,45 @@ void RandomModelPlan::AddLayers(const AttentionPlanOptions& attention,
     AddAttention(layer, attention);
     AddFeedForward(layer, ffn);
   }
+}
+
+Status WriteRandomTensors(const std::vector<RandomTensor>& tensors, uint64_t seed,
+                          const std::string& path, GgufWriter* writer) {
+  for (const RandomTensor& tensor : tensors) {
+    writer->AddTensor(tensor.name, tensor.shape, tensor.type);
+  }
+  VLLM_RETURN_IF_ERROR(writer->Begin(path));
+  std::vector<float> row;
+  std::vector<uint8_t> data;
+  for (size_t index = 0; index < tensors.size(); ++index) {
+    const RandomTensor& tensor = tensors[index];
+    const int64_t cols = tensor.shape[0];
+    int64_t rows = 1;  // every dimension after the first
+    for (size_t d = 1; d < tensor.shape.size(); ++d) rows *= tensor.shape[d];
+    const int64_t row_bytes = GgufWriter::TensorBytes({cols}, tensor.type);
+    const uint64_t tensor_seed = Mix(seed ^ NameHash(tensor.name));
+    row.resize(cols);
+    data.resize(rows * row_bytes);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        if (!tensor.values.empty()) {
+          row[c] = tensor.values[r * cols + c];
+          continue;
+        }
+        if (tensor.scale == 0.0f) {
+          row[c] = 1.0f;
+          continue;
+        }
+        // 24 random bits → uniform in [-1, 1).
+        uint64_t bits = Mix(tensor_seed + static_cast<uint64_t>(r * cols + c)) >> 40;
+        const float uniform = static_cast<float>(bits) * (2.0f / 16777216.0f) - 1.0f;
+        row[c] = tensor.scale > 0.0f ? uniform * tensor.scale : 1.0f + uniform * tensor.scale;
+      }
+      kernels::QuantizeRow(tensor.type, row.data(), cols, data.data() + r * row_bytes);
+    }
+    VLLM_RETURN_IF_ERROR(writer->WriteTensorData(index, data.data(), data.size()));
+  }
+  return writer->Finish();
 }
 
 }  // namespace vllm

@@ -10,11 +10,14 @@
 #include <utility>
 #include <vector>
 
+#include "common/expected.h"
 #include "common/ggml_type.h"
 #include "formats/gguf_value.h"
 #include "model/random_model.h"
 
 namespace vllm {
+
+class GgufWriter;
 
 struct RandomTensor {
   std::string name;
@@ -82,5 +85,11 @@ class RandomModelPlan {
 
 // "blk.<layer>."
 std::string LayerPrefix(int64_t layer);
+
+// Adds `tensors` to `writer` (whose metadata is complete), then writes the file at `path` with
+// their values: those a tensor gives, else drawn from (seed, tensor name, element index) only, so
+// the same seed gives the same f32 values whatever the types and the order of the tensors.
+Status WriteRandomTensors(const std::vector<RandomTensor>& tensors, uint64_t seed,
+                          const std::string& path, GgufWriter* writer);
 
 }  // namespace vllm

@@ -18,6 +18,7 @@
 #include "model/kv_cache_layout.h"
 #include "model/model.h"
 #include "runner/ngram_proposer.h"
+#include "runner/pooling.h"
 #include "runner/request_sampler.h"
 
 namespace vllm {
@@ -87,6 +88,11 @@ class ModelRunner {
   // The forward pass alone. logits: one row per requested token, in chunk order: every token of
   // a chunk with wants_all_logits, else its last token when wants_logits. [num_rows, vocab_size]
   Expected<std::vector<float>> ComputeLogits(std::span<const SequenceChunk> chunks);
+
+  // Pooling requests (runner/pooling.cc), each computed whole in this step: [sequences.size()]
+  // outputs as PoolOutput gives them for specs[i].
+  Expected<std::vector<std::vector<float>>> ExecutePooling(
+      std::span<const ScheduledSequence> sequences, std::span<const PoolingSpec* const> specs);
 
  private:
   ModelRunner(Model& model, std::unique_ptr<KvStorage> kv,

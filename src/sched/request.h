@@ -46,6 +46,11 @@ struct Request {
   // Draft tokens proposed after the last output token (speculative decoding), verified the next
   // time it is scheduled; never part of num_tokens().
   std::vector<int32_t> spec_token_ids;
+  // Pooling (embed, classify, score): prefill only, scheduled whole (never chunked, never from
+  // the prefix cache), finished in the step that computes its prompt.
+  bool is_pooling = false;
+  // Encoders attend within the step's packed batch: no KV blocks are allocated or cached.
+  bool uses_kv_cache = true;
 
   int64_t num_prompt_tokens() const { return static_cast<int64_t>(prompt_token_ids.size()); }
   int64_t num_output_tokens() const { return static_cast<int64_t>(output_token_ids.size()); }

@@ -9,7 +9,9 @@ Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache)
 
 Status Scheduler::AddRequest(std::unique_ptr<Request> request) {
   if (request->num_prompt_tokens() == 0) return Error{"The prompt cannot be empty."};
-  if (request->num_prompt_tokens() >= config_.max_model_len) {
+  // A pooling prompt may fill the context: nothing is generated after it.
+  const int64_t max_prompt_tokens = config_.max_model_len - (request->is_pooling ? 0 : 1);
+  if (request->num_prompt_tokens() > max_prompt_tokens) {
     return Error{"This model's maximum context length is " + std::to_string(config_.max_model_len) +
                  " tokens. However, your request has " +
                  std::to_string(request->num_prompt_tokens()) +
@@ -106,13 +108,22 @@ SchedulerOutput Scheduler::Schedule() {
          static_cast<int>(running_.size()) < config_.max_num_seqs) {
     Request* request = waiting_.front();
     KvCacheManager::ComputedBlocks computed;
-    // Prompt logprobs need every prompt position computed, so such requests skip the cache.
-    if (request->num_computed_tokens == 0 && !request->params.prompt_logprobs) {
+    // Prompt logprobs need every prompt position computed, so such requests skip the cache;
+    // so do pooling requests, whose pooler reads every position's hidden state.
+    if (request->num_computed_tokens == 0 && !request->params.prompt_logprobs &&
+        !request->is_pooling) {
       computed = kv_cache_.GetComputedBlocks(request->all_token_ids(), request->cache_keys);
     }
     const int64_t num_computed = computed.num_computed_tokens;
     const int64_t num_new = std::min(request->num_tokens() - num_computed, budget);
-    auto tables = kv_cache_.AllocateSlots(request->request_id, num_computed, num_new, computed);
+    // A pooling request waits for a step with room for all of it.
+    if (request->is_pooling && num_new < request->num_tokens()) break;
+    std::optional<KvCacheManager::BlockTables> tables;
+    if (request->uses_kv_cache) {
+      tables = kv_cache_.AllocateSlots(request->request_id, num_computed, num_new, computed);
+    } else {
+      tables.emplace();
+    }
     if (!tables) break;  // wait for blocks to be freed
     waiting_.pop_front();
     request->num_computed_tokens = num_computed;
@@ -175,6 +186,10 @@ Scheduler::StepResult Scheduler::Update(const SchedulerOutput& output,
     Request* request = scheduled.request;
     const auto num_drafts = static_cast<int64_t>(scheduled.spec_token_ids.size());
     request->num_computed_tokens += scheduled.num_new_tokens;  // the one place this advances
+    if (request->is_pooling) {  // its prompt is computed: its output is the pooled vector
+      result.finished.push_back(Release(request, RequestStatus::kFinishedStopped));
+      continue;
+    }
     auto tokens = tokens_of.find(request->request_id);
     if (request->num_computed_tokens - num_drafts < request->num_tokens() ||
         tokens == tokens_of.end() || tokens->second.empty()) {

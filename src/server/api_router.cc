@@ -6,9 +6,14 @@
 #include "server/header_value.h"
 #include "server/openai/api_error.h"
 #include "server/openai/chat/handler.h"
+#include "server/openai/classify/handler.h"
 #include "server/openai/completions/handler.h"
+#include "server/openai/embeddings/handler.h"
 #include "server/openai/json.h"
+#include "server/openai/pooling/handler.h"
 #include "server/openai/prompt_inputs.h"
+#include "server/openai/rerank/handler.h"
+#include "server/openai/score/handler.h"
 #include "server/worker_reply.h"
 #include "tokenizer/tokenizer.h"
 
@@ -111,6 +116,13 @@ void RunPostRoute(ServingContext& context, const std::string& path, const Reques
   if (!body.ok()) return PostError(writer, ApiError::BadRequest(body.error()));
   if (path == "/v1/completions") return HandleCompletions(context, meta, writer, *body);
   if (path == "/v1/chat/completions") return HandleChatCompletions(context, meta, writer, *body);
+  if (path == "/v1/embeddings") return HandleEmbeddings(context, meta, writer, *body);
+  if (path == "/pooling") return HandlePooling(context, meta, writer, *body);
+  if (path == "/classify") return HandleClassify(context, meta, writer, *body);
+  if (path == "/score" || path == "/v1/score") return HandleScore(context, meta, writer, *body);
+  if (path == "/rerank" || path == "/v1/rerank" || path == "/v2/rerank") {
+    return HandleRerank(context, meta, writer, *body);
+  }
   if (path == "/tokenize") return HandleTokenize(context, *body, writer);
   HandleDetokenize(context, *body, writer);
 }
@@ -143,7 +155,10 @@ RequestHandler MakeApiRouter(ServingContext& context, ApiOptions options) {
     }
     if (route(http::verb::get, "/v1/models")) return HandleModels(context, *writer);
     const bool is_post_route = path == "/v1/completions" || path == "/v1/chat/completions" ||
-                               path == "/tokenize" || path == "/detokenize";
+                               path == "/tokenize" || path == "/detokenize" ||
+                               path == "/v1/embeddings" || path == "/pooling" ||
+                               path == "/classify" || path == "/score" || path == "/v1/score" ||
+                               path == "/rerank" || path == "/v1/rerank" || path == "/v2/rerank";
     if (!is_post_route) {
       const bool known =
           path == "/health" || path == "/version" || path == "/metrics" || path == "/v1/models";

@@ -45,9 +45,20 @@ export async function metric(name) {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// vllm:num_requests_running once it reaches 0, or after 2 s.
+export async function runningAfterSettling() {
+  let running = await metric('vllm:num_requests_running');
+  for (let i = 0; i < 20 && running !== 0; i++) {
+    await sleep(100);
+    running = await metric('vllm:num_requests_running');
+  }
+  return running;
+}
+
 // A server of a test's own (flags the shared one must not have: connection limits, shutdown...).
 // Resolves {port, process, output()} once /health answers; the caller stops it (stopServer).
-export async function startServer(extraArgs = [], { env = {} } = {}) {
+// modelPath null: no model argument (serve's default model).
+export async function startServer(extraArgs = [], { env = {}, modelPath } = {}) {
   const { spawn } = await import('node:child_process');
   const net = await import('node:net');
   const freePort = await new Promise((resolve) => {
@@ -57,7 +68,8 @@ export async function startServer(extraArgs = [], { env = {} } = {}) {
     });
   });
   const shared = process.env.VLLM_E2E_SHARED;
-  const args = ['serve', `${shared}/models/stories260K.gguf`, '--port', String(freePort), '--host', '127.0.0.1',
+  const model_ = modelPath === undefined ? `${shared}/models/stories260K.gguf` : modelPath;
+  const args = ['serve', ...(model_ === null ? [] : [model_]), '--port', String(freePort), '--host', '127.0.0.1',
     '--served-model-name', model, '--chat-template', new URL('./chat_template.jinja', import.meta.url).pathname,
     ...(extraArgs.includes('--max-model-len') ? [] : ['--max-model-len', '256']),
     '--log-stats-interval', '0', ...extraArgs];

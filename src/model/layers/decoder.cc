@@ -58,12 +58,28 @@ Status Decoder::Load(const TensorSource& source, std::optional<GgmlType> linear_
 }
 
 Status Decoder::Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) {
+  std::vector<float> x;  // [num_tokens, hidden]
+  VLLM_RETURN_IF_ERROR(RunLayers(batch, kv, &x));
+  ends_.Logits(x.data(), batch.logits_indices, pool_, logits);
+  return Status::Ok();
+}
+
+Status Decoder::ForwardHidden(const ForwardBatch& batch, KvStorage& kv, float* hidden) {
+  std::vector<float> x;  // [num_tokens, hidden]
+  VLLM_RETURN_IF_ERROR(RunLayers(batch, kv, &x));
+  ends_.FinalNorm(x.data(), batch.num_tokens(), hidden);
+  return Status::Ok();
+}
+
+Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<float>* residual) {
   VLLM_RETURN_IF_ERROR(ValidateForwardBatch(batch, kv, config_));
   const int64_t num_tokens = batch.num_tokens();
   const int64_t hidden = config_.hidden_size;
   const float eps = config_.rms_norm_eps;
   // Activations, each [num_tokens, hidden].
-  std::vector<float> x(num_tokens * hidden), normed(num_tokens * hidden);
+  std::vector<float>& x = *residual;
+  x.assign(num_tokens * hidden, 0.0f);
+  std::vector<float> normed(num_tokens * hidden);
   std::vector<float> projected(num_tokens * hidden);
   auto add_sublayer_output = [&](const std::vector<float>& post_norm) {
     if (!post_norm.empty()) {
@@ -91,7 +107,6 @@ Status Decoder::Forward(const ForwardBatch& batch, KvStorage& kv, float* logits)
     }
     add_sublayer_output(layer.post_ffw_norm);
   }
-  ends_.Logits(x.data(), batch.logits_indices, pool_, logits);
   return Status::Ok();
 }
 

@@ -43,6 +43,8 @@ class Decoder : public Model {
   const ModelConfig& config() const override { return config_; }
   int64_t weight_bytes() const override { return weight_bytes_; }
   Status Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) override;
+  // Decoders as embedders: the final-normed hidden states of every batch token.
+  Status ForwardHidden(const ForwardBatch& batch, KvStorage& kv, float* hidden) override;
 
  private:
   struct Layer {
@@ -54,6 +56,10 @@ class Decoder : public Model {
     std::optional<MoeFeedForward> moe;       // mixture of experts
     std::vector<float> post_ffw_norm;        // [hidden]; empty: none
   };
+
+  // The layers over the batch: x: [num_tokens, hidden], the residual stream before the final
+  // norm.
+  Status RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<float>* x);
 
   ModelConfig config_;
   ThreadPool& pool_;

@@ -34,6 +34,10 @@ void EmbeddingAndHead::Embed(const std::vector<int32_t>& token_ids, float* x) co
   }
 }
 
+void EmbeddingAndHead::FinalNorm(const float* x, int64_t num_rows, float* out) const {
+  kernels::RmsNorm(x, norm_.data(), num_rows, hidden_, eps_, out);
+}
+
 void EmbeddingAndHead::Logits(const float* x, const std::vector<int32_t>& logits_indices,
                               ThreadPool& pool, float* logits) const {
   const int64_t num_logits = static_cast<int64_t>(logits_indices.size());

@@ -27,6 +27,8 @@ class EmbeddingAndHead {
   // by config.final_logit_softcap when set; x: [num_tokens, hidden].
   void Logits(const float* x, const std::vector<int32_t>& logits_indices, ThreadPool& pool,
               float* logits) const;
+  // out: [num_rows, hidden] = RmsNorm(x) with the final norm (decoders as embedders).
+  void FinalNorm(const float* x, int64_t num_rows, float* out) const;
 
  private:
   int64_t vocab_size_ = 0, hidden_ = 0;

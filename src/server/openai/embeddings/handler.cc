@@ -1,0 +1,27 @@
+#include "server/openai/embeddings/handler.h"
+
+#include "server/openai/embeddings/protocol.h"
+#include "server/openai/pooling_job.h"
+#include "server/worker_reply.h"
+
+namespace vllm::server {
+
+void HandleEmbeddings(ServingContext& context, const RequestMeta& meta,
+                      const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
+  std::string model;
+  if (auto error = CheckPoolingRoute(context, body, "embed", "Embeddings", &model)) {
+    return PostError(writer, *error);
+  }
+  ApiError error;
+  auto request = ParseEmbeddingsRequest(body, &error);
+  if (!request.ok()) return PostError(writer, error);
+  const ResponseStamp stamp = MakeResponseStamp(meta, "embd");
+  const bool base64 = request->base64;
+  RunPoolingJob(context, writer, stamp.id, std::move(request->inputs), "embed", request->params,
+                [stamp, model, base64](const std::vector<PoolingRequestOutput>& outputs) {
+                  return VectorListResponse(stamp, model, outputs, base64, "embedding",
+                                            "embedding");
+                });
+}
+
+}  // namespace vllm::server
