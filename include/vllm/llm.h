@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "vllm/beam_search.h"
 #include "vllm/engine_args.h"
 #include "vllm/outputs.h"
 #include "vllm/pooling_params.h"
@@ -38,6 +39,13 @@ class LLM {
   std::vector<RequestOutput> GenerateFromTokenIds(
       const std::vector<std::vector<int32_t>>& prompt_token_ids,
       const std::vector<SamplingParams>& params, bool use_tqdm = true);
+
+  // vLLM's LLM.beam_search: one output per prompt (text, or token ids), its best
+  // params.beam_width sequences first. Throws std::invalid_argument for params or a prompt the
+  // engine refuses (the message is vLLM's).
+  std::vector<BeamSearchOutput> BeamSearch(
+      const std::vector<std::variant<std::string, std::vector<int32_t>>>& prompts,
+      const BeamSearchParams& params);
 
   // Pooling models (--runner pooling; llm_pooling.cc). Prompts are text or token ids; outputs
   // come in prompt order. Each throws std::invalid_argument with vLLM's message when the model

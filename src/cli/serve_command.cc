@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "cli/default_model.h"
 #include "cli/generate_command.h"
 #include "common/logging.h"
 #include "server/api_router.h"
@@ -75,6 +76,14 @@ bool CheckParserFlags(const ServeOptions& options) {
 int RunServer(ServeOptions options) {
   if (options.api_key.empty()) {
     if (const char* key = std::getenv("VLLM_API_KEY")) options.api_key = key;
+  }
+  if (options.engine.model.empty()) {  // no model given: the default one, written on first use
+    auto model = EnsureDefaultModel();
+    if (!model) {
+      std::cerr << "error: " << model.error() << "\n";
+      return 1;
+    }
+    options.engine.model = *model;
   }
   if (options.served_model_names.empty()) options.served_model_names = {options.engine.model};
   if (!CheckParserFlags(options)) return 1;
@@ -193,6 +202,9 @@ void RegisterServeCommand(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
   CLI::App* command = app.add_subcommand("serve", "Serve a model with an OpenAI-compatible API");
   AddEngineOptions(*command, options->engine);
+  command->get_option("--model")->required(false)->description(
+      "GGUF model file or Hugging Face model directory (default: a tiny random-weight Llama "
+      "written to ~/.cache/vllm-cpp on first use)");
   command->add_option("--host", options->host, "Address to listen on")->capture_default_str();
   command->add_option("--port", options->port, "Port to listen on")->capture_default_str();
   command->add_option("--api-key", options->api_key,

@@ -53,7 +53,6 @@ test('fields this build does not implement are 400s naming them; their no-op val
   const chat = { model, messages: [{ role: 'user', content: 'x' }], max_tokens: 1 };
   const refused = [
     [{ best_of: 3 }, 'best_of'],
-    [{ use_beam_search: true }, 'use_beam_search'],
     [{ structural_tag: '{}' }, 'structural_tag'],
     [{ guided_whitespace_pattern: ' ' }, 'guided_whitespace_pattern'],
     [{ tools: [{ type: 'function', function: { name: 'f' } }] }, 'tool_choice'],

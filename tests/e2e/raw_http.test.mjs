@@ -1,7 +1,7 @@
 // The server under raw HTTP: bad bodies, limits, many concurrent streams, clients that give up.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { apiKey, baseURL, client, metric, model, postJson, rawRequest, sleep } from './helpers.mjs';
+import { apiKey, baseURL, client, metric, model, postJson, rawRequest, runningAfterSettling } from './helpers.mjs';
 
 const auth = { authorization: `Bearer ${apiKey}` };
 
@@ -118,12 +118,7 @@ test('100 clients that give up after 0.2 s are aborted and free their blocks', a
   const response = await client().completions.create({ model, prompt: 'One day', max_tokens: 8 });
   assert.ok(response.choices[0].text.length > 0);
   assert.ok(Date.now() - started < 5000, `the next request took ${Date.now() - started} ms`);
-  let running = await metric('vllm:num_requests_running');
-  for (let i = 0; i < 20 && running !== 0; i++) {
-    await sleep(100);
-    running = await metric('vllm:num_requests_running');
-  }
-  assert.equal(running, 0);
+  assert.equal(await runningAfterSettling(), 0);
   assert.equal(await metric('vllm:kv_cache_usage_perc'), 0);
   assert.ok((await rawRequest({ method: 'GET', path: '/metrics' })).body.match(/request_success_total\{finished_reason="abort".*\} [1-9]/));
 });

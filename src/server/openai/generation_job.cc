@@ -73,18 +73,25 @@ void GenerationJob::Start() {
     });
   });
   for (size_t i = 0; i < prompts_.size(); ++i) {
-    std::shared_ptr<ResponseWriter> writer = writer_;
-    progress_[i].stream =
-        context_.engine.Submit(EngineRequestId(i), prompts_[i].token_ids, prompts_[i].params,
-                               request_.options, [weak, writer] {
-                                 writer->Post([weak] {
-                                   if (auto job = weak.lock()) job->Drain();
-                                 });
-                               });
+    if (request_.use_beam_search) {
+      StartBeamSearch(i);
+      continue;
+    }
+    progress_[i].stream = context_.engine.Submit(EngineRequestId(i), prompts_[i].token_ids,
+                                                 prompts_[i].params, request_.options, Listener());
   }
   writer_->OnDisconnect([weak] {  // runs at once if the client has already gone
     if (auto job = weak.lock()) job->AbortAll();
   });
+}
+
+std::function<void()> GenerationJob::Listener() {
+  std::weak_ptr<GenerationJob> weak = self_;
+  return [weak, writer = writer_] {
+    writer->Post([weak] {
+      if (auto job = weak.lock()) job->Drain();
+    });
+  };
 }
 
 void GenerationJob::Account(PromptProgress& progress, const RequestOutput& delta) {
@@ -124,6 +131,11 @@ void GenerationJob::Drain() {
   bool all_ended = true;
   for (size_t i = 0; i < progress_.size(); ++i) {
     PromptProgress& progress = progress_[i];
+    if (progress.beams) {
+      DrainBeamStep(i);
+      all_ended = all_ended && progress.ended;
+      continue;
+    }
     if (progress.ended || !progress.stream) continue;
     while (auto delta = progress.stream->TryNext()) {
       MergeDelta(*delta, &progress.merged);
@@ -175,8 +187,9 @@ void GenerationJob::Finish() {
 
 void GenerationJob::AbortAll() {
   for (size_t i = 0; i < progress_.size(); ++i) {
-    if (!progress_[i].ended) context_.engine.Abort(EngineRequestId(i));
+    if (!progress_[i].ended && progress_[i].stream) context_.engine.Abort(EngineRequestId(i));
   }
+  AbortBeamSteps();
 }
 
 void GenerationJob::SendError(const ApiError& error) {

@@ -3,13 +3,19 @@
 // as they come (stream) or into one response at the end, built on a request worker. A client
 // that goes away has its requests aborted, which frees their KV blocks; a server that shuts
 // down ends the job with a 503 (or, mid-stream, an error event and data: [DONE]).
+// With use_beam_search, each prompt runs a beam search instead: every step submits one
+// single-token engine request per live beam, and the search advances on the strand once they
+// have all ended (generation_job_beams.cc); its n best beams become the prompt's one output.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/beam_search.h"
 #include "server/http_session.h"
 #include "server/openai/api_error.h"
 #include "server/openai/generation_request.h"
@@ -69,10 +75,26 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
     bool ended = false;
     std::chrono::steady_clock::time_point last_token_at;
     int64_t num_generated = 0;
+    // use_beam_search only: the search, and its current step's requests, one per live beam.
+    std::unique_ptr<BeamSearch> beams;
+    int num_beam_steps = 0;
+    std::vector<std::shared_ptr<RequestOutputStream>> step_streams;  // null once read
+    std::vector<std::optional<RequestOutput>> step_outputs;
   };
 
   std::string EngineRequestId(size_t prompt_index) const;
+  // Called by the engine thread when a stream has news: drains the job on the strand.
+  std::function<void()> Listener();
   void Drain();
+  // Beam search: starts prompt `prompt_index`'s search; submits its next step; reads its step's
+  // outputs and, once they have all ended, advances it (and ends the prompt when it is done).
+  void StartBeamSearch(size_t prompt_index);
+  void SubmitBeamStep(size_t prompt_index);
+  void DrainBeamStep(size_t prompt_index);
+  // The prompt's output from its finished search: the best beams, as vLLM's server returns them.
+  RequestOutput BeamSearchOutputOf(size_t prompt_index) const;
+  std::string BeamRequestId(size_t prompt_index, size_t beam) const;
+  void AbortBeamSteps();
   void Account(PromptProgress& progress, const RequestOutput& delta);
   void AbortAll();
   // Ends the job at once (graceful shutdown's deadline): aborts its engine requests and answers
@@ -84,6 +106,7 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   std::chrono::steady_clock::time_point arrived_at_;
   std::vector<PromptProgress> progress_;
   bool failed_ = false;
+  bool beams_aborted_ = false;           // beam searches stop at the end of their current step
   uint64_t active_handle_ = 0;           // in context_.active_requests
   std::shared_ptr<GenerationJob> self_;  // held while engine requests run
 };

@@ -21,12 +21,9 @@ std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoi
                            "kv_transfer_params", "mm_processor_kwargs", "vllm_xargs"}) {
     if (IsPresent(body, name)) return NotSupported(name, std::string("`") + name + "`");
   }
-  if (auto beam = body.find("use_beam_search"); beam != body.end() && beam->is_boolean() && *beam) {
-    return NotSupported("use_beam_search", "Beam search (`use_beam_search`)");
-  }
   if (auto best_of = body.find("best_of"); best_of != body.end() && !best_of->is_null()) {
     if (!best_of->is_number_integer() || best_of->get<int64_t>() != n) {
-      return NotSupported("best_of", "`best_of` other than `n`");
+      return ApiError::BadRequest("vLLM V1 does not yet support best_of.", "best_of");
     }
   }
   for (const char* name : {"return_tokens_as_token_ids", "return_token_ids"}) {
@@ -134,6 +131,8 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
   request->options.priority = static_cast<int>(std::clamp<int64_t>(priority, INT32_MIN, INT32_MAX));
   VLLM_READ(GetString, "cache_salt", &request->options.cache_salt);
   VLLM_READ(GetString, "request_id", &request->request_id);
+  VLLM_READ(GetBool, "use_beam_search", &request->use_beam_search);
+  VLLM_READ(GetNumber, "length_penalty", &request->length_penalty);
   std::optional<int64_t> prompt_logprobs;
   VLLM_READ(GetInt, "prompt_logprobs", &prompt_logprobs);
   if (prompt_logprobs && request->stream) {
@@ -207,10 +206,27 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
   if (std::string error = params.Validate(); !error.empty()) {
     return ApiError::BadRequest(error, error.substr(0, error.find(' ')));
   }
+  if (request->use_beam_search) {  // a step asks for 2 * n logprobs
+    if (std::string error = BeamSearchParamsOf(*request, 1).Validate(); !error.empty()) {
+      return ApiError::BadRequest(error, "n");
+    }
+  }
   return std::nullopt;
 }
 
 #undef VLLM_READ
+
+BeamSearchParams BeamSearchParamsOf(const GenerationRequest& request, int max_tokens) {
+  BeamSearchParams params;
+  params.beam_width = request.params.n;
+  params.max_tokens = max_tokens;
+  params.ignore_eos = request.params.ignore_eos;
+  params.temperature = request.params.temperature;
+  params.length_penalty = request.length_penalty;
+  params.include_stop_str_in_output = request.params.include_stop_str_in_output;
+  params.skip_special_tokens = request.params.skip_special_tokens;
+  return params;
+}
 
 ApiError PromptTooLarge(size_t num_bytes, size_t max_bytes, std::string param) {
   return ApiError::BadRequest("The prompt is " + std::to_string(num_bytes) +

@@ -8,6 +8,7 @@
 #include "server/openai/api_error.h"
 #include "server/openai/json.h"
 #include "vllm/async_llm.h"
+#include "vllm/beam_search.h"
 #include "vllm/sampling_params.h"
 
 namespace vllm::server {
@@ -30,12 +31,17 @@ struct GenerationRequest {
   bool add_special_tokens = true;
   RequestOptions options;                 // priority, cache_salt
   std::optional<std::string> request_id;  // the body's "request_id"
+  bool use_beam_search = false;           // n beams instead of n samples
+  float length_penalty = 1.0f;            // beam search's
 };
 
 // Parses the shared fields of a request body (a JSON object) over the defaults already in
 // request->params (the model's). Unknown fields are ignored.
 std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoint,
                                                GenerationRequest* request);
+
+// vLLM's to_beam_search_params: the request's beam search with `max_tokens` (its prompt's).
+BeamSearchParams BeamSearchParamsOf(const GenerationRequest& request, int max_tokens);
 
 // The 400 for a prompt (or message content, or rendered chat) over the per-request byte limit.
 ApiError PromptTooLarge(size_t num_bytes, size_t max_bytes, std::string param);

@@ -81,7 +81,6 @@ TEST(GenerationRequestTest, RefusesBadValuesWithTheirField) {
 TEST(GenerationRequestTest, FieldsNotImplementedAreRefusedByName) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {R"({"best_of": 2})", "best_of"},
-      {R"({"use_beam_search": true})", "use_beam_search"},
       {R"({"structural_tag": "x"})", "structural_tag"},
       {R"({"guided_whitespace_pattern": " "})", "guided_whitespace_pattern"},
       {R"({"logits_processors": ["x"]})", "logits_processors"},
@@ -107,6 +106,34 @@ TEST(GenerationRequestTest, FieldsNotImplementedAreRefusedByName) {
     Parse(body, Endpoint::kChat, &error);
     EXPECT_FALSE(error.has_value()) << body << ": " << error->message;
   }
+}
+
+TEST(GenerationRequestTest, BeamSearchTakesNAndItsFields) {
+  GenerationRequest request;
+  auto error = ParseGenerationRequest(
+      *ParseJsonObject(R"({"use_beam_search": true, "n": 3, "length_penalty": 0.5,
+                          "ignore_eos": true, "include_stop_str_in_output": true})"),
+      Endpoint::kCompletions, &request);
+  ASSERT_FALSE(error.has_value()) << error->message;
+  EXPECT_TRUE(request.use_beam_search);
+  const BeamSearchParams params = BeamSearchParamsOf(request, 7);
+  EXPECT_EQ(params.beam_width, 3);
+  EXPECT_EQ(params.max_tokens, 7);
+  EXPECT_EQ(params.length_penalty, 0.5f);
+  EXPECT_TRUE(params.ignore_eos);
+  EXPECT_TRUE(params.include_stop_str_in_output);
+  // A step asks for 2n logprobs, at most 20.
+  error = ParseGenerationRequest(*ParseJsonObject(R"({"use_beam_search": true, "n": 11})"),
+                                 Endpoint::kChat, &request);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->message,
+            "Requested sample logprobs of 22, which is greater than max allowed: 20");
+  EXPECT_EQ(error->param, "n");
+  // best_of other than n is refused with vLLM V1's message.
+  error = ParseGenerationRequest(*ParseJsonObject(R"({"best_of": 2})"), Endpoint::kCompletions,
+                                 &request);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->message, "vLLM V1 does not yet support best_of.");
 }
 
 TEST(GenerationRequestTest, StructuredOutputFieldsBecomeOneConstraint) {

@@ -119,6 +119,7 @@ void HandleCompletions(ServingContext& context, const RequestMeta& meta,
     return fail(*error);
   }
   if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
+  if (request.use_beam_search) request.stream = false;  // as vLLM: beam search answers at once
   std::vector<CompletionPrompt> prompts;
   if (auto error = ParseCompletionPrompts(body, &prompts)) return fail(*error);
   if (auto error = CheckSequenceCount(context, prompts.size(), request.params.n)) {

@@ -1,0 +1,70 @@
+// LLM::BeamSearch: vLLM's LLM.beam_search on the synchronous engine. Each step runs every live beam
+// of every prompt as a one-token request whose prompt is the beam's tokens; the prefix cache keeps
+// the beams' shared prefixes computed, so a step costs about one token per beam.
+#include <stdexcept>
+
+#include "engine/beam_search.h"
+#include "engine/llm_engine.h"
+#include "vllm/llm.h"
+
+namespace vllm {
+
+std::vector<BeamSearchOutput> LLM::BeamSearch(const std::vector<PromptInput>& prompts,
+                                              const BeamSearchParams& params) {
+  if (std::string error = params.Validate(); !error.empty()) throw std::invalid_argument(error);
+  const Tokenizer& tokenizer = engine_->tokenizer();
+  std::vector<vllm::BeamSearch> searches;
+  for (const PromptInput& prompt : prompts) {
+    const auto* text = std::get_if<std::string>(&prompt);
+    std::vector<int32_t> token_ids = text ? tokenizer.Encode(*text, /*add_special_tokens=*/true)
+                                          : std::get<std::vector<int32_t>>(prompt);
+    searches.emplace_back(std::move(token_ids),
+                          vllm::BeamSearch::Options{.params = params,
+                                                    .eos_token_id = tokenizer.eos_id(),
+                                                    .max_model_len = engine_->max_model_len()});
+  }
+  const SamplingParams step_params = params.StepParams();
+  bool refused = false;  // the engine refused a request (vs. failed a step)
+  auto step = [&](const std::vector<const std::vector<int32_t>*>& sequences,
+                  int) -> Expected<std::vector<std::optional<PositionLogprobs>>> {
+    const std::string prefix = "beam-";
+    for (size_t i = 0; i < sequences.size(); ++i) {
+      Status status = engine_->AddRequest(prefix + std::to_string(i), *sequences[i], step_params);
+      if (!status.ok()) {
+        std::vector<std::string> added;
+        for (size_t j = 0; j < i; ++j) added.push_back(prefix + std::to_string(j));
+        engine_->AbortRequests(added);
+        refused = true;
+        return Error{status.message()};
+      }
+    }
+    std::vector<std::optional<PositionLogprobs>> next(sequences.size());
+    while (engine_->HasUnfinishedRequests()) {
+      auto outputs = engine_->Step();
+      if (!outputs) return Error{outputs.error()};
+      for (const RequestOutput& output : *outputs) {
+        if (!output.finished || output.outputs.empty()) continue;
+        const auto& logprobs = output.outputs[0].logprobs;
+        if (!logprobs || logprobs->empty()) continue;  // it could not grow
+        next[std::stoul(output.request_id.substr(prefix.size()))] = logprobs->front();
+      }
+    }
+    return next;
+  };
+  Status status = RunBeamSearches(&searches, step);
+  if (!status.ok()) {
+    if (refused) throw std::invalid_argument(status.message());
+    throw std::runtime_error(status.message());
+  }
+  std::vector<BeamSearchOutput> outputs;
+  for (const vllm::BeamSearch& search : searches) {
+    BeamSearchOutput output = search.Finish();
+    for (BeamSearchSequence& sequence : output.sequences) {
+      sequence.text = tokenizer.Decode(sequence.tokens, params.skip_special_tokens);
+    }
+    outputs.push_back(std::move(output));
+  }
+  return outputs;
+}
+
+}  // namespace vllm
