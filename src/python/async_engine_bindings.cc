@@ -1,0 +1,114 @@
+// `_core.AsyncEngine`: vLLM's AsyncLLM, whose engine loop runs on its own thread. Each request's
+// OutputStream calls a Python callback (with the GIL taken) whenever it has something new;
+// async_llm.py passes one that wakes the asyncio loop through call_soon_threadsafe.
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "python/bindings.h"
+#include "tokenizer/tokenizer.h"
+#include "vllm/async_llm.h"
+
+namespace py = pybind11;
+
+namespace vllm::python {
+namespace {
+
+// True once Python objects may no longer be touched (the interpreter is shutting down).
+bool PythonIsGone() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return !Py_IsInitialized() || Py_IsFinalizing();
+#else
+  return !Py_IsInitialized() || _Py_IsFinalizing();
+#endif
+}
+
+// A Python callable that the engine thread may call and drop: both take the GIL first. Once the
+// interpreter is finalizing, neither touches Python any more.
+class PythonCallback {
+ public:
+  explicit PythonCallback(py::function callback) : callback_(std::move(callback)) {}
+  ~PythonCallback() {
+    if (PythonIsGone()) {
+      callback_.release();  // leaked: Python objects cannot be freed any more
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    callback_ = py::function();
+  }
+  PythonCallback(const PythonCallback&) = delete;
+  PythonCallback& operator=(const PythonCallback&) = delete;
+
+  void operator()() {
+    if (PythonIsGone()) return;
+    py::gil_scoped_acquire gil;
+    try {
+      callback_();
+    } catch (py::error_already_set& error) {
+      error.discard_as_unraisable("vllm_cpp stream callback");
+    }
+  }
+
+ private:
+  py::function callback_;
+};
+
+class AsyncEngine {
+ public:
+  explicit AsyncEngine(const EngineArgs& args) {
+    py::gil_scoped_release release;
+    llm_ = std::make_unique<AsyncLLM>(args);
+  }
+
+  // Adds a request without waiting; a refusal ends the stream with rejected() true.
+  std::shared_ptr<RequestOutputStream> Submit(
+      const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
+      const SamplingParams& params, int priority, py::function on_output) {
+    auto callback = std::make_shared<PythonCallback>(std::move(on_output));
+    py::gil_scoped_release release;
+    return Running().Submit(request_id, prompt, params, {.priority = priority},
+                            [callback] { (*callback)(); });
+  }
+
+  void Abort(const std::string& request_id) { Running().Abort(request_id); }
+
+  // Stops the engine thread; unfinished streams end with an error. Idempotent.
+  void Shutdown() {
+    py::gil_scoped_release release;
+    llm_.reset();
+  }
+
+  bool is_running() const { return llm_ != nullptr; }
+
+  AsyncLLM& Running() const {
+    if (!llm_) throw std::runtime_error("the engine has been shut down");
+    return *llm_;
+  }
+
+ private:
+  std::unique_ptr<AsyncLLM> llm_;
+};
+
+}  // namespace
+
+void BindAsyncEngine(py::module_& module) {
+  py::class_<RequestOutputStream, std::shared_ptr<RequestOutputStream>>(module, "OutputStream")
+      .def("try_next", &RequestOutputStream::TryNext)
+      .def_property_readonly("done", &RequestOutputStream::done)
+      .def_property_readonly("error", &RequestOutputStream::error)
+      .def_property_readonly("rejected", &RequestOutputStream::rejected);
+
+  py::class_<AsyncEngine> async_engine(module, "AsyncEngine");
+  async_engine.def(py::init<const EngineArgs&>(), py::arg("args"))
+      .def("submit", &AsyncEngine::Submit, py::arg("request_id"), py::arg("prompt"),
+           py::arg("params"), py::arg("priority"), py::arg("on_output"))
+      .def("abort", &AsyncEngine::Abort, py::arg("request_id"))
+      .def("shutdown", &AsyncEngine::Shutdown)
+      .def_property_readonly("is_running", &AsyncEngine::is_running);
+  DefModelProperties(async_engine,
+                     [](const AsyncEngine& self) -> AsyncLLM& { return self.Running(); });
+}
+
+}  // namespace vllm::python

@@ -1,0 +1,45 @@
+// The parts of the `vllm_cpp._core` extension module: each Bind* function adds one group of
+// classes to the module (see module.cc).
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "tokenizer/tokenizer.h"
+#include "vllm/sampling_params.h"
+
+namespace vllm::python {
+
+// EngineArgs, SpeculativeConfig, SamplingParams, StructuredOutputsParams, RequestOutputKind.
+void BindParams(pybind11::module_& module);
+// Logprob, CompletionOutput, RequestOutput (read-only views the Python layer converts).
+void BindOutputs(pybind11::module_& module);
+// BeamSearchParams, BeamSearchSequence, BeamSearchOutput.
+void BindBeamSearch(pybind11::module_& module);
+// Tokenizer (a view of an engine's) and render_chat_template.
+void BindTokenizer(pybind11::module_& module);
+// Engine: LLMEngine behind a mutex, with the GIL released while it works.
+void BindEngine(pybind11::module_& module);
+// AsyncEngine and OutputStream: AsyncLLM, whose streams wake a Python callback.
+void BindAsyncEngine(pybind11::module_& module);
+
+// Defines the read-only properties an engine class shares: tokenizer, chat_template,
+// default_sampling_params and max_model_len, read from `model(self)` (an LLMEngine or an
+// AsyncLLM, which name them alike).
+template <typename Class, typename Model>
+void DefModelProperties(pybind11::class_<Class>& cls, Model model) {
+  namespace py = pybind11;
+  cls.def_property_readonly(
+         "tokenizer",
+         [model](const Class& self) -> const Tokenizer& { return model(self).tokenizer(); },
+         py::return_value_policy::reference_internal)
+      .def_property_readonly("chat_template",
+                             [model](const Class& self) { return model(self).chat_template(); })
+      .def_property_readonly(
+          "default_sampling_params",
+          [model](const Class& self) { return model(self).default_sampling_params(); })
+      .def_property_readonly("max_model_len",
+                             [model](const Class& self) { return model(self).max_model_len(); });
+}
+
+}  // namespace vllm::python

@@ -1,0 +1,88 @@
+// `_core.Engine`: the C++ LLM and its LLMEngine (add_request / step / abort_request, beam
+// search) for llm_engine.py and llm.py. Every call releases the GIL while the engine works, and a
+// mutex keeps two Python threads from stepping the same engine at once.
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "engine/llm_engine.h"
+#include "python/bindings.h"
+#include "vllm/llm.h"
+
+namespace py = pybind11;
+
+namespace vllm::python {
+namespace {
+
+class Engine {
+ public:
+  // Throws RuntimeError (std::runtime_error) with the reason when the model cannot load.
+  explicit Engine(const EngineArgs& args) {
+    py::gil_scoped_release release;
+    llm_ = std::make_unique<LLM>(args);
+    engine_ = &llm_->engine();
+  }
+
+  // Throws ValueError (std::invalid_argument) with vLLM's message when the engine refuses it.
+  void AddRequest(const std::string& request_id, const PromptInput& prompt,
+                  const SamplingParams& params, int priority) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    Status status = engine_->AddRequest(request_id, prompt, params, {.priority = priority});
+    if (!status.ok()) throw std::invalid_argument(status.message());
+  }
+
+  std::vector<RequestOutput> Step() {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto outputs = engine_->Step();
+    if (!outputs) throw std::runtime_error(outputs.error());
+    return std::move(*outputs);
+  }
+
+  std::vector<RequestOutput> Abort(const std::vector<std::string>& request_ids) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return engine_->AbortRequests(request_ids);
+  }
+
+  // vLLM's LLM.beam_search over every prompt (ValueError for refused params or prompts).
+  std::vector<BeamSearchOutput> BeamSearch(const std::vector<PromptInput>& prompts,
+                                           const BeamSearchParams& params) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return llm_->BeamSearch(prompts, params);
+  }
+
+  bool HasUnfinishedRequests() {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return engine_->HasUnfinishedRequests();
+  }
+
+  // Immutable after Create: read without the mutex.
+  const LLMEngine& engine() const { return *engine_; }
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<LLM> llm_;
+  LLMEngine* engine_ = nullptr;  // llm_'s
+};
+
+}  // namespace
+
+void BindEngine(py::module_& module) {
+  py::class_<Engine> engine(module, "Engine");
+  engine.def(py::init<const EngineArgs&>(), py::arg("args"))
+      .def("add_request", &Engine::AddRequest, py::arg("request_id"), py::arg("prompt"),
+           py::arg("params"), py::arg("priority") = 0)
+      .def("step", &Engine::Step)
+      .def("abort", &Engine::Abort, py::arg("request_ids"))
+      .def("beam_search", &Engine::BeamSearch, py::arg("prompts"), py::arg("params"))
+      .def("has_unfinished_requests", &Engine::HasUnfinishedRequests);
+  DefModelProperties(engine, [](const Engine& self) -> const LLMEngine& { return self.engine(); });
+}
+
+}  // namespace vllm::python

@@ -1,0 +1,89 @@
+// Bindings of the engine's option structs: EngineArgs and SamplingParams as plain mutable
+// structs. The Python classes of the same names (engine_args.py, sampling_params.py) hold vLLM's
+// full signatures and fill these in.
+#include <pybind11/stl.h>
+
+#include "python/bindings.h"
+#include "vllm/engine_args.h"
+#include "vllm/sampling_params.h"
+
+namespace py = pybind11;
+
+namespace vllm::python {
+
+void BindParams(py::module_& module) {
+  py::class_<SpeculativeConfig>(module, "SpeculativeConfig")
+      .def(py::init<>())
+      .def_readwrite("method", &SpeculativeConfig::method)
+      .def_readwrite("model", &SpeculativeConfig::model)
+      .def_readwrite("num_speculative_tokens", &SpeculativeConfig::num_speculative_tokens)
+      .def_readwrite("prompt_lookup_max", &SpeculativeConfig::prompt_lookup_max)
+      .def_readwrite("prompt_lookup_min", &SpeculativeConfig::prompt_lookup_min);
+
+  py::class_<EngineArgs>(module, "EngineArgs")
+      .def(py::init<>())
+      .def_readwrite("model", &EngineArgs::model)
+      .def_readwrite("num_threads", &EngineArgs::num_threads)
+      .def_readwrite("dtype", &EngineArgs::dtype)
+      .def_readwrite("quantization", &EngineArgs::quantization)
+      .def_readwrite("block_size", &EngineArgs::block_size)
+      .def_readwrite("kv_cache_memory_bytes", &EngineArgs::kv_cache_memory_bytes)
+      .def_readwrite("kv_cache_dtype", &EngineArgs::kv_cache_dtype)
+      .def_readwrite("enable_prefix_caching", &EngineArgs::enable_prefix_caching)
+      .def_readwrite("max_model_len", &EngineArgs::max_model_len)
+      .def_readwrite("max_num_seqs", &EngineArgs::max_num_seqs)
+      .def_readwrite("max_num_batched_tokens", &EngineArgs::max_num_batched_tokens)
+      .def_readwrite("scheduling_policy", &EngineArgs::scheduling_policy)
+      .def_readwrite("disable_hybrid_kv_cache_manager",
+                     &EngineArgs::disable_hybrid_kv_cache_manager)
+      .def_readwrite("speculative_config", &EngineArgs::speculative_config);
+
+  py::enum_<RequestOutputKind>(module, "RequestOutputKind")
+      .value("CUMULATIVE", RequestOutputKind::kCumulative)
+      .value("DELTA", RequestOutputKind::kDelta)
+      .value("FINAL_ONLY", RequestOutputKind::kFinalOnly);
+
+  py::class_<StructuredOutputsParams>(module, "StructuredOutputsParams")
+      .def(py::init<>())
+      .def_readwrite("json", &StructuredOutputsParams::json)
+      .def_readwrite("regex", &StructuredOutputsParams::regex)
+      .def_readwrite("choice", &StructuredOutputsParams::choice)
+      .def_readwrite("grammar", &StructuredOutputsParams::grammar)
+      .def_readwrite("json_object", &StructuredOutputsParams::json_object)
+      .def_readwrite("disable_any_whitespace", &StructuredOutputsParams::disable_any_whitespace)
+      .def_readwrite("disable_additional_properties",
+                     &StructuredOutputsParams::disable_additional_properties);
+
+  py::class_<SamplingParams>(module, "SamplingParams")
+      .def(py::init<>())
+      .def_readwrite("n", &SamplingParams::n)
+      .def_readwrite("presence_penalty", &SamplingParams::presence_penalty)
+      .def_readwrite("frequency_penalty", &SamplingParams::frequency_penalty)
+      .def_readwrite("repetition_penalty", &SamplingParams::repetition_penalty)
+      .def_readwrite("temperature", &SamplingParams::temperature)
+      .def_readwrite("top_p", &SamplingParams::top_p)
+      .def_readwrite("top_k", &SamplingParams::top_k)
+      .def_readwrite("min_p", &SamplingParams::min_p)
+      .def_readwrite("seed", &SamplingParams::seed)
+      .def_readwrite("stop", &SamplingParams::stop)
+      .def_readwrite("stop_token_ids", &SamplingParams::stop_token_ids)
+      .def_readwrite("ignore_eos", &SamplingParams::ignore_eos)
+      .def_readwrite("max_tokens", &SamplingParams::max_tokens)
+      .def_readwrite("min_tokens", &SamplingParams::min_tokens)
+      .def_readwrite("logprobs", &SamplingParams::logprobs)
+      .def_readwrite("prompt_logprobs", &SamplingParams::prompt_logprobs)
+      .def_readwrite("include_stop_str_in_output", &SamplingParams::include_stop_str_in_output)
+      .def_readwrite("skip_special_tokens", &SamplingParams::skip_special_tokens)
+      .def_readwrite("spaces_between_special_tokens",
+                     &SamplingParams::spaces_between_special_tokens)
+      .def_readwrite("truncate_prompt_tokens", &SamplingParams::truncate_prompt_tokens)
+      .def_readwrite("logit_bias", &SamplingParams::logit_bias)
+      .def_readwrite("allowed_token_ids", &SamplingParams::allowed_token_ids)
+      .def_readwrite("bad_words", &SamplingParams::bad_words)
+      .def_readwrite("output_kind", &SamplingParams::output_kind)
+      .def_readwrite("structured_outputs", &SamplingParams::structured_outputs)
+      // The empty string when valid; otherwise vLLM's message for the first invalid field.
+      .def("validate", &SamplingParams::Validate);
+}
+
+}  // namespace vllm::python

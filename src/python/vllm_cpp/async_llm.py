@@ -1,0 +1,113 @@
+"""vLLM's AsyncLLM (alias AsyncLLMEngine): an asyncio front end whose engine loop runs on its
+own C++ thread. generate() is an async generator of RequestOutputs; the engine thread wakes the
+event loop through call_soon_threadsafe whenever a request's stream has something new."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from typing import AsyncGenerator, Iterable, Optional, Union
+
+from . import _core
+from .engine_args import AsyncEngineArgs
+from .inputs import PromptType, parse_prompt
+from .outputs import RequestOutput, request_output_from_core
+from .sampling_params import SamplingParams
+from .tokenizer import Tokenizer
+
+
+class AsyncLLM:
+    """Thread-safe asyncio engine: AsyncLLM.from_engine_args(AsyncEngineArgs(model=...))."""
+
+    def __init__(self, engine_args: AsyncEngineArgs) -> None:
+        core_args = engine_args._to_core()
+        self._seeds = engine_args._request_seeds()
+        self._core = _core.AsyncEngine(core_args)
+        self._tokenizer = Tokenizer(self._core)
+        # Stops the engine thread when the object goes away or Python exits, if not before.
+        self._finalizer = weakref.finalize(self, self._core.shutdown)
+
+    @classmethod
+    def from_engine_args(cls, engine_args: AsyncEngineArgs, start_engine_loop: bool = True,
+                         usage_context: object = None,
+                         stat_loggers: object = None) -> "AsyncLLM":
+        """vLLM's constructor; the engine loop always starts."""
+        return cls(engine_args)
+
+    @property
+    def is_running(self) -> bool:
+        return self._core.is_running
+
+    @property
+    def is_stopped(self) -> bool:
+        return not self._core.is_running
+
+    @property
+    def errored(self) -> bool:
+        return False
+
+    async def get_tokenizer(self) -> Tokenizer:
+        return self._tokenizer
+
+    async def get_default_sampling_params(self) -> SamplingParams:
+        return SamplingParams._from_core(self._core.default_sampling_params)
+
+    async def generate(self, prompt: PromptType, sampling_params: SamplingParams,
+                       request_id: str, *, lora_request: None = None, trace_headers: None = None,
+                       priority: int = 0,
+                       data_parallel_rank: Optional[int] = None
+                       ) -> AsyncGenerator[RequestOutput, None]:
+        """Yields the request's outputs as its sampling_params.output_kind says, the final one
+        with finished=True. Closing or cancelling the generator aborts the request."""
+        if lora_request is not None:
+            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        if not isinstance(sampling_params, SamplingParams):
+            raise TypeError(f"sampling_params must be a SamplingParams, not "
+                            f"{type(sampling_params).__name__}")
+        engine_prompt, prompt_text = parse_prompt(prompt)
+        seed = self._seeds.next()
+        core_params = sampling_params._to_core(seed)
+        loop = asyncio.get_running_loop()
+        ready = asyncio.Event()
+
+        def wake() -> None:  # on the engine thread, with the GIL
+            try:
+                loop.call_soon_threadsafe(ready.set)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+
+        stream = self._core.submit(request_id, engine_prompt, core_params, priority, wake)
+        finished = False
+        try:
+            while True:
+                output = stream.try_next()
+                if output is None:
+                    if stream.done:
+                        if stream.rejected:
+                            raise ValueError(stream.error)
+                        if stream.error:
+                            raise RuntimeError(stream.error)
+                        return
+                    await ready.wait()
+                    ready.clear()
+                    continue
+                finished = output.finished
+                yield request_output_from_core(output, prompt_text)
+                if finished:
+                    return
+        finally:
+            if not finished and self._core.is_running:
+                self._core.abort(request_id)
+
+    async def abort(self, request_id: Union[str, Iterable[str]]) -> None:
+        """Aborts requests; each one's stream ends with finish_reason "abort"."""
+        for each in [request_id] if isinstance(request_id, str) else request_id:
+            self._core.abort(each)
+
+    def shutdown(self) -> None:
+        """Stops the engine thread; unfinished generators end with RuntimeError."""
+        self._finalizer()
+
+
+# vLLM's older name for the same engine.
+AsyncLLMEngine = AsyncLLM

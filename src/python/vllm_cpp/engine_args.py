@@ -1,0 +1,145 @@
+"""vLLM's EngineArgs (and AsyncEngineArgs): the options LLM(...) and the engines take.
+
+The fields the C++ engine has map onto vllm::EngineArgs (include/vllm/engine_args.h). vLLM fields
+that have no meaning here accept their default; any other value raises NotImplementedError naming
+the field. An unknown name raises TypeError, as for any Python call.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from . import _core
+
+# vLLM fields vllm-cpp does not implement: the values each accepts, and what to do instead.
+_UNSUPPORTED = {
+    "tokenizer_mode": (("auto", "slow"), "the model's own tokenizer is always used"),
+    "skip_tokenizer_init": ((False,), "the engine always loads the tokenizer"),
+    "revision": ((None,), "models are local files"),
+    "tokenizer_revision": ((None,), "models are local files"),
+    "hf_token": ((None,), "models are local files"),
+    "hf_overrides": ((None,), "the model's config is used as stored"),
+    "tensor_parallel_size": ((1,), "tensor parallelism is not implemented yet"),
+    "pipeline_parallel_size": ((1,), "pipeline parallelism is not implemented yet"),
+    "data_parallel_size": ((1,), "data parallelism is not implemented yet"),
+    "gpu_memory_utilization": ((0.9,), "set kv_cache_memory_bytes instead"),
+    "swap_space": ((4,), "preempted requests are recomputed, never swapped"),
+    "cpu_offload_gb": ((0,), "weights stay in memory"),
+    "enable_chunked_prefill": ((None, True), "prefill is always chunked"),
+    "max_logprobs": ((20,), "the limit is fixed"),
+    "enable_lora": ((False,), "LoRA adapters are not implemented yet"),
+    "quantization_param_path": ((None,), "not implemented"),
+    "compilation_config": ((None,), "there is nothing to compile"),
+    "mm_processor_kwargs": ((None,), "multimodal models are not supported"),
+    "logits_processors": ((None,), "custom logits processors are not supported"),
+}
+
+
+@dataclass
+class EngineArgs:
+    """Engine options with vLLM's names and defaults (None: the engine's default)."""
+
+    model: str = ""
+    tokenizer: Optional[str] = None
+    tokenizer_mode: str = "auto"
+    skip_tokenizer_init: bool = False
+    trust_remote_code: bool = False  # accepted: no code from the model directory ever runs
+    dtype: str = "auto"
+    quantization: Optional[str] = None
+    seed: Optional[int] = 0
+    max_model_len: Optional[int] = None
+    max_num_seqs: Optional[int] = None
+    max_num_batched_tokens: Optional[int] = None
+    enable_prefix_caching: Optional[bool] = True
+    block_size: Optional[int] = 16
+    kv_cache_memory_bytes: Optional[int] = None
+    kv_cache_dtype: str = "auto"
+    scheduling_policy: str = "fcfs"
+    speculative_config: Optional[dict[str, Any]] = None
+    disable_hybrid_kv_cache_manager: bool = False
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    swap_space: float = 4
+    cpu_offload_gb: float = 0
+    enforce_eager: bool = False  # accepted: the CPU engine has no graphs to capture
+    disable_log_stats: bool = True  # accepted: the offline engine logs no stats
+    enable_chunked_prefill: Optional[bool] = None
+    max_logprobs: int = 20
+    enable_lora: bool = False
+    revision: Optional[str] = None
+    tokenizer_revision: Optional[str] = None
+    hf_token: Optional[str] = None
+    hf_overrides: Optional[dict[str, Any]] = None
+    quantization_param_path: Optional[str] = None
+    compilation_config: Optional[Any] = None
+    mm_processor_kwargs: Optional[dict[str, Any]] = None
+    logits_processors: Optional[list[Any]] = None
+    num_threads: int = 0  # vllm-cpp's own: worker threads (0: one per core)
+
+    def _to_core(self) -> _core.EngineArgs:
+        for name, (accepted, instead) in _UNSUPPORTED.items():
+            value = getattr(self, name)
+            if value not in accepted:
+                raise NotImplementedError(
+                    f"{name}={value!r} is not supported by vllm-cpp: {instead}")
+        if not self.model:
+            raise ValueError("model must be given (a GGUF file or a Hugging Face model directory)")
+        if self.tokenizer not in (None, self.model):
+            raise NotImplementedError(
+                f"tokenizer={self.tokenizer!r} is not supported by vllm-cpp: the tokenizer is "
+                "always the model's own")
+        if not os.path.exists(self.model):
+            raise OSError(f"{self.model!r} is not a local model file or directory (vllm-cpp "
+                          "does not download models)")
+        core = _core.EngineArgs()
+        core.model = os.fspath(self.model)
+        core.dtype = self.dtype
+        core.quantization = self.quantization or ""
+        core.kv_cache_dtype = self.kv_cache_dtype
+        core.scheduling_policy = self.scheduling_policy
+        core.disable_hybrid_kv_cache_manager = self.disable_hybrid_kv_cache_manager
+        core.num_threads = self.num_threads
+        # None keeps the C++ default.
+        for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens",
+                     "enable_prefix_caching", "block_size", "kv_cache_memory_bytes"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(core, name, value)
+        if self.speculative_config is not None:
+            core.speculative_config = _speculative_config(self.speculative_config)
+        return core
+
+    def _request_seeds(self) -> "RequestSeeds":
+        return RequestSeeds(self.seed)
+
+
+class RequestSeeds:
+    """vLLM's global seed: one seed per request that has none of its own, drawn in order from a
+    generator seeded with EngineArgs.seed (None: such requests stay unseeded)."""
+
+    def __init__(self, seed: Optional[int]) -> None:
+        self._generator = None if seed is None else random.Random(seed)
+
+    def next(self) -> Optional[int]:
+        return None if self._generator is None else self._generator.getrandbits(63)
+
+
+# vLLM's name for the same options given to the asyncio engine.
+AsyncEngineArgs = EngineArgs
+
+
+def _speculative_config(config: dict[str, Any]) -> _core.SpeculativeConfig:
+    known = {"method", "model", "num_speculative_tokens", "prompt_lookup_max", "prompt_lookup_min"}
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise NotImplementedError(f"speculative_config keys not supported by vllm-cpp: {unknown}")
+    core = _core.SpeculativeConfig()
+    for name, value in config.items():
+        setattr(core, name, value)
+    return core
+

@@ -1,0 +1,133 @@
+"""vLLM's offline entry point: LLM(model).generate(prompts, sampling_params) runs a whole batch
+with continuous batching and returns one RequestOutput per prompt, in order; chat() renders
+conversations with the chat template first.
+
+The batch loop steps the engine from Python: each step releases the GIL, and Ctrl-C between
+steps (KeyboardInterrupt) aborts every request of the batch before it propagates."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Optional, Sequence, Union
+
+from .beam_search import BeamSearchOutput, BeamSearchParams, beam_search_output_from_core
+from .engine_args import EngineArgs
+from .inputs import PromptType, TokensPrompt, is_single_prompt, parse_prompt
+from .llm_engine import LLMEngine
+from .outputs import RequestOutput
+from .progress import ProgressBar
+from .sampling_params import RequestOutputKind, SamplingParams
+from .tokenizer import Conversation, Tokenizer
+
+
+class LLM:
+    """An LLM with its engine: LLM(model, **engine_args) takes vLLM's EngineArgs names
+    (an unknown name raises TypeError; one vllm-cpp does not implement, NotImplementedError)."""
+
+    def __init__(self, model: str, **kwargs: Any) -> None:
+        self.llm_engine = LLMEngine(EngineArgs(model=model, **kwargs))
+        self._request_counter = itertools.count()
+
+    def get_tokenizer(self) -> Tokenizer:
+        return self.llm_engine.get_tokenizer()
+
+    def get_default_sampling_params(self) -> SamplingParams:
+        return self.llm_engine.get_default_sampling_params()
+
+    def generate(self, prompts: Union[PromptType, Sequence[PromptType]],
+                 sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
+                 use_tqdm: bool = True, lora_request: None = None,
+                 priority: Optional[list[int]] = None) -> list[RequestOutput]:
+        """Completes every prompt; one RequestOutput per prompt, in the prompts' order."""
+        if lora_request is not None:
+            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        prompt_list = [prompts] if is_single_prompt(prompts) else list(prompts)
+        params_list = self._params_per_prompt(sampling_params, len(prompt_list))
+        if priority is not None and len(priority) != len(prompt_list):
+            raise ValueError("The lengths of prompts and priority must be the same.")
+        return self._run(prompt_list, params_list, priority or [0] * len(prompt_list), use_tqdm)
+
+    def beam_search(self, prompts: list[PromptType], params: BeamSearchParams,
+                    lora_request: None = None, use_tqdm: bool = False,
+                    concurrency_limit: Optional[int] = None) -> list[BeamSearchOutput]:
+        """vLLM's beam search: per prompt, its best params.beam_width sequences, best first
+        (each sequence's tokens and text include the prompt's)."""
+        if lora_request is not None:
+            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        if not isinstance(params, BeamSearchParams):
+            raise TypeError(f"params must be a BeamSearchParams, not {type(params).__name__}")
+        core_params = params._to_core()
+        engine_prompts = [parse_prompt(prompt)[0] for prompt in prompts]
+        outputs = self.llm_engine._core.beam_search(engine_prompts, core_params)
+        return [beam_search_output_from_core(output) for output in outputs]
+
+    def chat(self, messages: Union[Conversation, list[Conversation]],
+             sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
+             use_tqdm: bool = True, lora_request: None = None,
+             chat_template: Optional[str] = None, chat_template_content_format: str = "auto",
+             add_generation_prompt: bool = True, continue_final_message: bool = False,
+             tools: Optional[list[dict[str, Any]]] = None,
+             chat_template_kwargs: Optional[dict[str, Any]] = None,
+             mm_processor_kwargs: Optional[dict[str, Any]] = None) -> list[RequestOutput]:
+        """Generates the next message of one conversation or of each of a list of them."""
+        if chat_template_content_format not in ("auto", "string"):
+            raise NotImplementedError(f"chat_template_content_format="
+                                      f"{chat_template_content_format!r} is not supported by "
+                                      "vllm-cpp (contents are rendered as strings)")
+        if mm_processor_kwargs is not None:
+            raise NotImplementedError("mm_processor_kwargs is not supported by vllm-cpp")
+        single = len(messages) == 0 or isinstance(messages[0], dict)
+        conversations = [messages] if single else messages
+        tokenizer = self.get_tokenizer()
+        prompts = []
+        for conversation in conversations:
+            text = tokenizer.apply_chat_template(
+                conversation, tools=tools, chat_template=chat_template,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message, tokenize=False,
+                **(chat_template_kwargs or {}))
+            prompts.append(TokensPrompt(prompt_token_ids=tokenizer.encode(
+                text, add_special_tokens=False), prompt=text))
+        return self.generate(prompts, sampling_params, use_tqdm=use_tqdm,
+                             lora_request=lora_request)
+
+    def _params_per_prompt(self, sampling_params: Union[SamplingParams, Sequence[SamplingParams],
+                                                        None],
+                           num_prompts: int) -> list[SamplingParams]:
+        if sampling_params is None:
+            return [self.get_default_sampling_params()] * num_prompts
+        if isinstance(sampling_params, SamplingParams):
+            return [sampling_params] * num_prompts
+        params_list = list(sampling_params)
+        if len(params_list) != num_prompts:
+            raise ValueError("The lengths of prompts and sampling_params must be the same.")
+        for params in params_list:
+            if not isinstance(params, SamplingParams):
+                raise TypeError(f"sampling_params must be SamplingParams, not "
+                                f"{type(params).__name__}")
+        return params_list
+
+    def _run(self, prompts: list[PromptType], params_list: list[SamplingParams],
+             priorities: list[int], use_tqdm: bool) -> list[RequestOutput]:
+        engine = self.llm_engine
+        request_ids: list[str] = []
+        finished: dict[str, RequestOutput] = {}
+        bar = ProgressBar(len(prompts), enabled=bool(use_tqdm))
+        try:
+            for prompt, params, priority in zip(prompts, params_list, priorities):
+                request_id = str(next(self._request_counter))
+                engine._add(request_id, prompt, params, RequestOutputKind.FINAL_ONLY, priority)
+                request_ids.append(request_id)
+            while engine.has_unfinished_requests():
+                for output in engine.step():
+                    if not output.finished:
+                        continue
+                    finished[output.request_id] = output
+                    bar.update(len(output.prompt_token_ids),
+                               sum(len(c.token_ids) for c in output.outputs))
+        except BaseException:  # a refused prompt, an engine error or Ctrl-C: drop the batch
+            engine.abort_request([r for r in request_ids if r not in finished])
+            raise
+        finally:
+            bar.close()
+        return [finished[request_id] for request_id in request_ids]

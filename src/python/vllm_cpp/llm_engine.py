@@ -1,0 +1,84 @@
+"""vLLM's LLMEngine: add_request / step / abort_request over the C++ engine (LLM's engine,
+`llm.llm_engine`). Each step runs with the GIL released."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Union
+
+from . import _core
+from .engine_args import EngineArgs
+from .inputs import PromptType, parse_prompt
+from .outputs import RequestOutput, request_output_from_core
+from .sampling_params import RequestOutputKind, SamplingParams
+from .tokenizer import Tokenizer
+
+
+class LLMEngine:
+    """Text in, RequestOutputs out, one engine step at a time."""
+
+    def __init__(self, engine_args: EngineArgs) -> None:
+        core_args = engine_args._to_core()
+        self._seeds = engine_args._request_seeds()
+        self._core = _core.Engine(core_args)
+        self._tokenizer = Tokenizer(self._core)
+        self._prompts: dict[str, Optional[str]] = {}  # unfinished request id -> prompt text
+
+    @classmethod
+    def from_engine_args(cls, engine_args: EngineArgs, usage_context: object = None,
+                         stat_loggers: object = None,
+                         enable_multiprocessing: bool = False) -> "LLMEngine":
+        """vLLM's constructor; its other arguments change nothing in one process."""
+        return cls(engine_args)
+
+    def get_tokenizer(self) -> Tokenizer:
+        return self._tokenizer
+
+    def get_default_sampling_params(self) -> SamplingParams:
+        return SamplingParams._from_core(self._core.default_sampling_params)
+
+    @property
+    def max_model_len(self) -> int:
+        return self._core.max_model_len
+
+    def add_request(self, request_id: str, prompt: PromptType, params: SamplingParams,
+                    arrival_time: Optional[float] = None, lora_request: None = None,
+                    tokenization_kwargs: Optional[dict] = None, trace_headers: None = None,
+                    priority: int = 0) -> None:
+        """Queues a request. ValueError (vLLM's message) when the engine refuses it."""
+        self._add(request_id, prompt, params, None, priority, lora_request)
+
+    def _add(self, request_id: str, prompt: PromptType, params: SamplingParams,
+             output_kind: Optional[RequestOutputKind], priority: int = 0,
+             lora_request: None = None) -> None:
+        if not isinstance(request_id, str):
+            raise TypeError(f"request_id must be a str, not {type(request_id).__name__}")
+        if not isinstance(params, SamplingParams):
+            raise TypeError(f"params must be a SamplingParams, not {type(params).__name__}")
+        if lora_request is not None:
+            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        engine_prompt, prompt_text = parse_prompt(prompt)
+        seed = self._seeds.next()
+        self._core.add_request(request_id, engine_prompt, params._to_core(seed, output_kind),
+                               priority)
+        self._prompts[request_id] = prompt_text
+
+    def step(self) -> list[RequestOutput]:
+        """Runs one engine step; the outputs of the requests it advanced."""
+        return [self._output(output) for output in self._core.step()]
+
+    def abort_request(self, request_ids: Union[str, Iterable[str]]) -> list[RequestOutput]:
+        """Finishes the requests with finish_reason "abort"; returns their final outputs."""
+        ids = [request_ids] if isinstance(request_ids, str) else list(request_ids)
+        return [self._output(output) for output in self._core.abort(ids)]
+
+    def has_unfinished_requests(self) -> bool:
+        return self._core.has_unfinished_requests()
+
+    def get_num_unfinished_requests(self) -> int:
+        return len(self._prompts)
+
+    def _output(self, output: _core.RequestOutput) -> RequestOutput:
+        prompt = self._prompts.get(output.request_id)
+        if output.finished:
+            self._prompts.pop(output.request_id, None)
+        return request_output_from_core(output, prompt)
