@@ -1,11 +1,12 @@
 // `_core.Engine`: the C++ LLM and its LLMEngine (add_request / step / abort_request, beam
-// search) for llm_engine.py and llm.py. Every call releases the GIL while the engine works, and a
-// mutex keeps two Python threads from stepping the same engine at once.
+// search, pooling tasks) for llm_engine.py and llm.py. Every call releases the GIL while the engine
+// works, and a mutex keeps two Python threads from stepping the same engine at once.
 #include <pybind11/stl.h>
 
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <tuple>
 
 #include "engine/llm_engine.h"
 #include "python/bindings.h"
@@ -56,6 +57,44 @@ class Engine {
     return llm_->BeamSearch(prompts, params);
   }
 
+  // Pooling models (vLLM's LLM.embed / classify / encode / score), ValueError when the model
+  // does not serve the task: per prompt, (request_id, prompt_token_ids, output values).
+  using PooledRow = std::tuple<std::string, std::vector<int32_t>, std::vector<float>>;
+  std::vector<PooledRow> Pool(const std::string& task, const std::vector<PromptInput>& prompts,
+                              const PoolingParams& params) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<PooledRow> rows;
+    auto add = [&rows](const auto& outputs, auto values_of) {
+      for (const auto& output : outputs) {
+        rows.emplace_back(output.request_id, output.prompt_token_ids, values_of(output.outputs));
+      }
+    };
+    if (task == "embed") {
+      add(llm_->Embed(prompts, params), [](const EmbeddingOutput& o) { return o.embedding; });
+    } else if (task == "classify") {
+      add(llm_->Classify(prompts, params), [](const ClassificationOutput& o) { return o.probs; });
+    } else if (task == "encode") {
+      add(llm_->Encode(prompts, params), [](const PoolingOutput& o) { return o.data; });
+    } else {
+      throw std::invalid_argument("unknown pooling task '" + task + "'");
+    }
+    return rows;
+  }
+
+  // vLLM's LLM.score: text_1 (one, or one per text_2) against each of text_2.
+  std::vector<std::tuple<std::string, std::vector<int32_t>, float>> Score(
+      const std::vector<std::string>& text_1, const std::vector<std::string>& text_2,
+      const PoolingParams& params) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::tuple<std::string, std::vector<int32_t>, float>> rows;
+    for (const ScoringRequestOutput& output : llm_->Score(text_1, text_2, params)) {
+      rows.emplace_back(output.request_id, output.prompt_token_ids, output.outputs.score);
+    }
+    return rows;
+  }
+
   bool HasUnfinishedRequests() {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -81,6 +120,8 @@ void BindEngine(py::module_& module) {
       .def("step", &Engine::Step)
       .def("abort", &Engine::Abort, py::arg("request_ids"))
       .def("beam_search", &Engine::BeamSearch, py::arg("prompts"), py::arg("params"))
+      .def("pool", &Engine::Pool, py::arg("task"), py::arg("prompts"), py::arg("params"))
+      .def("score", &Engine::Score, py::arg("text_1"), py::arg("text_2"), py::arg("params"))
       .def("has_unfinished_requests", &Engine::HasUnfinishedRequests);
   DefModelProperties(engine, [](const Engine& self) -> const LLMEngine& { return self.engine(); });
 }

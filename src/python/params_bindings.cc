@@ -1,10 +1,11 @@
-// Bindings of the engine's option structs: EngineArgs and SamplingParams as plain mutable
-// structs. The Python classes of the same names (engine_args.py, sampling_params.py) hold vLLM's
-// full signatures and fill these in.
+// Bindings of the engine's option structs: EngineArgs, SamplingParams and PoolingParams as plain
+// mutable structs. The Python classes of the same names (engine_args.py, sampling_params.py) hold
+// vLLM's full signatures and fill these in.
 #include <pybind11/stl.h>
 
 #include "python/bindings.h"
 #include "vllm/engine_args.h"
+#include "vllm/pooling_params.h"
 #include "vllm/sampling_params.h"
 
 namespace py = pybind11;
@@ -36,7 +37,16 @@ void BindParams(py::module_& module) {
       .def_readwrite("scheduling_policy", &EngineArgs::scheduling_policy)
       .def_readwrite("disable_hybrid_kv_cache_manager",
                      &EngineArgs::disable_hybrid_kv_cache_manager)
-      .def_readwrite("speculative_config", &EngineArgs::speculative_config);
+      .def_readwrite("speculative_config", &EngineArgs::speculative_config)
+      .def_readwrite("runner", &EngineArgs::runner)
+      .def_readwrite("convert", &EngineArgs::convert);
+
+  py::class_<PoolingParams>(module, "PoolingParams")
+      .def(py::init<>())
+      .def_readwrite("truncate_prompt_tokens", &PoolingParams::truncate_prompt_tokens)
+      .def_readwrite("dimensions", &PoolingParams::dimensions)
+      .def_readwrite("normalize", &PoolingParams::normalize)
+      .def_readwrite("use_activation", &PoolingParams::use_activation);
 
   py::enum_<RequestOutputKind>(module, "RequestOutputKind")
       .value("CUMULATIVE", RequestOutputKind::kCumulative)

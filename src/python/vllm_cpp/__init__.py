@@ -14,6 +14,9 @@ from .inputs import TextPrompt, TokensPrompt
 from .llm import LLM
 from .llm_engine import LLMEngine
 from .outputs import CompletionOutput, Logprob, RequestMetrics, RequestOutput
+from .pooling import (ClassificationOutput, ClassificationRequestOutput, EmbeddingOutput,
+                      EmbeddingRequestOutput, PoolingOutput, PoolingParams, PoolingRequestOutput,
+                      ScoringOutput, ScoringRequestOutput)
 from .sampling_params import RequestOutputKind, SamplingParams, StructuredOutputsParams
 from .tokenizer import Tokenizer
 
@@ -26,15 +29,24 @@ __all__ = [
     "BeamSearchOutput",
     "BeamSearchParams",
     "BeamSearchSequence",
+    "ClassificationOutput",
+    "ClassificationRequestOutput",
     "CompletionOutput",
+    "EmbeddingOutput",
+    "EmbeddingRequestOutput",
     "EngineArgs",
     "LLM",
     "LLMEngine",
+    "PoolingOutput",
+    "PoolingParams",
+    "PoolingRequestOutput",
     "Logprob",
     "RequestMetrics",
     "RequestOutput",
     "RequestOutputKind",
     "SamplingParams",
+    "ScoringOutput",
+    "ScoringRequestOutput",
     "StructuredOutputsParams",
     "TextPrompt",
     "TokensPrompt",

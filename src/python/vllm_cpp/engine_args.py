@@ -79,6 +79,8 @@ class EngineArgs:
     compilation_config: Optional[Any] = None
     mm_processor_kwargs: Optional[dict[str, Any]] = None
     logits_processors: Optional[list[Any]] = None
+    runner: str = "auto"  # auto | generate | pooling
+    convert: str = "auto"  # auto | embed | classify (a pooling runner's task family)
     num_threads: int = 0  # vllm-cpp's own: worker threads (0: one per core)
 
     def _to_core(self) -> _core.EngineArgs:
@@ -104,6 +106,8 @@ class EngineArgs:
         core.scheduling_policy = self.scheduling_policy
         core.disable_hybrid_kv_cache_manager = self.disable_hybrid_kv_cache_manager
         core.num_threads = self.num_threads
+        core.runner = self.runner
+        core.convert = self.convert
         # None keeps the C++ default.
         for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens",
                      "enable_prefix_caching", "block_size", "kv_cache_memory_bytes"):

@@ -15,6 +15,9 @@ from .engine_args import EngineArgs
 from .inputs import PromptType, TokensPrompt, is_single_prompt, parse_prompt
 from .llm_engine import LLMEngine
 from .outputs import RequestOutput
+from .pooling import (ClassificationRequestOutput, EmbeddingRequestOutput, PoolingParams,
+                      PoolingRequestOutput, ScoringRequestOutput, pooling_outputs_from_core,
+                      scoring_outputs_from_core)
 from .progress import ProgressBar
 from .sampling_params import RequestOutputKind, SamplingParams
 from .tokenizer import Conversation, Tokenizer
@@ -60,6 +63,55 @@ class LLM:
         engine_prompts = [parse_prompt(prompt)[0] for prompt in prompts]
         outputs = self.llm_engine._core.beam_search(engine_prompts, core_params)
         return [beam_search_output_from_core(output) for output in outputs]
+
+    def embed(self, prompts: Union[PromptType, Sequence[PromptType]], *,
+              truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = True,
+              pooling_params: Optional[PoolingParams] = None,
+              lora_request: None = None) -> list[EmbeddingRequestOutput]:
+        """Pooling models (runner="pooling"): one embedding per prompt, in order."""
+        return self._pool("embed", prompts, pooling_params, truncate_prompt_tokens, lora_request)
+
+    def classify(self, prompts: Union[PromptType, Sequence[PromptType]], *, use_tqdm: bool = True,
+                 pooling_params: Optional[PoolingParams] = None,
+                 lora_request: None = None) -> list[ClassificationRequestOutput]:
+        """Sequence-classification models: each prompt's class probabilities."""
+        return self._pool("classify", prompts, pooling_params, None, lora_request)
+
+    def encode(self, prompts: Union[PromptType, Sequence[PromptType]],
+               pooling_params: Optional[PoolingParams] = None, *,
+               truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = True,
+               lora_request: None = None,
+               pooling_task: Optional[str] = None) -> list[PoolingRequestOutput]:
+        """The pooler's raw output per prompt (pooling_task "encode"; "embed" and "classify"
+        give those tasks' outputs)."""
+        task = pooling_task or "encode"
+        if task not in ("encode", "embed", "classify"):
+            raise NotImplementedError(f"pooling_task={task!r} is not supported by vllm-cpp")
+        return self._pool(task, prompts, pooling_params, truncate_prompt_tokens, lora_request)
+
+    def score(self, data_1: Union[str, Sequence[str]], data_2: Union[str, Sequence[str]], /, *,
+              truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = True,
+              pooling_params: Optional[PoolingParams] = None,
+              lora_request: None = None) -> list[ScoringRequestOutput]:
+        """data_1 (one text, or one per data_2 text) against each of data_2: a cross-encoder
+        reads each pair as one sequence, an embedding model scores cosine similarity."""
+        if lora_request is not None:
+            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        text_1 = [data_1] if isinstance(data_1, str) else list(data_1)
+        text_2 = [data_2] if isinstance(data_2, str) else list(data_2)
+        params = (pooling_params or PoolingParams())._to_core(truncate_prompt_tokens)
+        return scoring_outputs_from_core(self.llm_engine._core.score(text_1, text_2, params))
+
+    def _pool(self, task: str, prompts: Union[PromptType, Sequence[PromptType]],
+              pooling_params: Optional[PoolingParams], truncate_prompt_tokens: Optional[int],
+              lora_request: None) -> list[PoolingRequestOutput]:
+        if lora_request is not None:
+            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        prompt_list = [prompts] if is_single_prompt(prompts) else list(prompts)
+        engine_prompts = [parse_prompt(prompt)[0] for prompt in prompt_list]
+        params = (pooling_params or PoolingParams())._to_core(truncate_prompt_tokens)
+        rows = self.llm_engine._core.pool(task, engine_prompts, params)
+        return pooling_outputs_from_core(task, rows)
 
     def chat(self, messages: Union[Conversation, list[Conversation]],
              sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
