@@ -70,7 +70,6 @@ std::vector<PoolingRequestOutputOf<Output>> RunAs(LLMEngine& engine,
   return results;
 }
 
-
 }  // namespace
 
 std::vector<EmbeddingRequestOutput> LLM::Embed(const std::vector<PoolingPrompt>& prompts,

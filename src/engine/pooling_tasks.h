@@ -25,7 +25,7 @@ Expected<std::vector<std::string>> SupportedPoolingTasks(const EngineArgs& args,
                                                          const ModelConfig& config);
 
 // `task` ("embed", "classify", "score", "encode") with `params` on this model. Errors carry
-// vLLM's messages (dimensions out of range, Matryoshka on a non-Matryoshka model, ...).
+// vLLM's messages (dimensions out of range or on a classifier, ...).
 Expected<PoolingSpec> ResolvePoolingSpec(const std::string& task, const PoolingParams& params,
                                          const ModelConfig& config);
 

@@ -6,22 +6,33 @@
 
 namespace vllm::server {
 
-void HandleEmbeddings(ServingContext& context, const RequestMeta& meta,
-                      const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
+void HandleVectorRoute(ServingContext& context, const RequestMeta& meta,
+                       const std::shared_ptr<ResponseWriter>& writer, const Json& body,
+                       const VectorRoute& route) {
   std::string model;
-  if (auto error = CheckPoolingRoute(context, body, "embed", "Embeddings", &model)) {
+  if (auto error = CheckPoolingRoute(context, body, route.task, route.name, &model)) {
     return PostError(writer, *error);
   }
   ApiError error;
   auto request = ParseEmbeddingsRequest(body, &error);
   if (!request.ok()) return PostError(writer, error);
-  const ResponseStamp stamp = MakeResponseStamp(meta, "embd");
+  const ResponseStamp stamp = MakeResponseStamp(meta, route.id_prefix);
   const bool base64 = request->base64;
-  RunPoolingJob(context, writer, stamp.id, std::move(request->inputs), "embed", request->params,
-                [stamp, model, base64](const std::vector<PoolingRequestOutput>& outputs) {
-                  return VectorListResponse(stamp, model, outputs, base64, "embedding",
-                                            "embedding");
+  RunPoolingJob(context, writer, stamp.id, std::move(request->inputs), route.task, request->params,
+                [stamp, model, base64, route](const std::vector<PoolingRequestOutput>& outputs) {
+                  return VectorListResponse(stamp, model, outputs, base64, route.object,
+                                            route.field);
                 });
+}
+
+void HandleEmbeddings(ServingContext& context, const RequestMeta& meta,
+                      const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
+  HandleVectorRoute(context, meta, writer, body,
+                    {.task = "embed",
+                     .name = "Embeddings",
+                     .id_prefix = "embd",
+                     .object = "embedding",
+                     .field = "embedding"});
 }
 
 }  // namespace vllm::server
