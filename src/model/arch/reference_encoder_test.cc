@@ -11,10 +11,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "formats/gguf_file.h"
+#include "formats/safetensors_file.h"
+#include "formats/safetensors_writer.h"
 #include "kernels/ops.h"
 #include "model/hf_export.h"
 #include "model/layers/pooler.h"
@@ -32,24 +36,32 @@ using Vec = std::vector<double>;
 std::string BertVocab() { return std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-bert-bge.gguf"; }
 
 // A random encoder of `shape` written as a GGUF file and exported as a Hugging Face directory.
+// The directory goes with the test.
 struct RandomEncoderFiles {
   fs::path dir, gguf, hf;
+  RandomEncoderFiles() = default;
+  RandomEncoderFiles(const RandomEncoderFiles&) = delete;
+  RandomEncoderFiles& operator=(const RandomEncoderFiles&) = delete;
+  ~RandomEncoderFiles() {
+    std::error_code ignored;
+    if (!dir.empty()) fs::remove_all(dir, ignored);
+  }
 };
-RandomEncoderFiles WriteEncoder(const std::string& shape) {
-  RandomEncoderFiles files;
-  files.dir =
-      fs::path(::testing::TempDir()) / ("encoder_" + shape + "_" + std::to_string(::getpid()));
-  fs::create_directories(files.dir);
-  files.gguf = files.dir / "model.gguf";
-  files.hf = files.dir / "hf";
+// Fails the calling test (ASSERT_NO_FATAL_FAILURE) when writing or exporting fails.
+void WriteEncoder(const std::string& shape, RandomEncoderFiles* files) {
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  files->dir = fs::path(::testing::TempDir()) /
+               ("encoder_" + shape + "_" + test + "_" + std::to_string(::getpid()));
+  fs::create_directories(files->dir);
+  files->gguf = files->dir / "model.gguf";
+  files->hf = files->dir / "hf";
   Status status = WriteRandomModel(
-      {.shape = shape, .vocab_path = BertVocab(), .output_path = files.gguf.string(), .seed = 5});
-  EXPECT_TRUE(status.ok()) << status.message();
-  auto file = GgufFile::Open(files.gguf.string());
-  EXPECT_TRUE(file.ok()) << file.error();
-  status = WriteHfCheckpointFromGguf(**file, files.hf.string(), files.dir.string());
-  EXPECT_TRUE(status.ok()) << status.message();
-  return files;
+      {.shape = shape, .vocab_path = BertVocab(), .output_path = files->gguf.string(), .seed = 5});
+  ASSERT_TRUE(status.ok()) << status.message();
+  auto file = GgufFile::Open(files->gguf.string());
+  ASSERT_TRUE(file.ok()) << file.error();
+  status = WriteHfCheckpointFromGguf(**file, files->hf.string(), files->dir.string());
+  ASSERT_TRUE(status.ok()) << status.message();
 }
 
 // A GGUF tensor in double, [rows][cols] (cols the contiguous dimension).
@@ -219,7 +231,8 @@ const std::vector<std::vector<int32_t>> kSequences = {
     std::vector<int32_t>(40, 2000)};
 
 TEST(ReferenceEncoderTest, BertMatchesDoubleReference) {
-  const RandomEncoderFiles files = WriteEncoder("bert-tiny");
+  RandomEncoderFiles files;
+  ASSERT_NO_FATAL_FAILURE(WriteEncoder("bert-tiny", &files));
   auto file = GgufFile::Open(files.gguf.string());
   ASSERT_TRUE(file.ok());
   auto encoder = Load(files.gguf);
@@ -251,7 +264,8 @@ TEST(ReferenceEncoderTest, BertMatchesDoubleReference) {
 }
 
 TEST(ReferenceEncoderTest, GgufAndHuggingFaceFormsAreBitIdentical) {
-  const RandomEncoderFiles files = WriteEncoder("bert-tiny-mean");
+  RandomEncoderFiles files;
+  ASSERT_NO_FATAL_FAILURE(WriteEncoder("bert-tiny-mean", &files));
   auto from_gguf = Load(files.gguf);
   auto from_hf = Load(files.hf);
   ASSERT_NE(from_gguf, nullptr);
@@ -263,7 +277,8 @@ TEST(ReferenceEncoderTest, GgufAndHuggingFaceFormsAreBitIdentical) {
 }
 
 TEST(ReferenceEncoderTest, SentenceTransformersDirectoryFixesThePooler) {
-  const RandomEncoderFiles files = WriteEncoder("bert-tiny");
+  RandomEncoderFiles files;
+  ASSERT_NO_FATAL_FAILURE(WriteEncoder("bert-tiny", &files));
   fs::create_directories(files.hf / "1_Pooling");
   std::ofstream(files.hf / "modules.json")
       << R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
@@ -281,7 +296,8 @@ TEST(ReferenceEncoderTest, SentenceTransformersDirectoryFixesThePooler) {
 }
 
 TEST(ReferenceEncoderTest, RerankerGgufAndXlmRobertaDirectoryScoreTheSame) {
-  const RandomEncoderFiles files = WriteEncoder("bert-reranker-tiny");
+  RandomEncoderFiles files;
+  ASSERT_NO_FATAL_FAILURE(WriteEncoder("bert-reranker-tiny", &files));
   auto file = GgufFile::Open(files.gguf.string());
   ASSERT_TRUE(file.ok());
   auto from_gguf = Load(files.gguf);
@@ -313,8 +329,93 @@ TEST(ReferenceEncoderTest, RerankerGgufAndXlmRobertaDirectoryScoreTheSame) {
   }
 }
 
+// A deterministic [rows, cols] f32 matrix (weights of magnitude up to 0.3).
+std::vector<float> FixedValues(int64_t count, double phase) {
+  std::vector<float> values(count);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = static_cast<float>(0.3 * std::sin(i * 0.7 + phase));
+  return values;
+}
+
+// BertForSequenceClassification: the exported BertModel's tensors under "bert.", a pooler
+// (dense + tanh over the first token) and a classifier over two labels, written by hand; its
+// hidden states are the BertModel's and its scores the double-precision head over them.
+TEST(ReferenceEncoderTest, BertForSequenceClassificationDirectory) {
+  RandomEncoderFiles files;
+  ASSERT_NO_FATAL_FAILURE(WriteEncoder("bert-tiny", &files));
+  const fs::path classifier_dir = files.dir / "classifier";
+  fs::create_directories(classifier_dir);
+  for (const auto& entry : fs::directory_iterator(files.hf)) {
+    if (entry.is_regular_file() && entry.path().filename() != "model.safetensors" &&
+        entry.path().filename() != "config.json") {
+      fs::copy_file(entry.path(), classifier_dir / entry.path().filename());
+    }
+  }
+  auto body = SafetensorsFile::Open((files.hf / "model.safetensors").string());
+  ASSERT_TRUE(body.ok()) << body.error();
+  std::vector<SafetensorsTensor> tensors;
+  for (SafetensorsTensor tensor : (*body)->tensors()) {
+    if (tensor.name.starts_with("pooler.")) continue;
+    tensor.name = "bert." + tensor.name;
+    tensors.push_back(tensor);
+  }
+  const int64_t width = 64, num_labels = 2;
+  const std::vector<float> pooler_weight = FixedValues(width * width, 0.1),
+                           pooler_bias = FixedValues(width, 0.2),
+                           classifier_weight = FixedValues(num_labels * width, 0.3),
+                           classifier_bias = FixedValues(num_labels, 0.4);
+  for (const auto& [name, values, rows] :
+       {std::tuple{"bert.pooler.dense.weight", &pooler_weight, width},
+        {"bert.pooler.dense.bias", &pooler_bias, int64_t{0}},
+        {"classifier.weight", &classifier_weight, num_labels},
+        {"classifier.bias", &classifier_bias, int64_t{0}}}) {
+    const auto count = static_cast<int64_t>(values->size());
+    tensors.push_back(
+        {.name = name,
+         .type = GgmlType::kF32,
+         .shape = rows > 0 ? std::vector<int64_t>{rows, count / rows} : std::vector<int64_t>{count},
+         .data = values->data(),
+         .num_bytes = count * 4});
+  }
+  ASSERT_TRUE(WriteSafetensors((classifier_dir / "model.safetensors").string(), tensors).ok());
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(files.hf / "config.json"));
+  config["architectures"] = {"BertForSequenceClassification"};
+  config["id2label"] = {{"0", "negative"}, {"1", "positive"}};
+  std::ofstream(classifier_dir / "config.json") << config.dump();
+
+  auto bare = Load(files.hf);
+  auto classifier = Load(classifier_dir);
+  ASSERT_NE(bare, nullptr);
+  ASSERT_NE(classifier, nullptr);
+  Model& model = *classifier->loaded.model;
+  EXPECT_EQ(model.config().num_labels, num_labels);
+  EXPECT_EQ(model.config().id2label, (std::vector<std::string>{"negative", "positive"}));
+  const ForwardBatch batch = PackSequences(kSequences);
+  const std::vector<float> hidden = Hidden(model, batch);
+  ASSERT_EQ(hidden, Hidden(*bare->loaded.model, batch));
+  for (size_t s = 0; s < kSequences.size(); ++s) {
+    const float* first = hidden.data() + batch.query_start_loc[s] * width;
+    std::vector<float> scores(num_labels);
+    ASSERT_TRUE(model.Classify(first, 1, scores.data()).ok());
+    std::vector<double> pooled(width);
+    for (int64_t o = 0; o < width; ++o) {
+      double sum = pooler_bias[o];
+      for (int64_t i = 0; i < width; ++i) sum += pooler_weight[o * width + i] * double{first[i]};
+      pooled[o] = std::tanh(sum);
+    }
+    for (int64_t label = 0; label < num_labels; ++label) {
+      double expected = classifier_bias[label];
+      for (int64_t i = 0; i < width; ++i) {
+        expected += classifier_weight[label * width + i] * pooled[i];
+      }
+      EXPECT_NEAR(scores[label], expected, 1e-4) << "sequence " << s << " label " << label;
+    }
+  }
+}
+
 TEST(ReferenceEncoderTest, SequenceIsBitIdenticalAloneAndInABatch) {
-  const RandomEncoderFiles files = WriteEncoder("bert-tiny");
+  RandomEncoderFiles files;
+  ASSERT_NO_FATAL_FAILURE(WriteEncoder("bert-tiny", &files));
   auto encoder = Load(files.gguf);
   ASSERT_NE(encoder, nullptr);
   Model& model = *encoder->loaded.model;
