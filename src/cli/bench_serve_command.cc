@@ -32,6 +32,13 @@ struct BenchServeOptions {
   double random_range_ratio = 0.33;  // lengths uniform in len × [1 - r, 1 + r]
   int64_t vocab_size = 32000;
   uint64_t seed = 0;
+  // "random", or vLLM's "prefix_repetition": num_prefixes random prefixes of prefix_len tokens,
+  // each request one of them followed by suffix_len random tokens, output_len tokens each.
+  std::string dataset_name = "random";
+  int prefix_len = 256;
+  int suffix_len = 256;
+  int num_prefixes = 10;
+  int prefix_output_len = 128;
   // BENCHMARKS.md workload 6 (chunked prefill): one prompt of this many tokens sent
   // long_prompt_delay seconds into the closed loop, on a connection of its own; 0: none.
   int long_prompt_len = 0;
@@ -152,32 +159,61 @@ double Mean(const std::vector<double>& values) {
   return values.empty() ? 0.0 : sum / static_cast<double>(values.size());
 }
 
+// Random prompt ids, drawn above the first 1,000 ids (clear of special and byte tokens).
+class RandomTokens {
+ public:
+  RandomTokens(const BenchServeOptions& options, uint64_t seed)
+      : rng_(seed),
+        token_(std::min<int64_t>(options.vocab_size - 1, 1000), options.vocab_size - 1) {}
+  std::vector<int32_t> Draw(int count) {
+    std::vector<int32_t> ids(count);
+    for (int32_t& id : ids) id = static_cast<int32_t>(token_(rng_));
+    return ids;
+  }
+  std::mt19937_64& rng() { return rng_; }
+
+ private:
+  std::mt19937_64 rng_;
+  std::uniform_int_distribution<int64_t> token_;
+};
+
 std::vector<BenchRequest> RandomRequests(const BenchServeOptions& options) {
-  std::mt19937_64 rng(options.seed);
+  RandomTokens tokens(options, options.seed);
   auto length = [&](int base) {
     const int low = std::max(1, static_cast<int>(base * (1.0 - options.random_range_ratio)));
     const int high = std::max(low, static_cast<int>(base * (1.0 + options.random_range_ratio)));
-    return std::uniform_int_distribution<int>(low, high)(rng);
+    return std::uniform_int_distribution<int>(low, high)(tokens.rng());
   };
-  const int64_t first = std::min<int64_t>(options.vocab_size - 1, 1000);
-  std::uniform_int_distribution<int64_t> token(first, options.vocab_size - 1);
   std::vector<BenchRequest> requests(options.num_prompts);
   for (BenchRequest& request : requests) {
-    request.prompt.resize(length(options.random_input_len));
-    for (int32_t& id : request.prompt) id = static_cast<int32_t>(token(rng));
+    request.prompt = tokens.Draw(length(options.random_input_len));
     request.max_tokens = length(options.random_output_len);
   }
   return requests;
 }
 
+// The prefix_repetition dataset: num_prompts / num_prefixes requests per prefix (the remainder to
+// the first prefixes), shuffled, so that the prefixes' requests interleave as in vLLM's.
+std::vector<BenchRequest> PrefixRepetitionRequests(const BenchServeOptions& options) {
+  RandomTokens tokens(options, options.seed);
+  std::vector<std::vector<int32_t>> prefixes;
+  for (int p = 0; p < options.num_prefixes; ++p)
+    prefixes.push_back(tokens.Draw(options.prefix_len));
+  std::vector<BenchRequest> requests(options.num_prompts);
+  for (int i = 0; i < options.num_prompts; ++i) {
+    requests[i].prompt = prefixes[i % options.num_prefixes];
+    const std::vector<int32_t> suffix = tokens.Draw(options.suffix_len);
+    requests[i].prompt.insert(requests[i].prompt.end(), suffix.begin(), suffix.end());
+    requests[i].max_tokens = options.prefix_output_len;
+  }
+  std::shuffle(requests.begin(), requests.end(), tokens.rng());
+  return requests;
+}
+
 // The long prompt of workload 6: long_prompt_len random ids (a seed of their own), 16 outputs.
 BenchRequest LongRequest(const BenchServeOptions& options) {
-  std::mt19937_64 rng(options.seed + 1);
-  const int64_t first = std::min<int64_t>(options.vocab_size - 1, 1000);
-  std::uniform_int_distribution<int64_t> token(first, options.vocab_size - 1);
-  BenchRequest request{std::vector<int32_t>(options.long_prompt_len), 16};
-  for (int32_t& id : request.prompt) id = static_cast<int32_t>(token(rng));
-  return request;
+  RandomTokens tokens(options, options.seed + 1);
+  return {tokens.Draw(options.long_prompt_len), 16};
 }
 
 // Workload 6's figures: the long prompt's TTFT, and the other requests' inter-token gaps that
@@ -227,14 +263,17 @@ int RunBenchServe(const BenchServeOptions& options) {
     stream.connect(endpoints, error);
     return !error;
   };
-  const std::vector<BenchRequest> requests = RandomRequests(options);
-  {  // Warm-up, not counted.
+  const std::vector<BenchRequest> requests = options.dataset_name == "prefix_repetition"
+                                                 ? PrefixRepetitionRequests(options)
+                                                 : RandomRequests(options);
+  {  // Warm-up, not counted: 16 tokens of their own, so that no measured prompt starts cached.
     beast::tcp_stream stream(io_context);
     if (!connect(stream)) {
       std::cerr << "error: cannot connect to " << options.host << ":" << options.port << "\n";
       return 1;
     }
-    RequestResult warmup = RunRequest(options, stream, {requests.front().prompt, 4});
+    RequestResult warmup =
+        RunRequest(options, stream, {RandomTokens(options, options.seed + 2).Draw(16), 4});
     if (!warmup.ok) {
       std::cerr << "error: the warm-up request failed: " << warmup.error << "\n";
       return 1;
@@ -351,6 +390,21 @@ void RegisterBenchServeCommand(CLI::App& bench) {
   command->add_option("--vocab-size", options->vocab_size, "Random prompt ids are below this")
       ->capture_default_str();
   command->add_option("--seed", options->seed)->capture_default_str();
+  command->add_option("--dataset-name", options->dataset_name)
+      ->check(CLI::IsMember({"random", "prefix_repetition"}))
+      ->capture_default_str();
+  command->add_option("--prefix-repetition-prefix-len", options->prefix_len)
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--prefix-repetition-suffix-len", options->suffix_len)
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--prefix-repetition-num-prefixes", options->num_prefixes)
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--prefix-repetition-output-len", options->prefix_output_len)
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   command
       ->add_option("--long-prompt-len", options->long_prompt_len,
                    "Also send one prompt of this many tokens into the loop (chunked-prefill "
