@@ -14,6 +14,11 @@ void AttendTileScalar(const AttentionTile& tile, const AttentionState& state, fl
 void AttendTileAvx2(const AttentionTile& tile, const AttentionState& state, float* scratch);
 void AttendTileAvx512(const AttentionTile& tile, const AttentionState& state, float* scratch);
 
+// AttendAllKeys (ops.h) per path: AVX-512 for head_dim a multiple of 16, and the scalar one (keys
+// and values gathered, then AttentionRef per row), which is its reference.
+void AttendAllKeysAvx512(const DenseAttention& attention, float* scratch);
+void AttendAllKeysScalar(const DenseAttention& attention, float* scratch);
+
 // Scalar reference (ref/attention_ref.cc): one query row against num_keys f32 keys and values,
 // two-pass softmax. out: [head_dim] = Σ_j exp(s_j - m) v_j / (Σ_j exp(s_j - m) + exp(sink - m)),
 // s_j = q·k_j · scale, soft-capped to C·tanh(s_j / C) when logit_softcap C > 0,

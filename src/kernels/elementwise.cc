@@ -1,4 +1,5 @@
-// Small vector kernels: RMSNorm, SiLU·up, GELU·up, dot and axpy (all but RMSNorm dispatch per ISA).
+// Small vector kernels: RMSNorm, SiLU·up, GELU·up, GELU (erf), dot and axpy (all but RMSNorm
+// dispatch per ISA).
 #include <cmath>
 
 #include "kernels/linear_internal.h"
@@ -29,6 +30,11 @@ void GeluTanhMulScalar(const float* gate, const float* up, int64_t n, float* out
   }
 }
 
+void GeluErfScalar(const float* x, int64_t n, float* out) {
+  const float inv_sqrt2 = 0.70710678118654752f;
+  for (int64_t i = 0; i < n; ++i) out[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * inv_sqrt2));
+}
+
 void SiluMul(const float* gate, const float* up, int64_t n, float* out) {
   switch (BestIsa()) {
     case Isa::kAvx512:
@@ -48,6 +54,17 @@ void GeluTanhMul(const float* gate, const float* up, int64_t n, float* out) {
       return GeluTanhMulAvx2(gate, up, n, out);
     case Isa::kScalar:
       return GeluTanhMulScalar(gate, up, n, out);
+  }
+}
+
+void GeluErf(const float* x, int64_t n, float* out) {
+  switch (BestIsa()) {
+    case Isa::kAvx512:
+      return GeluErfAvx512(x, n, out);
+    case Isa::kAvx2:
+      return GeluErfAvx2(x, n, out);
+    case Isa::kScalar:
+      return GeluErfScalar(x, n, out);
   }
 }
 

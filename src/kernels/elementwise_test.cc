@@ -95,6 +95,38 @@ TEST(ElementwiseTest, GeluTanhMulVectorPathsMatchTheFormula) {
   ExpectPathsMatch(nullptr, GeluTanhMulAvx2, GeluTanhMulAvx512, GeluTanhExact, GeluTanhArgument);
 }
 
+// gelu(x) = x / 2 · erfc(-x / sqrt(2)) in double: every path within A&S 7.1.26's absolute error
+// on erf (1.5e-7, times |x| / 2) plus a few ulps, at every tail length, in place too.
+TEST(ElementwiseTest, GeluErfPathsMatchTheFormula) {
+  std::vector<float> x;
+  for (float v = -120.0f; v <= 120.0f; v += 0.37f) x.push_back(v);
+  for (float v = -6.0f; v <= 6.0f; v += 0.0031f) x.push_back(v);
+  x.insert(x.end(), {0.0f, -0.0f, 1e-30f, -1e-30f, 1e30f, -1e30f});
+  using Gelu = void (*)(const float*, int64_t, float*);
+  std::vector<std::pair<const char*, Gelu>> paths = {{"scalar", GeluErfScalar},
+                                                     {"dispatched", GeluErf}};
+  if (GetCpuFeatures().HasAvx2Path()) paths.push_back({"avx2", GeluErfAvx2});
+  if (BestIsa() == Isa::kAvx512) paths.push_back({"avx512", GeluErfAvx512});
+  for (const auto& [name, kernel] : paths) {
+    for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{17}, static_cast<int64_t>(x.size())}) {
+      std::vector<float> out(n);
+      kernel(x.data(), n, out.data());
+      std::vector<float> in_place(x.begin(), x.begin() + n);
+      kernel(in_place.data(), n, in_place.data());
+      EXPECT_EQ(in_place, out) << name;
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = x[i];
+        const double expected = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+        EXPECT_NEAR(out[i], expected, 1e-7 * std::abs(v) + 1e-6 * std::abs(expected) + 1e-30)
+            << name << " x = " << x[i] << " n = " << n;
+      }
+    }
+  }
+  float zero = 0.0f;
+  GeluErf(&zero, 1, &zero);
+  EXPECT_EQ(zero, 0.0f);
+}
+
 TEST(ElementwiseTest, ActivationsPassNanThroughAndReachTheirLimits) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();

@@ -44,6 +44,12 @@ struct PreparedActivations {
   std::vector<int32_t> q8_half_sums;  // [m, cols / 16]
 };
 
+// PrepareActivations' Q8_0 work on AVX-512 for `num_blocks` consecutive blocks of x: the blocks,
+// their scales as f32, and the sums of their quants per 32 and per 16 values, bit-identical to
+// QuantizeRowQ8_0 and the scalar sums.
+void PrepareQ8BlocksAvx512(const float* x, int64_t num_blocks, BlockQ8_0* blocks, float* scales,
+                           int32_t* sums, int32_t* half_sums);
+
 // BF16 activations are kept as bf16 bits on AVX-512 (vdpbf16ps), as f32 values elsewhere.
 PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const float* x, int64_t m,
                                        int64_t cols, ThreadPool& pool);
@@ -118,5 +124,9 @@ void SiluMulAvx512(const float* gate, const float* up, int64_t n, float* out);
 void GeluTanhMulScalar(const float* gate, const float* up, int64_t n, float* out);
 void GeluTanhMulAvx2(const float* gate, const float* up, int64_t n, float* out);
 void GeluTanhMulAvx512(const float* gate, const float* up, int64_t n, float* out);
+// GeluErf (ops.h) per path; the scalar path (std::erf) is the reference.
+void GeluErfScalar(const float* x, int64_t n, float* out);
+void GeluErfAvx2(const float* x, int64_t n, float* out);
+void GeluErfAvx512(const float* x, int64_t n, float* out);
 
 }  // namespace vllm::kernels

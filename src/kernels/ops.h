@@ -81,6 +81,11 @@ void SiluMul(const float* gate, const float* up, int64_t n, float* out);
 // gelu(x) = x / 2 · (1 + tanh(sqrt(2 / π) · (x + 0.044715 x³))).
 void GeluTanhMul(const float* gate, const float* up, int64_t n, float* out);
 
+// out[i] = gelu(x[i]) for i < n, GELU in its exact form: gelu(x) = x / 2 · (1 + erf(x / sqrt(2))).
+// The vector paths take erf from Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7).
+// out may alias x.
+void GeluErf(const float* x, int64_t n, float* out);
+
 // Dot product of two f32 vectors of length n (fixed reduction order for a given n).
 float DotF32(const float* a, const float* b, int64_t n);
 
@@ -156,5 +161,33 @@ struct AttentionState {
 // converted to f32 once per tile into `scratch` (AttentionTileScratchFloats(head_dim) floats).
 // A row's arithmetic depends only on its own query, keys and range, never on the other rows.
 void AttendTile(const AttentionTile& tile, const AttentionState& state, float* scratch);
+
+// --- Dense bidirectional attention (encoders: no KV cache, every key of the sequence) ---
+
+// The query rows of one sequence and one head against all of the sequence's keys: for each row r,
+// out_r = Σ_j softmax_j(q_r·k_j · scale) v_j over j < num_keys, with a two-pass softmax (the max,
+// then Σ exp) in f32. A row's arithmetic depends only on its own query and the keys, never on
+// num_rows or the other rows.
+struct DenseAttention {
+  const float* q = nullptr;  // row r's head_dim values at q + r * q_row_stride
+  int64_t q_row_stride = 0;
+  int64_t num_rows = 0;
+  const float* k = nullptr;  // key j's head_dim values at k + j * kv_row_stride
+  const float* v = nullptr;  // value j's at v + j * kv_row_stride
+  int64_t kv_row_stride = 0;
+  int64_t num_keys = 0;
+  int64_t head_dim = 0;
+  float scale = 1.0f;    // multiplies q·k
+  float* out = nullptr;  // row r's head_dim results at out + r * out_row_stride
+  int64_t out_row_stride = 0;
+};
+// Whether AttendAllKeys has a vector path for this head_dim on this CPU (else it runs the scalar
+// reference, and a caller may prefer AttendTile).
+bool HasVectorDenseAttention(int64_t head_dim);
+// Floats of scratch AttendAllKeys needs.
+constexpr int64_t DenseAttentionScratchFloats(int64_t num_keys, int64_t head_dim) {
+  return (2 * head_dim + 4) * ((num_keys + 31) / 32 * 32);
+}
+void AttendAllKeys(const DenseAttention& attention, float* scratch);
 
 }  // namespace vllm::kernels

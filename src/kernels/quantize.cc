@@ -118,6 +118,13 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
       return;
     }
     if (format != ActivationFormat::kQ8) return;
+    if (isa == Isa::kAvx512) {
+      const int64_t first = begin * blocks_per_row;
+      PrepareQ8BlocksAvx512(x + offset, (end - begin) * blocks_per_row, prepared.q8.data() + first,
+                            prepared.q8_scales.data() + first, prepared.q8_sums.data() + first,
+                            prepared.q8_half_sums.data() + 2 * first);
+      return;
+    }
     QuantizeRowQ8_0(x + offset, length, prepared.q8.data() + begin * blocks_per_row);
     for (int64_t b = begin * blocks_per_row; b < end * blocks_per_row; ++b) {
       const BlockQ8_0& block = prepared.q8[b];

@@ -1,6 +1,6 @@
-// AVX2 SiLU · up and GELU(tanh) · up, as activations_avx512.cc computes them; 2^n is built in the
-// exponent bits (t clamped to where it stays a normal float), and the tail runs through a
-// zero-padded buffer of 8 lanes.
+// AVX2 SiLU · up, GELU(tanh) · up and GELU(erf), as activations_avx512.cc computes them; 2^n is
+// built in the exponent bits (t clamped to where it stays a normal float), and the tail runs
+// through a zero-padded buffer of 8 lanes.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -52,7 +52,37 @@ void SigmoidGatedMul(const float* gate, const float* up, int64_t n, float* out,
   }
 }
 
+// GELU(erf) per lane, as activations_avx512.cc computes it.
+inline __m256 GeluErfLanes(__m256 x) {
+  const __m256 z =
+      _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(kInvSqrt2));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(z, _mm256_set1_ps(kErfcP), one));
+  __m256 p = _mm256_set1_ps(kErfcCoefficients[0]);
+#pragma GCC unroll 8
+  for (int i = 1; i < kNumErfcCoefficients; ++i) {
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(kErfcCoefficients[i]));
+  }
+  const __m256 half_erfc =
+      _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(p, t),
+                                  Exp(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), z), z))),
+                    _mm256_set1_ps(0.5f));
+  const __m256 negative = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+  return _mm256_blendv_ps(_mm256_fnmadd_ps(x, half_erfc, x), _mm256_mul_ps(x, half_erfc), negative);
+}
+
 }  // namespace
+
+void GeluErfAvx2(const float* x, int64_t n, float* out) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, GeluErfLanes(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    float lanes[8] = {}, result[8];
+    std::copy(x + i, x + n, lanes);
+    _mm256_storeu_ps(result, GeluErfLanes(_mm256_loadu_ps(lanes)));
+    std::copy(result, result + (n - i), out + i);
+  }
+}
 
 void SiluMulAvx2(const float* gate, const float* up, int64_t n, float* out) {
   SigmoidGatedMul(gate, up, n, out, [](__m256 x) { return x; });

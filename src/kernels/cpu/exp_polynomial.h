@@ -24,4 +24,14 @@ constexpr float kExpClampLowNormal = -87.0f;
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
 
+// GELU(erf)'s constants: gelu(x) = x / 2 · (1 + erf(x / sqrt(2))), with erfc(z) for z >= 0 as
+// t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^-z², t = 1 / (1 + p z) (Abramowitz and Stegun
+// 7.1.26, absolute error below 1.5e-7), so that gelu(x) = x (1 - erfc / 2) for x >= 0 and
+// x erfc / 2 for x < 0 (no cancellation on the negative side).
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kErfcP = 0.3275911f;
+constexpr int kNumErfcCoefficients = 5;  // a5 first
+constexpr float kErfcCoefficients[kNumErfcCoefficients] = {
+    1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f};
+
 }  // namespace vllm::kernels
