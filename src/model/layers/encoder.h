@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/ops.h"
+#include "model/layers/encoder_ops.h"
 #include "model/layers/qkv_projection.h"
 #include "model/model.h"
 #include "model/tensor_source.h"
@@ -38,6 +39,7 @@ class Encoder : public Model {
  private:
   struct Norm {
     std::vector<float> weight, bias;  // [hidden] each
+    LayerNormParams params(float eps) const { return {weight.data(), bias.data(), eps}; }
   };
   struct Projection {
     std::unique_ptr<kernels::LinearWeight> weight;  // [out, in]

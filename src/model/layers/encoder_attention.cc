@@ -9,21 +9,57 @@
 namespace vllm {
 namespace {
 
-// Query tokens of one sequence that share the loads of each key tile.
-constexpr int64_t kQueryTileTokens = 16;
+// Query tokens of one sequence that share the loads of each key tile: a whole 128-token
+// sequence, so that each key tile is converted once per KV head rather than once per 16 queries.
+constexpr int64_t kQueryTileTokens = 128;
 
 int64_t NumQueryTiles(std::span<const int32_t> query_start_loc, int64_t s) {
   return (query_start_loc[s + 1] - query_start_loc[s] + kQueryTileTokens - 1) / kQueryTileTokens;
 }
 
-}  // namespace
+// Each item is one (sequence, query head): kernels::AttendAllKeys over the whole sequence.
+void DenseEncoderAttention(std::span<const int32_t> query_start_loc, const float* q, const float* k,
+                           const float* v, const EncoderAttentionShape& shape, ThreadPool& pool,
+                           float* out) {
+  const int64_t num_seqs = static_cast<int64_t>(query_start_loc.size()) - 1;
+  const int64_t head_dim = shape.head_dim;
+  const int64_t heads_per_kv_head = shape.num_heads / shape.num_kv_heads;
+  const int64_t q_width = shape.num_heads * head_dim;
+  const int64_t kv_width = shape.num_kv_heads * head_dim;
+  int64_t longest = 0;
+  for (int64_t s = 0; s < num_seqs; ++s) {
+    longest = std::max<int64_t>(longest, query_start_loc[s + 1] - query_start_loc[s]);
+  }
+  pool.ParallelForChunks(num_seqs * shape.num_heads, 8, [&](int64_t first, int64_t end) {
+    std::vector<float> scratch(kernels::DenseAttentionScratchFloats(longest, head_dim));
+    for (int64_t item = first; item < end; ++item) {
+      const int64_t s = item / shape.num_heads;
+      const int64_t head = item % shape.num_heads;
+      const int64_t begin = query_start_loc[s];
+      const int64_t seq_len = query_start_loc[s + 1] - begin;
+      const int64_t kv_offset = begin * kv_width + head / heads_per_kv_head * head_dim;
+      kernels::AttendAllKeys({.q = q + begin * q_width + head * head_dim,
+                              .q_row_stride = q_width,
+                              .num_rows = seq_len,
+                              .k = k + kv_offset,
+                              .v = v + kv_offset,
+                              .kv_row_stride = kv_width,
+                              .num_keys = seq_len,
+                              .head_dim = head_dim,
+                              .scale = shape.scale,
+                              .out = out + begin * q_width + head * head_dim,
+                              .out_row_stride = q_width},
+                             scratch.data());
+    }
+  });
+}
 
 // Each item is one (sequence, query tile, KV head): its rows are token · G + head for the
 // G = num_heads / num_kv_heads query heads of the KV head, and every key tile of the sequence
 // folds into every row, in position order.
-void EncoderAttention(std::span<const int32_t> query_start_loc, const float* q, const float* k,
-                      const float* v, const EncoderAttentionShape& shape, ThreadPool& pool,
-                      float* out) {
+void TiledEncoderAttention(std::span<const int32_t> query_start_loc, const float* q, const float* k,
+                           const float* v, const EncoderAttentionShape& shape, ThreadPool& pool,
+                           float* out) {
   const int64_t num_seqs = static_cast<int64_t>(query_start_loc.size()) - 1;
   const int64_t head_dim = shape.head_dim;
   const int64_t num_kv_heads = shape.num_kv_heads;
@@ -62,6 +98,20 @@ void EncoderAttention(std::span<const int32_t> query_start_loc, const float* q, 
     for (int64_t key = 0; key < seq_len; key += kernels::kAttentionTileKeys) {
       const int64_t num_keys = std::min<int64_t>(kernels::kAttentionTileKeys, seq_len - key);
       std::fill(last_key.begin(), last_key.end(), static_cast<int32_t>(num_keys - 1));
+      if (shape.window > 0) {  // row r (token position p) sees tile keys [p - W, p + W]
+        const int64_t tile_first = begin - seq_begin;  // the query tile's first position
+        if (key > tile_first + num_tile_tokens - 1 + shape.window ||
+            key + num_keys - 1 < tile_first - shape.window) {
+          continue;  // no row sees this key tile
+        }
+        for (int64_t r = 0; r < num_rows; ++r) {
+          const int64_t position = tile_first + r / heads_per_kv_head;
+          first_key[r] =
+              static_cast<int32_t>(std::clamp<int64_t>(position - shape.window - key, 0, num_keys));
+          last_key[r] = static_cast<int32_t>(
+              std::clamp<int64_t>(position + shape.window - key, -1, num_keys - 1));
+        }
+      }
       const int64_t row_offset = (seq_begin + key) * kv_width + kv_head * head_dim;
       const kernels::KvRows keys = {.data = reinterpret_cast<const uint8_t*>(k + row_offset),
                                     .row_stride_bytes = kv_width * int64_t{sizeof(float)}};
@@ -89,6 +139,18 @@ void EncoderAttention(std::span<const int32_t> query_start_loc, const float* q, 
   pool.ParallelForChunks(items_before.back(), 8, [&](int64_t first, int64_t end) {
     for (int64_t item = first; item < end; ++item) attend_item(item);
   });
+}
+
+}  // namespace
+
+void EncoderAttention(std::span<const int32_t> query_start_loc, const float* q, const float* k,
+                      const float* v, const EncoderAttentionShape& shape, ThreadPool& pool,
+                      float* out) {
+  if (shape.window == 0 && kernels::HasVectorDenseAttention(shape.head_dim)) {
+    DenseEncoderAttention(query_start_loc, q, k, v, shape, pool, out);
+  } else {
+    TiledEncoderAttention(query_start_loc, q, k, v, shape, pool, out);
+  }
 }
 
 }  // namespace vllm

@@ -74,7 +74,7 @@ TEST(EncoderAttentionTest, MatchesScalarReference) {
   for (const EncoderAttentionShape shape :
        {EncoderAttentionShape{.num_heads = 4, .num_kv_heads = 4, .head_dim = 16, .scale = 0.25f},
         EncoderAttentionShape{.num_heads = 6, .num_kv_heads = 2, .head_dim = 24, .scale = 0.2f}}) {
-    const Packed packed = RandomPacked({1, 5, 16, 17, 40}, shape, 7);
+    const Packed packed = RandomPacked({1, 5, 16, 17, 40, 150}, shape, 7);
     std::vector<float> out(packed.q.size());
     EncoderAttention(packed.query_start_loc, packed.q.data(), packed.k.data(), packed.v.data(),
                      shape, pool, out.data());
