@@ -8,9 +8,9 @@
 namespace vllm {
 
 // --speculative-config (vLLM's SpeculativeConfig, given as JSON): the keys left unset take
-// vLLM's defaults when the engine starts. Only method "ngram" (prompt lookup) is implemented.
+// vLLM's defaults when the engine starts. Methods "ngram" (prompt lookup) and "draft_model".
 struct SpeculativeConfig {
-  std::string method;                    // "ngram"; empty: from `model` ("ngram" / "[ngram]")
+  std::string method;  // "ngram" / "draft_model"; empty: from `model` ("ngram", else draft_model)
   std::string model;                     // a draft model path (method "draft_model"), or "ngram"
   int num_speculative_tokens = 0;        // drafts per step, > 0
   std::optional<int> prompt_lookup_max;  // default: prompt_lookup_min, else 5

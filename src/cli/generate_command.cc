@@ -171,8 +171,10 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
         if (!config) throw CLI::ValidationError(config.error());
         args.speculative_config = *config;
       },
-      "Speculative decoding as JSON, e.g. '{\"method\": \"ngram\", "
-      "\"num_speculative_tokens\": 4, \"prompt_lookup_max\": 4}'");
+      "Speculative decoding as JSON: n-gram prompt lookup, e.g. '{\"method\": \"ngram\", "
+      "\"num_speculative_tokens\": 4, \"prompt_lookup_max\": 4}', or a draft model of the same "
+      "vocabulary, e.g. '{\"method\": \"draft_model\", \"model\": \"draft.gguf\", "
+      "\"num_speculative_tokens\": 3}'");
 }
 
 void RegisterGenerateCommand(CLI::App& app) {

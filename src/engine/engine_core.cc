@@ -1,6 +1,7 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <string>
 
 #include "common/logging.h"
 #include "engine/kv_cache_sizing.h"
@@ -25,9 +26,24 @@ EngineCoreOutput OutputOf(const Request& request, std::vector<int32_t> new_token
   return output;
 }
 
+// Loads --speculative-config's draft model onto the target's thread pool, with the target's
+// --dtype (its weights otherwise as stored) and the engine's max_model_len, and checks it fits.
+Expected<LoadedModel> LoadDraftModel(const std::string& path, const ModelConfig& target,
+                                     const EngineArgs& args, ThreadPool* pool) {
+  if (pool == nullptr) return Error{"a draft model needs the engine's thread pool"};
+  auto linear_type = LinearTypeFor(args.dtype, "");
+  if (!linear_type) return Error{linear_type.error()};
+  auto draft = LoadModelFromPath(
+      path, {.pool = pool, .linear_type = *linear_type, .max_model_len = args.max_model_len});
+  if (!draft) return Error{"--speculative-config: draft model: " + draft.error()};
+  VLLM_RETURN_IF_ERROR(CheckDraftModel(target, draft->model->config(), args.max_model_len));
+  return draft;
+}
+
 }  // namespace
 
-Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const EngineArgs& args) {
+Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const EngineArgs& args,
+                                                         ThreadPool* pool) {
   std::unique_ptr<EngineCore> core(new EngineCore(model, args));
   SchedulingPolicy policy;
   if (args.scheduling_policy == "fcfs") {
@@ -60,19 +76,37 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                                    ? SingleGroupKvCacheLayout(model_config.num_layers)
                                    : KvCacheLayoutOf(model_config);
   std::optional<NgramProposer::Options> ngram_proposer;
+  std::optional<DraftModelProposer::Options> draft_model_proposer;
   if (core->config_.speculative_config) {
-    auto resolved = ResolveSpeculativeConfig(*core->config_.speculative_config);
-    if (!resolved) return Error{resolved.error()};
-    ngram_proposer = *resolved;
-    VLLM_LOG(kInfo) << "Speculative decoding: ngram, " << resolved->num_speculative_tokens
-                    << " draft tokens per step, prompt lookup n-grams of "
-                    << resolved->prompt_lookup_min << " to " << resolved->prompt_lookup_max
-                    << " tokens";
+    auto method = ResolveSpeculativeConfig(*core->config_.speculative_config);
+    if (!method) return Error{method.error()};
+    if (method->ngram) {
+      ngram_proposer = method->ngram;
+      VLLM_LOG(kInfo) << "Speculative decoding: ngram, " << method->num_speculative_tokens
+                      << " draft tokens per step, prompt lookup n-grams of "
+                      << method->ngram->prompt_lookup_min << " to "
+                      << method->ngram->prompt_lookup_max << " tokens";
+    } else {
+      auto draft = LoadDraftModel(method->draft_model, model_config, core->config_, pool);
+      if (!draft) return Error{draft.error()};
+      core->draft_model_ = std::move(*draft);
+      const ModelConfig& draft_config = core->draft_model_.model->config();
+      draft_model_proposer = DraftModelProposer::Options{
+          .model = core->draft_model_.model.get(),
+          .num_speculative_tokens = method->num_speculative_tokens,
+          .max_model_len = core->config_.max_model_len,
+          .max_num_batched_tokens = core->config_.max_num_batched_tokens};
+      VLLM_LOG(kInfo) << "Speculative decoding: draft model " << method->draft_model << " ("
+                      << draft_config.architecture << ", " << draft_config.num_layers
+                      << " layers), " << method->num_speculative_tokens << " draft tokens per step";
+    }
   }
+  const ModelConfig* draft_config =
+      core->draft_model_.model ? &core->draft_model_.model->config() : nullptr;
   // An encoder reads no KV cache: its storage and block pool are kept minimal.
   Expected<KvCacheSize> size = model_config.is_encoder
                                    ? Expected<KvCacheSize>(KvCacheSize{.num_blocks = 2})
-                                   : SizeKvCache(model_config, layout, core->config_);
+                                   : SizeKvCache(model_config, layout, core->config_, draft_config);
   if (!size) return Error{size.error()};
   core->num_kv_blocks_ = size->num_blocks;
   // The KV storage first: it is allocated and made resident here, and one too large for the
@@ -81,6 +115,7 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                                             .block_size = core->config_.block_size,
                                             .kv_cache_layout = layout,
                                             .ngram_proposer = ngram_proposer,
+                                            .draft_model_proposer = draft_model_proposer,
                                             .kv_cache_dtype = size->dtype});
   if (!runner) return Error{runner.error()};
   core->runner_ = std::move(*runner);
@@ -89,6 +124,11 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                   << kernels::KvCacheDtypeName(size->dtype) << " (" << layout.num_groups()
                   << " KV cache group" << (layout.num_groups() == 1 ? "" : "s") << ", "
                   << core->num_kv_blocks_ * size->bytes_per_block / (1 << 20) << " MiB"
+                  << (draft_config
+                          ? ", the draft model's " + std::to_string(size->draft_bytes_per_block) +
+                                " of " + std::to_string(size->bytes_per_block) +
+                                " bytes per block included"
+                          : "")
                   << (size->capped_by_sequences
                           ? ", capped to what --max-num-seqs sequences of --max-model-len use"
                           : "")
@@ -106,7 +146,9 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
       SchedulerConfig{.max_num_seqs = core->config_.max_num_seqs,
                       .max_num_batched_tokens = core->config_.max_num_batched_tokens,
                       .max_model_len = core->config_.max_model_len,
-                      .policy = policy},
+                      .policy = policy,
+                      .num_lookahead_tokens =
+                          draft_model_proposer ? draft_model_proposer->num_speculative_tokens : 0},
       *core->kv_cache_);
   return core;
 }
@@ -164,6 +206,7 @@ std::vector<EngineCoreOutput> EngineCore::FinishRequests(
 
 Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   SchedulerOutput schedule = scheduler_->Schedule();
+  for (const std::string& id : schedule.preempted_request_ids) runner_->PreemptRequest(id);
   last_num_scheduled_tokens_ = schedule.total_num_scheduled_tokens;
   if (schedule.scheduled.empty()) return std::vector<EngineCoreOutput>();
   if (is_pooling_) return StepPooling(schedule);

@@ -12,6 +12,7 @@
 
 #include "common/expected.h"
 #include "kv_cache/kv_cache_manager.h"
+#include "model/model_loader.h"
 #include "runner/model_runner.h"
 #include "sched/scheduler.h"
 #include "structured_output/grammar_matcher.h"
@@ -67,8 +68,10 @@ struct EngineStats {
 
 class EngineCore {
  public:
-  // Uses the sizing and scheduling fields of `args` (not model / num_threads).
-  static Expected<std::unique_ptr<EngineCore>> Create(Model& model, const EngineArgs& args);
+  // Uses the sizing and scheduling fields of `args` (not model / num_threads). A draft model
+  // (args.speculative_config) is loaded onto `pool`, the target's thread pool.
+  static Expected<std::unique_ptr<EngineCore>> Create(Model& model, const EngineArgs& args,
+                                                      ThreadPool* pool = nullptr);
 
   Status AddRequest(EngineCoreRequest request);
   // Finishes the requests with `status` (aborted, or stopped by a stop string); their blocks are
@@ -99,6 +102,7 @@ class EngineCore {
   int64_t num_kv_blocks_ = 0;
   std::unique_ptr<KvCacheManager> kv_cache_;
   std::unique_ptr<Scheduler> scheduler_;
+  LoadedModel draft_model_;  // speculative decoding's draft model, if any; outlives runner_
   std::unique_ptr<ModelRunner> runner_;
   // Per request: when it arrived, for its time in the waiting queue.
   struct Arrival {

@@ -13,9 +13,11 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-int64_t MaxBlocksPerRequest(const KvCacheLayout& layout, const EngineArgs& args) {
+int64_t MaxBlocksPerRequest(const KvCacheLayout& layout, const EngineArgs& args,
+                            int64_t num_lookahead_tokens) {
   const int64_t blocks_of_max_len = CeilDiv(args.max_model_len, args.block_size);
-  const int64_t step_tokens = std::min(args.max_num_batched_tokens, args.max_model_len);
+  const int64_t step_tokens =
+      std::min(args.max_num_batched_tokens + num_lookahead_tokens, args.max_model_len);
   int64_t num_blocks = 0;
   for (const KvCacheLayout::Group& group : layout.groups) {
     if (group.sliding_window <= 0) {
@@ -30,7 +32,7 @@ int64_t MaxBlocksPerRequest(const KvCacheLayout& layout, const EngineArgs& args)
 }
 
 Expected<KvCacheSize> SizeKvCache(const ModelConfig& config, const KvCacheLayout& layout,
-                                  const EngineArgs& args) {
+                                  const EngineArgs& args, const ModelConfig* draft_config) {
   KvCacheSize size;
   Expected<kernels::KvCacheDtype> dtype =
       ParseKvCacheDtype(args.kv_cache_dtype, kernels::KvCacheDtype::kFloat32);
@@ -42,9 +44,22 @@ Expected<KvCacheSize> SizeKvCache(const ModelConfig& config, const KvCacheLayout
                                                    .head_dim = config.head_dim,
                                                    .dtype = size.dtype,
                                                    .layout = layout});
+  int64_t num_lookahead_tokens = 0;
+  if (draft_config != nullptr) {
+    size.draft_bytes_per_block =
+        KvStorage::BytesPerBlock({.num_layers = draft_config->num_layers,
+                                  .block_size = args.block_size,
+                                  .num_kv_heads = draft_config->num_kv_heads,
+                                  .head_dim = draft_config->head_dim,
+                                  .dtype = size.dtype});
+    size.bytes_per_block += size.draft_bytes_per_block;
+    if (args.speculative_config) {
+      num_lookahead_tokens = args.speculative_config->num_speculative_tokens;
+    }
+  }
   // A layout with a sliding group reserves block 0 as the null block.
   const int64_t num_null_blocks = layout.has_sliding_group() ? 1 : 0;
-  const int64_t blocks_per_request = MaxBlocksPerRequest(layout, args);
+  const int64_t blocks_per_request = MaxBlocksPerRequest(layout, args, num_lookahead_tokens);
   const int64_t blocks_for_all_seqs = args.max_num_seqs * blocks_per_request + num_null_blocks;
   size.num_blocks =
       std::min(args.kv_cache_memory_bytes / size.bytes_per_block, blocks_for_all_seqs);

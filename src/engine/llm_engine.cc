@@ -86,7 +86,7 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   if (!kv_cache_dtype) return Error{kv_cache_dtype.error()};
   EngineArgs core_args = args;
   core_args.kv_cache_dtype = kernels::KvCacheDtypeName(*kv_cache_dtype);
-  auto core = EngineCore::Create(*engine->model_.model, core_args);
+  auto core = EngineCore::Create(*engine->model_.model, core_args, engine->pool_.get());
   if (!core) return Error{core.error()};
   engine->core_ = std::move(*core);
   if (engine->core_->is_pooling()) {

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "engine/expect_same_completions.h"
 #include "engine/llm_engine.h"
 #include "engine/output_processor.h"
 #include "engine/speculative_config.h"
@@ -34,21 +35,6 @@ const std::vector<std::string> kPrompts = {
     "The sun was hot. The sun was",
     "A little bird sat on a tree. It sang and sang. The little bird",
 };
-
-void ExpectSameCompletions(const std::vector<RequestOutput>& actual,
-                           const std::vector<RequestOutput>& expected) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < actual.size(); ++i) {
-    ASSERT_EQ(actual[i].outputs.size(), expected[i].outputs.size());
-    for (size_t j = 0; j < actual[i].outputs.size(); ++j) {
-      const CompletionOutput& a = actual[i].outputs[j];
-      const CompletionOutput& e = expected[i].outputs[j];
-      EXPECT_EQ(a.token_ids, e.token_ids) << "prompt " << i;
-      EXPECT_EQ(a.text, e.text) << "prompt " << i;
-      EXPECT_EQ(a.finish_reason, e.finish_reason) << "prompt " << i;
-    }
-  }
-}
 
 TEST(SpecDecodeEngineTest, GreedyBatchIsTokenIdenticalAndDraftsAreAccepted) {
   LLM plain(StoriesArgs());
@@ -221,22 +207,26 @@ TEST(SpecDecodeEngineTest, OutputProcessorStopsInsideAMultiTokenStep) {
 TEST(SpecDecodeEngineTest, ConfigErrorsNameWhatWorks) {
   SpeculativeConfig config{.method = "ngram", .num_speculative_tokens = 3};
   auto resolved = ResolveSpeculativeConfig(config);
-  ASSERT_TRUE(resolved.ok());
-  EXPECT_EQ(resolved->prompt_lookup_min, 5);  // vLLM's defaults
-  EXPECT_EQ(resolved->prompt_lookup_max, 5);
+  ASSERT_TRUE(resolved.ok() && resolved->ngram);
+  EXPECT_EQ(resolved->ngram->prompt_lookup_min, 5);  // vLLM's defaults
+  EXPECT_EQ(resolved->ngram->prompt_lookup_max, 5);
   config.prompt_lookup_max = 3;
-  EXPECT_EQ(ResolveSpeculativeConfig(config)->prompt_lookup_min, 3);
+  EXPECT_EQ(ResolveSpeculativeConfig(config)->ngram->prompt_lookup_min, 3);
   config.prompt_lookup_min = 4;
   EXPECT_THAT(ResolveSpeculativeConfig(config).error(),
               HasSubstr("prompt_lookup_min=4 must be <= prompt_lookup_max=3"));
   EXPECT_THAT(ResolveSpeculativeConfig({.method = "ngram"}).error(),
               HasSubstr("num_speculative_tokens must be > 0"));
-  EXPECT_THAT(ResolveSpeculativeConfig({.model = "/models/draft.gguf", .num_speculative_tokens = 3})
-                  .error(),
-              HasSubstr("\"draft_model\" is not implemented yet; supported: \"ngram\""));
+  // A model without a method is a draft model, as vLLM infers it.
+  auto draft =
+      ResolveSpeculativeConfig({.model = "/models/draft.gguf", .num_speculative_tokens = 3});
+  ASSERT_TRUE(draft.ok());
+  EXPECT_FALSE(draft->ngram);
+  EXPECT_EQ(draft->draft_model, "/models/draft.gguf");
+  EXPECT_EQ(draft->num_speculative_tokens, 3);
   EXPECT_THAT(ResolveSpeculativeConfig({.method = "eagle", .num_speculative_tokens = 3}).error(),
-              HasSubstr("not supported"));
-  EXPECT_TRUE(ResolveSpeculativeConfig({.model = "[ngram]", .num_speculative_tokens = 2}));
+              HasSubstr("not supported; supported: \"ngram\" (prompt lookup), \"draft_model\""));
+  EXPECT_TRUE(ResolveSpeculativeConfig({.model = "[ngram]", .num_speculative_tokens = 2})->ngram);
   EngineArgs args = StoriesArgs();
   args.speculative_config = SpeculativeConfig{.method = "medusa", .num_speculative_tokens = 2};
   auto engine = LLMEngine::Create(args);

@@ -1,5 +1,7 @@
 #include "runner/model_runner.h"
 
+#include <limits>
+
 namespace vllm {
 
 Expected<std::unique_ptr<ModelRunner>> ModelRunner::Create(Model& model, const Options& options) {
@@ -12,8 +14,15 @@ Expected<std::unique_ptr<ModelRunner>> ModelRunner::Create(Model& model, const O
                                .dtype = options.kv_cache_dtype,
                                .layout = options.kv_cache_layout});
   if (!kv) return Error{kv.error()};
-  return std::unique_ptr<ModelRunner>(
-      new ModelRunner(model, std::move(*kv), options.ngram_proposer));
+  const KvStorage::Options target_kv = (*kv)->options();
+  std::unique_ptr<ModelRunner> runner(new ModelRunner(model, std::move(*kv)));
+  if (options.ngram_proposer) runner->ngram_proposer_.emplace(*options.ngram_proposer);
+  if (options.draft_model_proposer) {
+    auto proposer = DraftModelProposer::Create(*options.draft_model_proposer, target_kv);
+    if (!proposer) return Error{proposer.error()};
+    runner->draft_model_proposer_ = std::move(*proposer);
+  }
+  return runner;
 }
 
 void ModelRunner::AddRequest(std::string request_id, SamplingInputs inputs) {
@@ -21,7 +30,14 @@ void ModelRunner::AddRequest(std::string request_id, SamplingInputs inputs) {
   samplers_.emplace(std::move(request_id), RequestSampler(std::move(inputs)));
 }
 
-void ModelRunner::RemoveRequest(const std::string& request_id) { samplers_.erase(request_id); }
+void ModelRunner::RemoveRequest(const std::string& request_id) {
+  samplers_.erase(request_id);
+  PreemptRequest(request_id);
+}
+
+void ModelRunner::PreemptRequest(const std::string& request_id) {
+  if (draft_model_proposer_) draft_model_proposer_->RemoveRequest(request_id);
+}
 
 Expected<std::vector<float>> ModelRunner::ComputeLogits(std::span<const SequenceChunk> chunks) {
   const int64_t block_size = kv_->options().block_size;
@@ -115,13 +131,54 @@ Expected<std::vector<SequenceResult>> ModelRunner::Execute(
           sampler.SampleWithDrafts(sequence.prompt_token_ids, sequence.output_token_ids,
                                    sequence.spec_token_ids, rows, vocab_size);
     }
-    results[i].draft_token_ids = ProposeDrafts(sequence, results[i].sampled);
+    results[i].draft_token_ids = ProposeNgramDrafts(sequence, results[i].sampled);
+  }
+  if (draft_model_proposer_) {
+    VLLM_RETURN_IF_ERROR(ProposeDraftModelDrafts(sequences, samplers, results));
   }
   return results;
 }
 
-std::vector<int32_t> ModelRunner::ProposeDrafts(const ScheduledSequence& sequence,
-                                                std::span<const SampledResult> sampled) const {
+Status ModelRunner::ProposeDraftModelDrafts(std::span<const ScheduledSequence> sequences,
+                                            std::span<RequestSampler* const> samplers,
+                                            std::vector<SequenceResult>& results) {
+  std::vector<std::vector<int32_t>> sampled_ids(sequences.size());
+  std::vector<DraftModelProposer::Sequence> inputs;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const ScheduledSequence& sequence = sequences[i];
+    for (const SampledResult& sampled : results[i].sampled) {
+      sampled_ids[i].push_back(sampled.token_id);
+    }
+    const auto num_sampled = static_cast<int64_t>(sampled_ids[i].size());
+    // The chunk's end (its drafts excluded), then the tokens sampled after it.
+    const int64_t num_tokens = sequence.num_computed_tokens + sequence.num_new_tokens -
+                               static_cast<int64_t>(sequence.spec_token_ids.size()) + num_sampled;
+    int64_t max_num_drafts = 0;
+    if (num_sampled > 0) {
+      // As the scheduler trims them: the output stays within max_tokens with the bonus token.
+      const std::optional<int>& max_tokens = samplers[i]->params().max_tokens;
+      const auto num_output = static_cast<int64_t>(sequence.output_token_ids.size()) + num_sampled;
+      max_num_drafts =
+          max_tokens ? *max_tokens - num_output - 1 : std::numeric_limits<int64_t>::max();
+    }
+    inputs.push_back({.request_id = sequence.request_id,
+                      .prompt_token_ids = sequence.prompt_token_ids,
+                      .output_token_ids = sequence.output_token_ids,
+                      .sampled_token_ids = sampled_ids[i],
+                      .num_tokens = num_tokens,
+                      .num_computed_tokens = sequence.num_computed_tokens,
+                      .block_tables = sequence.block_tables,
+                      .max_num_drafts = max_num_drafts});
+  }
+  auto drafts = draft_model_proposer_->Propose(inputs);
+  if (!drafts) return Error{drafts.error()};
+  for (size_t i = 0; i < sequences.size(); ++i)
+    results[i].draft_token_ids = std::move((*drafts)[i]);
+  return Status::Ok();
+}
+
+std::vector<int32_t> ModelRunner::ProposeNgramDrafts(const ScheduledSequence& sequence,
+                                                     std::span<const SampledResult> sampled) const {
   if (!ngram_proposer_) return {};
   std::vector<int32_t> token_ids(sequence.prompt_token_ids.begin(),
                                  sequence.prompt_token_ids.end());

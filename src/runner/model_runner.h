@@ -17,6 +17,7 @@
 #include "kernels/kv_cache_dtype.h"
 #include "model/kv_cache_layout.h"
 #include "model/model.h"
+#include "runner/draft_model_proposer.h"
 #include "runner/ngram_proposer.h"
 #include "runner/pooling.h"
 #include "runner/request_sampler.h"
@@ -71,8 +72,10 @@ class ModelRunner {
     int64_t num_kv_blocks = 0;
     int64_t block_size = 16;
     KvCacheLayout kv_cache_layout;  // how layers share blocks; empty: one group of all layers
-    // Speculative decoding's n-gram drafter, run after sampling; none: no drafts.
+    // Speculative decoding's drafter, run after sampling: n-grams or a draft model (whose KV
+    // storage gets num_kv_blocks blocks of block_size, as the target's); none: no drafts.
     std::optional<NgramProposer::Options> ngram_proposer;
+    std::optional<DraftModelProposer::Options> draft_model_proposer;
     kernels::KvCacheDtype kv_cache_dtype =
         kernels::KvCacheDtype::kFloat32;  // what K/V are stored as
   };
@@ -81,6 +84,9 @@ class ModelRunner {
   // A request's sampling state lives from AddRequest to RemoveRequest (preemptions included).
   void AddRequest(std::string request_id, SamplingInputs inputs);
   void RemoveRequest(const std::string& request_id);
+  // The scheduler preempted the request: its blocks, and the draft model's KV in them, are gone
+  // (its sampling state stays).
+  void PreemptRequest(const std::string& request_id);
 
   // Forward + sampling for requests added before. Returns [sequences.size()] results.
   Expected<std::vector<SequenceResult>> Execute(std::span<const ScheduledSequence> sequences);
@@ -95,18 +101,20 @@ class ModelRunner {
       std::span<const ScheduledSequence> sequences, std::span<const PoolingSpec* const> specs);
 
  private:
-  ModelRunner(Model& model, std::unique_ptr<KvStorage> kv,
-              const std::optional<NgramProposer::Options>& ngram_proposer)
-      : model_(model), kv_(std::move(kv)) {
-    if (ngram_proposer) ngram_proposer_.emplace(*ngram_proposer);
-  }
-  // The drafts after prompt + output + sampled.
-  std::vector<int32_t> ProposeDrafts(const ScheduledSequence& sequence,
-                                     std::span<const SampledResult> sampled) const;
+  ModelRunner(Model& model, std::unique_ptr<KvStorage> kv) : model_(model), kv_(std::move(kv)) {}
+  // The n-gram drafts after prompt + output + sampled.
+  std::vector<int32_t> ProposeNgramDrafts(const ScheduledSequence& sequence,
+                                          std::span<const SampledResult> sampled) const;
+  // The draft model's drafts of every sequence that sampled, into results[i].draft_token_ids
+  // (samplers: [sequences.size()]); the others' chunks only extend the draft's KV.
+  Status ProposeDraftModelDrafts(std::span<const ScheduledSequence> sequences,
+                                 std::span<RequestSampler* const> samplers,
+                                 std::vector<SequenceResult>& results);
 
   Model& model_;
   std::unique_ptr<KvStorage> kv_;
   std::optional<NgramProposer> ngram_proposer_;
+  std::unique_ptr<DraftModelProposer> draft_model_proposer_;
   ForwardBatch batch_;
   std::map<std::string, RequestSampler, std::less<>> samplers_;
 };

@@ -76,8 +76,9 @@ SchedulerOutput Scheduler::Schedule() {
       continue;
     }
     std::optional<KvCacheManager::BlockTables> tables;
-    while (!(tables = kv_cache_.AllocateSlots(request->request_id, request->num_computed_tokens,
-                                              num_new))) {
+    while (!(tables = kv_cache_.AllocateSlots(
+                 request->request_id, request->num_computed_tokens,
+                 NumTokensToAllocate(request->num_computed_tokens, num_new)))) {
       Request* victim = PickPreemptionVictim();
       // A victim scheduled earlier in this step gives its tokens back to the budget.
       auto scheduled = std::find_if(output.scheduled.begin(), output.scheduled.end(),
@@ -120,7 +121,8 @@ SchedulerOutput Scheduler::Schedule() {
     if (request->is_pooling && num_new < request->num_tokens()) break;
     std::optional<KvCacheManager::BlockTables> tables;
     if (request->uses_kv_cache) {
-      tables = kv_cache_.AllocateSlots(request->request_id, num_computed, num_new, computed);
+      tables = kv_cache_.AllocateSlots(request->request_id, num_computed,
+                                       NumTokensToAllocate(num_computed, num_new), computed);
     } else {
       tables.emplace();
     }
@@ -168,6 +170,13 @@ int64_t Scheduler::NumSchedulableDrafts(const Request& request) const {
         std::min<int64_t>(num_drafts, *request.params.max_tokens - request.num_output_tokens() - 1);
   }
   return std::max<int64_t>(0, num_drafts);
+}
+
+int64_t Scheduler::NumTokensToAllocate(int64_t num_computed_tokens, int64_t num_new_tokens) const {
+  const int64_t num_tokens_after_step = num_computed_tokens + num_new_tokens;
+  const int64_t num_lookahead =
+      std::min(config_.num_lookahead_tokens, config_.max_model_len - num_tokens_after_step);
+  return num_new_tokens + std::max<int64_t>(0, num_lookahead);
 }
 
 void Scheduler::UpdateDraftTokens(const std::string& request_id,

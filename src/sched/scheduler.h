@@ -25,6 +25,9 @@ struct SchedulerConfig {
   int64_t max_num_batched_tokens = 2048;
   int64_t max_model_len = 2048;
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+  // Slots allocated past each request's scheduled tokens (vLLM's num_lookahead_tokens): a draft
+  // model writes the KV of its proposals there before they are verified. Capped at max_model_len.
+  int64_t num_lookahead_tokens = 0;
 };
 
 struct ScheduledRequest {
@@ -92,6 +95,9 @@ class Scheduler {
   // How many of the request's drafts fit: its last position stays below max_model_len - 1 and
   // its output within max_tokens.
   int64_t NumSchedulableDrafts(const Request& request) const;
+  // The new tokens to allocate slots for: the scheduled ones, then the lookahead slots after them
+  // while the request stays within max_model_len tokens.
+  int64_t NumTokensToAllocate(int64_t num_computed_tokens, int64_t num_new_tokens) const;
 
   SchedulerConfig config_;
   KvCacheManager& kv_cache_;

@@ -341,5 +341,34 @@ TEST(SchedulerTest, PreemptionDropsTheDrafts) {
   EXPECT_TRUE(scheduler.Find("b")->spec_token_ids.empty());
 }
 
+// A draft model writes its k proposals' KV past the verified tokens: num_lookahead_tokens slots
+// are allocated after the scheduled ones, on admission and while running, up to max_model_len.
+TEST(SchedulerTest, AllocatesLookaheadSlotsUpToMaxModelLen) {
+  KvCacheManager kv({.num_blocks = 100, .block_size = 4});
+  Scheduler scheduler(
+      {.max_num_batched_tokens = 100, .max_model_len = 16, .num_lookahead_tokens = 3}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 6, /*max_tokens=*/100)).ok());
+  auto prefill = scheduler.Schedule();
+  EXPECT_EQ(prefill.scheduled[0].num_new_tokens, 6);
+  EXPECT_EQ(prefill.scheduled[0].block_tables[0].size(), 3u);  // 6 + 3 slots: 3 blocks
+  scheduler.Update(prefill, SampleAll(prefill));
+  scheduler.UpdateDraftTokens("a", {8, 9, 10});
+  auto decode = scheduler.Schedule();  // positions 6..9 verified, 10..12 lookahead
+  EXPECT_EQ(decode.scheduled[0].num_new_tokens, 4);
+  EXPECT_EQ(decode.scheduled[0].block_tables[0].size(), 4u);
+  const std::vector<SampledTokens> accepted = {{"a", {8, 9, 10, 11}}};
+  scheduler.Update(decode, accepted);  // 11 tokens
+  scheduler.UpdateDraftTokens("a", {1, 1, 1});
+  auto last = scheduler.Schedule();  // positions 10..13 verified, 2 lookahead slots to 16
+  EXPECT_EQ(last.scheduled[0].num_new_tokens, 4);
+  EXPECT_EQ(last.scheduled[0].block_tables[0].size(), 4u);
+  EXPECT_EQ(kv.num_free_blocks(), 96);
+
+  KvCacheManager plain_kv({.num_blocks = 100, .block_size = 4});
+  Scheduler plain({.max_num_batched_tokens = 100, .max_model_len = 16}, plain_kv);
+  ASSERT_TRUE(plain.AddRequest(MakeRequest("a", 6)).ok());
+  EXPECT_EQ(plain.Schedule().scheduled[0].block_tables[0].size(), 2u);
+}
+
 }  // namespace
 }  // namespace vllm
