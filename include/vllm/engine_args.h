@@ -49,6 +49,10 @@ struct EngineArgs {
   // --convert auto|embed|classify: the pooling task family of a pooling runner (auto: classify
   // when the model has a classification head, else embed).
   std::string convert = "auto";
+  // --hf-overrides: a JSON object whose keys replace config.json's (empty: none). Supported:
+  // architectures, classifier_from_token, is_original_qwen3_reranker, is_matryoshka,
+  // matryoshka_dimensions (e.g. Qwen3-Reranker as Qwen3ForSequenceClassification).
+  std::string hf_overrides;
 };
 
 }  // namespace vllm

@@ -14,6 +14,7 @@
 #include "cli/speculative_config_flag.h"
 #include "common/logging.h"
 #include "engine/llm_engine.h"
+#include "model/hf_overrides.h"
 #include "vllm/llm.h"
 
 namespace vllm {
@@ -164,6 +165,16 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
                   "Pooling task family: auto|embed|classify (auto: classify with a "
                   "classification head)")
       ->capture_default_str();
+  command.add_option_function<std::string>(
+      "--hf-overrides",
+      [&args](const std::string& text) {
+        auto overrides = ParseHfOverrides(text);
+        if (!overrides) throw CLI::ValidationError(overrides.error());
+        args.hf_overrides = text;
+      },
+      "JSON replacing config.json keys, e.g. '{\"architectures\": "
+      "[\"Qwen3ForSequenceClassification\"], \"classifier_from_token\": [\"no\", \"yes\"], "
+      "\"is_original_qwen3_reranker\": true}'");
   command.add_option_function<std::string>(
       "--speculative-config",
       [&args](const std::string& text) {

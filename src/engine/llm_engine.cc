@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/pooling_tasks.h"
+#include "model/hf_overrides.h"
 #include "model/kv_cache_dtype.h"
 #include "model/model_loader.h"
 #include "tokenizer/hf/hf_tokenizer.h"
@@ -73,10 +74,13 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
       std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
   auto linear_type = LinearTypeFor(args.dtype, args.quantization);
   if (!linear_type) return Error{linear_type.error()};
-  auto model =
-      LoadModelFromPath(args.model, {.pool = engine->pool_.get(),
-                                     .linear_type = *linear_type,
-                                     .max_model_len = args.max_model_len});
+  auto hf_overrides = ParseHfOverrides(args.hf_overrides);
+  if (!hf_overrides) return Error{hf_overrides.error()};
+  auto model = LoadModelFromPath(args.model,
+                                 {.pool = engine->pool_.get(),
+                                  .linear_type = *linear_type,
+                                  .max_model_len = args.max_model_len},
+                                 *hf_overrides);
   if (!model) return Error{model.error()};
   engine->model_ = std::move(*model);
   VLLM_RETURN_IF_ERROR(engine->LoadTokenizer(args.model));
@@ -93,6 +97,7 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
     auto tasks = SupportedPoolingTasks(args, engine->model_config());
     if (!tasks) return Error{tasks.error()};
     engine->pooling_tasks_ = std::move(*tasks);
+    engine->model_name_ = args.model;
   }
   engine->output_processor_ = std::make_unique<OutputProcessor>(*engine->tokenizer_);
   return engine;

@@ -88,6 +88,7 @@ class LLMEngine {
   // Built on the first request with a constraint (indexing the vocabulary takes a moment).
   std::unique_ptr<StructuredOutputCompiler> structured_output_compiler_;
   std::vector<std::string> pooling_tasks_;
+  std::string model_name_;  // args.model, as vLLM names the model in pooling errors
   // Unfinished pooling requests' prompt token ids, by request id.
   std::map<std::string, std::vector<int32_t>> pooling_prompts_;
 };

@@ -37,7 +37,7 @@ Status LLMEngine::AddPoolingRequest(const std::string& request_id, const Pooling
   if (pooling_prompts_.count(request_id) != 0) {
     return Error{"request id '" + request_id + "' is already in use"};
   }
-  auto spec = ResolvePoolingSpec(task, params, model_config());
+  auto spec = ResolvePoolingSpec(task, params, model_config(), model_name_);
   if (!spec) return Error{spec.error()};
   std::vector<int32_t> token_ids;
   if (const auto* text = std::get_if<std::string>(&prompt)) {

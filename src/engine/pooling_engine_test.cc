@@ -2,7 +2,8 @@
 // the test writes (bert-tiny, bert-reranker-tiny) and on the real stories260K decoder as a
 // LAST-pooling embedder: output shapes, normalization, Matryoshka truncation, prompt
 // truncation, batch invariance (a prompt's embedding is bit-identical alone and among 64 mixed
-// prompts), and vLLM's refusals when the model does not serve a task.
+// prompts), vLLM's Matryoshka rule (dimensions only on models that say they support them), and
+// vLLM's refusals when the model does not serve a task.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <string>
 
 #include "engine/test_engine_args.h"
+#include "common/temp_test_dir.h"
+#include "engine/test_error_message.h"
 #include "model/layers/pooler.h"
 #include "model/random_model.h"
 #include "vllm/llm.h"
@@ -18,9 +21,14 @@
 namespace vllm {
 namespace {
 
+// The files of this test program, removed when it exits.
+const TempTestDir& Files() {
+  static const TempTestDir dir("pooling_engine_test");
+  return dir;
+}
+
 std::string WriteEncoder(const std::string& shape) {
-  const std::string path =
-      ::testing::TempDir() + "/pooling_" + shape + "_" + std::to_string(::getpid()) + ".gguf";
+  const std::string path = Files().File(shape + ".gguf");
   Status status = WriteRandomModel(
       {.shape = shape,
        .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-bert-bge.gguf",
@@ -39,17 +47,17 @@ double Norm(const std::vector<float>& v) {
 // The message of the std::invalid_argument `fn` throws; empty when it throws none.
 template <typename Fn>
 std::string InvalidArgumentMessage(Fn fn) {
-  try {
-    fn();
-  } catch (const std::invalid_argument& error) {
-    return error.what();
-  }
-  return "";
+  return ThrownMessage<std::invalid_argument>(fn);
 }
 
 class EncoderEmbeddingTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { llm_ = new LLM(TestArgs(WriteEncoder("bert-tiny"))); }
+  // Marked Matryoshka (--hf-overrides) so that `dimensions` truncates it.
+  static void SetUpTestSuite() {
+    EngineArgs args = TestArgs(WriteEncoder("bert-tiny"));
+    args.hf_overrides = R"({"is_matryoshka": true})";
+    llm_ = new LLM(args);
+  }
   static void TearDownTestSuite() { delete llm_; }
   static LLM* llm_;
 };
@@ -91,6 +99,31 @@ TEST_F(EncoderEmbeddingTest, EncodeIsTheRawPoolerOutputAndMatryoshkaRenormalizes
   matryoshka.dimensions = 0;
   EXPECT_EQ(InvalidArgumentMessage([&] { llm_->Embed({"hello world"}, matryoshka); }),
             "Dimensions must be greater than 0");
+}
+
+// vLLM's rule: `dimensions` only on Matryoshka models, and only among their
+// matryoshka_dimensions when the config lists them.
+TEST(MatryoshkaTest, DimensionsNeedAMatryoshkaModel) {
+  const std::string encoder = WriteEncoder("bert-tiny");
+  PoolingParams params;
+  params.dimensions = 16;
+  {
+    LLM plain(TestArgs(encoder));
+    EXPECT_EQ(InvalidArgumentMessage([&] { plain.Embed({"hello world"}, params); }),
+              "Model \"" + encoder +
+                  "\" does not support matryoshka representation, changing output dimensions "
+                  "will lead to poor results.");
+    EXPECT_EQ(plain.Embed({"hello world"})[0].outputs.embedding.size(), 64u);
+  }
+  EngineArgs args = TestArgs(encoder);
+  args.hf_overrides = R"({"matryoshka_dimensions": [16, 32]})";
+  LLM listed(args);
+  EXPECT_EQ(listed.Embed({"hello world"}, params)[0].outputs.embedding.size(), 16u);
+  params.dimensions = 20;
+  EXPECT_EQ(InvalidArgumentMessage([&] { listed.Embed({"hello world"}, params); }),
+            "Model \"" + encoder +
+                "\" only supports [16, 32] matryoshka dimensions, use other output dimensions "
+                "will lead to poor results.");
 }
 
 TEST_F(EncoderEmbeddingTest, TruncatesOrRefusesLongPrompts) {

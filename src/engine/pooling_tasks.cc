@@ -6,11 +6,13 @@ namespace vllm {
 
 Expected<bool> UsesPoolingRunner(const EngineArgs& args, const ModelConfig& config) {
   if (args.runner == "pooling") return true;
-  if (args.runner == "auto") return config.is_encoder;
+  const bool pooling_only = config.is_encoder || config.bidirectional_attention;
+  if (args.runner == "auto") return pooling_only || config.pooler.is_pooling_checkpoint;
   if (args.runner == "generate") {
-    if (config.is_encoder) {
+    if (pooling_only) {
       return Error{"--runner generate: " + config.architecture +
-                   " is an encoder-only model and only serves pooling tasks (--runner pooling)"};
+                   " attends bidirectionally (an encoder-only model) and only serves pooling "
+                   "tasks (--runner pooling)"};
     }
     return false;
   }
@@ -32,14 +34,44 @@ Expected<std::vector<std::string>> SupportedPoolingTasks(const EngineArgs& args,
   return Error{"--convert must be auto, embed or classify, got '" + args.convert + "'"};
 }
 
+namespace {
+
+// vLLM's checks of a request's `dimensions` (PoolingParams.verify).
+Status CheckDimensions(int64_t dimensions, const ModelConfig& config,
+                       const std::string& model_name) {
+  const PoolerConfig& pooler = config.pooler;
+  if (!pooler.is_matryoshka) {
+    return Error{"Model \"" + model_name +
+                 "\" does not support matryoshka representation, changing output dimensions "
+                 "will lead to poor results."};
+  }
+  if (!pooler.matryoshka_dimensions.empty()) {
+    const auto& allowed = pooler.matryoshka_dimensions;
+    if (std::find(allowed.begin(), allowed.end(), dimensions) == allowed.end()) {
+      std::string list;
+      for (int64_t d : allowed) list += (list.empty() ? "" : ", ") + std::to_string(d);
+      return Error{"Model \"" + model_name + "\" only supports [" + list +
+                   "] matryoshka dimensions, use other output dimensions will lead to poor "
+                   "results."};
+    }
+  }
+  if (dimensions < 1) return Error{"Dimensions must be greater than 0"};
+  if (dimensions > config.hidden_size) {
+    return Error{"Dimensions must be at most the model's hidden size (" +
+                 std::to_string(config.hidden_size) + ")"};
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Expected<PoolingSpec> ResolvePoolingSpec(const std::string& task, const PoolingParams& params,
-                                         const ModelConfig& config) {
+                                         const ModelConfig& config, const std::string& model_name) {
+  // vLLM's defaults: encoders pool their first token, decoders their last.
+  const PoolingType default_type = config.is_encoder ? PoolingType::kCls : PoolingType::kLast;
   PoolingSpec spec;
   spec.pooling_type = config.pooler.pooling_type;
-  if (spec.pooling_type == PoolingType::kUnset) {
-    // vLLM's defaults: encoders pool their first token, decoders their last.
-    spec.pooling_type = config.is_encoder ? PoolingType::kCls : PoolingType::kLast;
-  }
+  if (spec.pooling_type == PoolingType::kUnset) spec.pooling_type = default_type;
   const bool classifier = config.num_labels > 0;
   if (task == "classify" || (task == "score" && classifier)) {
     if (params.dimensions) return Error{"dimensions is not supported for classification"};
@@ -48,22 +80,16 @@ Expected<PoolingSpec> ResolvePoolingSpec(const std::string& task, const PoolingP
       spec.activation =
           config.num_labels == 1 ? PoolingActivation::kSigmoid : PoolingActivation::kSoftmax;
     }
-    if (spec.pooling_type == PoolingType::kAll) spec.pooling_type = PoolingType::kCls;
+    if (spec.pooling_type == PoolingType::kAll) spec.pooling_type = default_type;
     return spec;
   }
   if (task != "embed" && task != "score" && task != "encode") {
     return Error{"unknown pooling task '" + task + "'"};
   }
-  if (task != "encode" && spec.pooling_type == PoolingType::kAll) {
-    spec.pooling_type = config.is_encoder ? PoolingType::kCls : PoolingType::kLast;
-  }
+  if (task != "encode" && spec.pooling_type == PoolingType::kAll) spec.pooling_type = default_type;
   spec.normalize = params.normalize.value_or(task != "encode");
   if (params.dimensions) {
-    if (*params.dimensions < 1) return Error{"Dimensions must be greater than 0"};
-    if (*params.dimensions > config.hidden_size) {
-      return Error{"Dimensions must be at most the model's hidden size (" +
-                   std::to_string(config.hidden_size) + ")"};
-    }
+    VLLM_RETURN_IF_ERROR(CheckDimensions(*params.dimensions, config, model_name));
     spec.dimensions = *params.dimensions;
   }
   return spec;

@@ -15,7 +15,10 @@
 
 namespace vllm {
 
-// --runner: true for pooling. Encoder-only models are pooling models; "generate" refuses them.
+// --runner: true for pooling. Encoder-only and bidirectional models are pooling models;
+// "generate" refuses them.
+// auto also picks pooling for checkpoints their files mark as pooling models (a Hugging Face
+// *Model / *ForSequenceClassification architecture, a GGUF pooling_type).
 Expected<bool> UsesPoolingRunner(const EngineArgs& args, const ModelConfig& config);
 
 // The pooling tasks of a pooling runner, as vLLM names them: "classify" and "score" for a model
@@ -24,9 +27,10 @@ Expected<bool> UsesPoolingRunner(const EngineArgs& args, const ModelConfig& conf
 Expected<std::vector<std::string>> SupportedPoolingTasks(const EngineArgs& args,
                                                          const ModelConfig& config);
 
-// `task` ("embed", "classify", "score", "encode") with `params` on this model. Errors carry
-// vLLM's messages (dimensions out of range or on a classifier, ...).
+// `task` ("embed", "classify", "score", "encode") with `params` on this model (`model_name` in
+// messages). Errors carry vLLM's messages (dimensions on a model that is not Matryoshka, or not
+// among its matryoshka_dimensions, or on a classifier, ...).
 Expected<PoolingSpec> ResolvePoolingSpec(const std::string& task, const PoolingParams& params,
-                                         const ModelConfig& config);
+                                         const ModelConfig& config, const std::string& model_name);
 
 }  // namespace vllm

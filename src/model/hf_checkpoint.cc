@@ -9,6 +9,7 @@
 
 #include "formats/safetensors_file.h"
 #include "kernels/ops.h"
+#include "model/hf_overrides.h"
 
 namespace vllm {
 namespace {
@@ -187,6 +188,9 @@ std::string TextModelTensorName(const std::string& hf_name) {
         {"language_model.lm_head.", "lm_head."}}) {
     if (hf_name.starts_with(wrapped)) return text + hf_name.substr(std::strlen(wrapped));
   }
+  for (const char* bare : {"layers.", "embed_tokens.", "norm."}) {
+    if (hf_name.starts_with(bare)) return "model." + hf_name;
+  }
   return hf_name;
 }
 
@@ -265,26 +269,59 @@ const GgufTensor* HfTensorSource::Find(const std::string& gguf_name) const {
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
-Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir) {
+namespace {
+
+// The sentence-transformers Dense modules' weights as f32 tensors dense_<index>.weight (ggml
+// shape {in, out}), as llama.cpp converts them.
+Status AddDenseModules(const std::string& dir, HfTensorSource* source) {
+  auto modules = ReadSentenceTransformersDense(dir);
+  if (!modules) return Error{modules.error()};
+  for (const DenseModuleFiles& module : *modules) {
+    auto weights = SafetensorsModel::OpenDirectory(module.dir);
+    if (!weights) return Error{module.dir + ": " + weights.error()};
+    const SafetensorsTensor* linear = (*weights)->FindTensor("linear.weight");
+    if (linear == nullptr || linear->shape.size() != 2 || !IsSafetensorsFloatType(linear->type)) {
+      return Error{module.dir + ": needs a 2-D float tensor linear.weight"};
+    }
+    const int64_t count = linear->shape[0] * linear->shape[1];
+    std::vector<uint8_t> stored(linear->num_bytes);  // aligned for the conversion
+    std::memcpy(stored.data(), linear->data, stored.size());
+    OwnedTensor tensor{"dense_" + std::to_string(module.index) + ".weight",
+                       GgmlType::kF32,
+                       {linear->shape[1], linear->shape[0]},
+                       std::vector<uint8_t>(count * sizeof(float))};
+    kernels::DequantizeRow(linear->type, stored.data(), count,
+                           reinterpret_cast<float*>(tensor.bytes.data()));
+    source->AddOwned(std::move(tensor));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir, const Json& hf_overrides) {
   HfCheckpoint checkpoint;
   const std::filesystem::path config_path = std::filesystem::path(dir) / "config.json";
   std::ifstream file(config_path, std::ios::binary);
   if (!file) return Error{"cannot read " + config_path.string()};
   std::stringstream text;
   text << file.rdbuf();
-  const Json config = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  Json config = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded()) return Error{config_path.string() + " is not valid JSON"};
+  config = MergeHfOverrides(std::move(config), hf_overrides);
   HfDerivedTensors derived;
   auto model_config = ModelConfigFromHfConfig(config, &derived);
   if (!model_config) return Error{config_path.string() + ": " + model_config.error()};
   checkpoint.config = std::move(*model_config);
-  VLLM_RETURN_IF_ERROR(ReadSentenceTransformersPooling(dir, &checkpoint.config.pooler));
+  VLLM_RETURN_IF_ERROR(ReadHfPoolerConfig(
+      dir, config, config["architectures"][0].get<std::string>(), &checkpoint.config.pooler));
   auto weights = SafetensorsModel::OpenDirectory(dir);
   if (!weights) return Error{weights.error()};
   checkpoint.weights = std::move(*weights);
   auto source = HfTensorSource::Create(
       *checkpoint.weights, *FindArchitecture(checkpoint.config.architecture), std::move(derived));
   if (!source) return Error{source.error()};
+  VLLM_RETURN_IF_ERROR(AddDenseModules(dir, source->get()));
   checkpoint.source = std::move(*source);
   return checkpoint;
 }

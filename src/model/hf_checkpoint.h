@@ -35,11 +35,11 @@ class HfTensorSource : public TensorSource {
                                                           const Architecture& architecture,
                                                           HfDerivedTensors derived);
   const GgufTensor* Find(const std::string& gguf_name) const override;
+  // Adds a tensor whose bytes the source keeps alive (shape in ggml order).
+  void AddOwned(OwnedTensor tensor);
 
  private:
   HfTensorSource() = default;
-  // Adds a tensor whose bytes the source keeps alive (shape in ggml order).
-  void AddOwned(OwnedTensor tensor);
   // The same for f32 `values`.
   void AddOwned(const std::string& gguf_name, const std::vector<int64_t>& shape,
                 const std::vector<float>& values);
@@ -48,7 +48,9 @@ class HfTensorSource : public TensorSource {
 };
 
 // A Hugging Face tensor name with multimodal wrappers' prefixes reduced to the text model's
-// ("model.language_model.X" and "language_model.model.X" → "model.X"); empty for vision tensors.
+// ("model.language_model.X" and "language_model.model.X" → "model.X"), and a bare decoder's
+// (Qwen3Model, Gemma3TextModel: "layers.X", "embed_tokens.X", "norm.X") given its "model."
+// prefix; empty for vision tensors.
 std::string TextModelTensorName(const std::string& hf_name);
 
 // A loaded model directory: its weights, config and tensor source (which must outlive the model
@@ -58,7 +60,9 @@ struct HfCheckpoint {
   ModelConfig config;
   std::unique_ptr<HfTensorSource> source;
 };
-Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir);
+// `hf_overrides` (--hf-overrides, ParseHfOverrides) replace config.json's keys.
+Expected<HfCheckpoint> OpenHfCheckpoint(
+    const std::string& dir, const nlohmann::json& hf_overrides = nlohmann::json::object());
 
 // Reads a JSON value of config.json into `out` when present and not null (for the architecture
 // files); a value of the wrong kind is an error naming `key`.

@@ -47,6 +47,62 @@ const char* TorchDtype(GgmlType type) {
   return type == GgmlType::kBF16 ? "bfloat16" : type == GgmlType::kF16 ? "float16" : "float32";
 }
 
+// A decoder embedder's sentence-transformers files (its GGUF pooling_type): modules.json with
+// Transformer → Pooling → the Dense modules dense_<k>.weight (k_Dense/, EmbeddingGemma) →
+// Normalize, and each module's config.json.
+Status WriteSentenceTransformersFiles(const GgufFile& gguf, const ModelConfig& config,
+                                      const fs::path& output_dir) {
+  const PoolingType type = config.pooler.pooling_type;
+  if (config.is_encoder || type == PoolingType::kUnset || type == PoolingType::kAll ||
+      gguf.FindTensor("cls.output.weight") != nullptr) {
+    return Status::Ok();
+  }
+  nlohmann::json modules = nlohmann::json::array();
+  auto add_module = [&](const std::string& path, const std::string& kind) -> Status {
+    const int64_t index = static_cast<int64_t>(modules.size());
+    modules.push_back({{"idx", index},
+                       {"name", std::to_string(index)},
+                       {"path", path},
+                       {"type", "sentence_transformers.models." + kind}});
+    std::error_code error;
+    if (!path.empty()) fs::create_directories(output_dir / path, error);
+    if (error) return Error{"cannot create " + (output_dir / path).string()};
+    return Status::Ok();
+  };
+  VLLM_RETURN_IF_ERROR(add_module("", "Transformer"));
+  VLLM_RETURN_IF_ERROR(add_module("1_Pooling", "Pooling"));
+  const nlohmann::json pooling = {{"word_embedding_dimension", config.hidden_size},
+                                  {"pooling_mode_cls_token", type == PoolingType::kCls},
+                                  {"pooling_mode_mean_tokens", type == PoolingType::kMean},
+                                  {"pooling_mode_lasttoken", type == PoolingType::kLast}};
+  std::ofstream(output_dir / "1_Pooling" / "config.json") << pooling.dump(2) << "\n";
+  for (int64_t k = 2; k <= 9; ++k) {
+    const GgufTensor* dense = gguf.FindTensor("dense_" + std::to_string(k) + ".weight");
+    if (dense == nullptr) continue;
+    if (static_cast<int64_t>(modules.size()) != k) {
+      return Error{"dense_" + std::to_string(k) + ".weight does not follow the modules before it"};
+    }
+    const std::string path = std::to_string(k) + "_Dense";
+    VLLM_RETURN_IF_ERROR(add_module(path, "Dense"));
+    const nlohmann::json dense_config = {
+        {"in_features", dense->shape[0]},
+        {"out_features", dense->shape[1]},
+        {"bias", false},
+        {"activation_function", "torch.nn.modules.linear.Identity"}};
+    std::ofstream(output_dir / path / "config.json") << dense_config.dump(2) << "\n";
+    VLLM_RETURN_IF_ERROR(WriteSafetensors((output_dir / path / "model.safetensors").string(),
+                                          {{"linear.weight",
+                                            dense->type,
+                                            {dense->shape[1], dense->shape[0]},
+                                            dense->data,
+                                            dense->num_bytes}},
+                                          {{"format", "pt"}}));
+  }
+  VLLM_RETURN_IF_ERROR(add_module(std::to_string(modules.size()) + "_Normalize", "Normalize"));
+  std::ofstream(output_dir / "modules.json") << modules.dump(2) << "\n";
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output_dir,
@@ -69,8 +125,9 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
   GgmlType dtype = GgmlType::kF32;
   std::vector<OwnedTensor> converted_tensors;  // the architecture's own conversions
   for (const GgufTensor& tensor : gguf.tensors()) {
-    // LongRoPE factors go into config.json (the architecture's write_hf).
-    if (tensor.name.starts_with("rope_factors_")) continue;
+    // LongRoPE factors go into config.json (the architecture's write_hf), Dense modules into
+    // their sentence-transformers directories.
+    if (tensor.name.starts_with("rope_factors_") || tensor.name.starts_with("dense_")) continue;
     if (architecture.export_hf_tensor != nullptr) {
       auto handled = architecture.export_hf_tensor(gguf, tensor, &converted_tensors);
       if (!handled) return Error{"tensor '" + tensor.name + "': " + handled.error()};
@@ -149,6 +206,7 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
     VLLM_RETURN_IF_ERROR(architecture.write_hf(gguf, *config, &hf_config));
   }
   std::ofstream(fs::path(output_dir) / "config.json") << hf_config.dump(2) << "\n";
+  VLLM_RETURN_IF_ERROR(WriteSentenceTransformersFiles(gguf, *config, output_dir));
   for (const char* file : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}) {
     const fs::path source = fs::path(tokenizer_dir) / file;
     if (!fs::exists(source, error)) continue;

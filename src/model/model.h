@@ -30,6 +30,12 @@ class Model {
                                float* /*hidden*/) {
     return Error{"model " + config().architecture + " cannot return hidden states"};
   }
+  // Embedders with sentence-transformers Dense modules after pooling (EmbeddingGemma): pooled:
+  // [num_rows, hidden_size] projected in place (the last module's width is hidden_size). The
+  // default has none.
+  virtual Status ProjectPooled(float* /*pooled*/, int64_t /*num_rows*/) const {
+    return Status::Ok();
+  }
   // Sequence classification: the head over pooled vectors (config().num_labels > 0).
   // pooled: [num_rows, hidden_size] → scores: [num_rows, num_labels] (raw logits).
   virtual Status Classify(const float* /*pooled*/, int64_t /*num_rows*/, float* /*scores*/) const {

@@ -61,6 +61,10 @@ struct ModelConfig {
   float layer_norm_eps = 1e-12f;
   int64_t type_vocab_size = 0;  // token-type (segment) embeddings; 0: none
   int64_t position_offset = 0;  // token i reads position row i + offset (XLM-R: padding_idx + 1)
+  // Decoders whose layers attend both ways over the whole prompt (EmbeddingGemma: no causal
+  // mask; a sliding-window layer's token sees the positions within sliding_window / 2 on either
+  // side). They only pool: each prompt is computed whole, in one step.
+  bool bidirectional_attention = false;
   // A sequence-classification head's outputs (cross-encoders, rerankers); 0: none.
   int64_t num_labels = 0;
   std::vector<std::string> id2label;  // [num_labels] or empty

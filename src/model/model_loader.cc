@@ -2,26 +2,45 @@
 
 #include <filesystem>
 
-namespace vllm {
+#include "model/hf_overrides.h"
 
-Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoadOptions& options) {
+namespace vllm {
+namespace {
+
+// classifier_from_token (--hf-overrides, config.json) on an architecture whose factory builds no
+// classifier from it would be silently ignored.
+Status CheckClassifierBuilt(const Model& model) {
+  const ModelConfig& config = model.config();
+  if (config.pooler.classifier_token_ids.empty() || config.num_labels > 0) return Status::Ok();
+  return Error{"classifier_from_token is not supported for architecture " + config.architecture};
+}
+
+}  // namespace
+
+Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoadOptions& options,
+                                        const nlohmann::json& hf_overrides) {
   LoadedModel loaded;
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
-    auto checkpoint = OpenHfCheckpoint(path);
+    auto checkpoint = OpenHfCheckpoint(path, hf_overrides);
     if (!checkpoint) return Error{path + ": " + checkpoint.error()};
     loaded.checkpoint = std::move(*checkpoint);
     auto model = LoadModel(*loaded.checkpoint->source, loaded.checkpoint->config, options);
     if (!model) return Error{path + ": " + model.error()};
     loaded.model = std::move(*model);
+    VLLM_RETURN_IF_ERROR(CheckClassifierBuilt(*loaded.model));
     return loaded;
   }
   auto file = GgufFile::Open(path);
   if (!file) return Error{file.error()};
   loaded.gguf = std::move(*file);
-  auto model = LoadModelFromGguf(*loaded.gguf, options);
+  auto config = ModelConfigFromGguf(*loaded.gguf);
+  if (!config) return Error{path + ": " + config.error()};
+  VLLM_RETURN_IF_ERROR(ApplyHfOverridesToGguf(hf_overrides, *loaded.gguf, &*config));
+  auto model = LoadModel(GgufTensorSource(*loaded.gguf), *config, options);
   if (!model) return Error{path + ": " + model.error()};
   loaded.model = std::move(*model);
+  VLLM_RETURN_IF_ERROR(CheckClassifierBuilt(*loaded.model));
   return loaded;
 }
 

@@ -21,9 +21,11 @@ struct LoadedModel {
   bool is_directory() const { return checkpoint.has_value(); }
 };
 
-// Loads `path`: a directory as a Hugging Face model directory, anything else as a GGUF file.
-// Errors name the path.
-Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoadOptions& options);
+// Loads `path`: a directory as a Hugging Face model directory, anything else as a GGUF file,
+// with vLLM's --hf-overrides (ParseHfOverrides) applied. Errors name the path.
+Expected<LoadedModel> LoadModelFromPath(
+    const std::string& path, const ModelLoadOptions& options,
+    const nlohmann::json& hf_overrides = nlohmann::json::object());
 
 // vLLM's --dtype (auto, float32/float, bfloat16, float16/half) and --quantization (q8_0, q6_k,
 // q4_k; empty: none) → the type linear weights are converted to at load (nullopt: as stored).

@@ -36,6 +36,19 @@ const std::vector<ModelShape>& KnownModelShapes() {
       {"phi4-mini", 3072, 32, 24, 8, 8192, 131072, 10000.0f, true, "phi3", 128, 0, 0, 0, 96, 4096},
       {"gpt-oss-tiny", 128, 4, 4, 2, 128, 1024, 150000.0f, false, "gpt-oss", 32, 8, 2, 8},
       {"gpt-oss-20b", 2880, 24, 64, 8, 2880, 131072, 150000.0f, false, "gpt-oss", 64, 32, 4, 128},
+      // Pooling models (the last field, llama.cpp's pooling_type): Qwen3-Embedding (3, last
+      // token), Qwen3-Reranker (4, rank head), EmbeddingGemma (1, mean; bidirectional Gemma 3
+      // with Dense modules).
+      {"qwen3-embedding-0.6b", 1024, 28, 16, 8, 3072, 32768, 1000000.0f, true, "qwen3", 128, 0, 0,
+       0, 0, 0, 0.0f, 3},
+      {"qwen3-embedding-tiny", 128, 4, 4, 2, 384, 1024, 1000000.0f, true, "qwen3", 64, 0, 0, 0, 0,
+       0, 0.0f, 3},
+      {"qwen3-reranker-tiny", 128, 4, 4, 2, 384, 1024, 1000000.0f, true, "qwen3", 64, 0, 0, 0, 0, 0,
+       0.0f, 4},
+      {"embeddinggemma-300m", 768, 24, 3, 1, 1152, 2048, 1000000.0f, true, "gemma-embedding", 256,
+       0, 0, 512, 0, 0, 0.0f, 1},
+      {"embeddinggemma-tiny", 128, 6, 4, 2, 256, 1024, 1000000.0f, true, "gemma-embedding", 32, 0,
+       0, 8, 0, 0, 0.0f, 1},
   };
   return shapes;
 }

@@ -22,8 +22,9 @@ struct ModelShape {
   int64_t context_length;
   float rope_theta;
   bool tie_word_embeddings;
-  // A registered architecture (llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3, gpt-oss):
-  // its plan_random_model decides which tensors and keys beyond the common ones a file has.
+  // A registered architecture (llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3, gpt-oss,
+  // gemma-embedding): its plan_random_model decides which tensors and keys beyond the common
+  // ones a file has.
   std::string architecture = "llama";
   int64_t head_dim = 0;  // 0: hidden_size / num_heads
   int64_t num_experts = 0;
@@ -32,13 +33,17 @@ struct ModelShape {
   int64_t rope_dim = 0;        // rotated dimensions of a head (partial rotary); 0: head_dim
   int64_t rope_original_context_length = 0;  // phi3: LongRoPE's pretraining context
   float rope_scaling_factor = 0.0f;          // gemma3: linear position scaling of the global layers
+  // >= 0: llama.cpp's "<arch>.pooling_type" of an embedder (3 last) or reranker (4 rank).
+  int64_t pooling_type = -1;
 };
 
 // Known shapes: real models' (stories260k, tinyllama-1.1b, smollm2-135m, qwen3-0.6b, mixtral-8x7b,
 // qwen3-30b-a3b, gpt-oss-20b, gemma2-2b, gemma3-1b, gemma3-4b, phi4-mini) and test shapes of 4
 // layers, dim 128 (llama-tiny, qwen2-tiny, qwen3-tiny, mixtral-tiny, gemma2-tiny, gpt-oss-tiny,
 // phi3-tiny), gemma2-27b-tiny (46 layers of dim 128) or 3 layers, rows of 256 for K-quants
-// (llama-d256).
+// (llama-d256); pooling models: qwen3-embedding-0.6b, embeddinggemma-300m, and test shapes
+// qwen3-embedding-tiny, qwen3-reranker-tiny (qwen3-tiny with a rank head), embeddinggemma-tiny
+// (6 layers of dim 128, window 8).
 const std::vector<ModelShape>& KnownModelShapes();
 const ModelShape* FindModelShape(const std::string& name);
 

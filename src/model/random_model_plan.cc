@@ -125,6 +125,17 @@ void RandomModelPlan::AddLayers(const AttentionPlanOptions& attention,
   }
 }
 
+void RandomModelPlan::AddPooling() {
+  if (shape_.pooling_type < 0) return;
+  AddKey("pooling_type", GgufValue::Uint32(static_cast<uint32_t>(shape_.pooling_type)));
+  if (shape_.pooling_type != 4) return;
+  const int64_t hidden = shape_.hidden_size;
+  AddF32("cls.output.weight", {hidden, 2}, 1.0f / std::sqrt(static_cast<float>(hidden)));
+  AddKey("classifier.output_labels",
+         GgufValue::Array(
+             {GgufValueType::kString, {GgufValue::String("yes"), GgufValue::String("no")}}));
+}
+
 Status WriteRandomTensors(const std::vector<RandomTensor>& tensors, uint64_t seed,
                           const std::string& path, GgufWriter* writer) {
   for (const RandomTensor& tensor : tensors) {

@@ -72,6 +72,9 @@ class RandomModelPlan {
   void AddFeedForward(int64_t layer, const FeedForwardPlanOptions& options);
   // Both, for every layer of the shape.
   void AddLayers(const AttentionPlanOptions& attention, const FeedForwardPlanOptions& ffn);
+  // A pooling model's keys when the shape has a pooling_type: "<arch>.pooling_type", and for
+  // rank (4) llama.cpp's reranker head, cls.output.weight rows labelled "yes" and "no".
+  void AddPooling();
 
   const std::vector<std::pair<std::string, GgufValue>>& keys() const { return keys_; }
   std::vector<RandomTensor>& tensors() { return tensors_; }

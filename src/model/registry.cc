@@ -4,9 +4,10 @@ namespace vllm {
 
 const std::vector<const Architecture*>& Architectures() {
   static const std::vector<const Architecture*> architectures = {
-      &kLlamaArchitecture, &kQwen2Architecture,      &kQwen3Architecture,  &kQwen3MoeArchitecture,
-      &kPhi3Architecture,  &kGemma2Architecture,     &kGemma3Architecture, &kGptOssArchitecture,
-      &kBertArchitecture,  &kXlmRobertaArchitecture,
+      &kLlamaArchitecture,      &kQwen2Architecture,          &kQwen3Architecture,
+      &kQwen3MoeArchitecture,   &kPhi3Architecture,           &kGemma2Architecture,
+      &kGemma3Architecture,     &kGptOssArchitecture,         &kBertArchitecture,
+      &kXlmRobertaArchitecture, &kGemmaEmbeddingArchitecture,
   };
   return architectures;
 }

@@ -14,6 +14,7 @@ extern const Architecture kQwen3MoeArchitecture;
 extern const Architecture kPhi3Architecture;
 extern const Architecture kGemma2Architecture;
 extern const Architecture kGemma3Architecture;
+extern const Architecture kGemmaEmbeddingArchitecture;
 extern const Architecture kGptOssArchitecture;
 extern const Architecture kBertArchitecture;        // bert (BERT; XLM-R as llama.cpp writes it)
 extern const Architecture kXlmRobertaArchitecture;  // Hugging Face XLM-RoBERTa

@@ -39,7 +39,8 @@ void BindParams(py::module_& module) {
                      &EngineArgs::disable_hybrid_kv_cache_manager)
       .def_readwrite("speculative_config", &EngineArgs::speculative_config)
       .def_readwrite("runner", &EngineArgs::runner)
-      .def_readwrite("convert", &EngineArgs::convert);
+      .def_readwrite("convert", &EngineArgs::convert)
+      .def_readwrite("hf_overrides", &EngineArgs::hf_overrides);
 
   py::class_<PoolingParams>(module, "PoolingParams")
       .def(py::init<>())

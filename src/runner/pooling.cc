@@ -18,8 +18,9 @@ Expected<std::vector<float>> PoolOutput(const Model& model, const PoolingSpec& s
     if (spec.activation == PoolingActivation::kSigmoid) SigmoidInPlace(scores);
     return scores;
   }
-  const int64_t width = spec.dimensions > 0 ? spec.dimensions : hidden_size;
   const int64_t num_rows = static_cast<int64_t>(pooled.size()) / hidden_size;
+  VLLM_RETURN_IF_ERROR(model.ProjectPooled(pooled.data(), num_rows));
+  const int64_t width = spec.dimensions > 0 ? spec.dimensions : hidden_size;
   std::vector<float> out;  // [num_rows, width]
   for (int64_t r = 0; r < num_rows; ++r) {
     const float* row = pooled.data() + r * hidden_size;

@@ -1,6 +1,7 @@
 // What the runner computes for a pooling request from its sequence's last hidden states: the
 // pooled vector (the model's pooling type), then either the classification head and its
-// activation, or Matryoshka truncation and L2 normalization (vLLM's Pooler heads).
+// activation, or the model's Dense projections (Model::ProjectPooled), Matryoshka truncation and
+// L2 normalization (vLLM's Pooler heads).
 #pragma once
 
 #include <cstdint>

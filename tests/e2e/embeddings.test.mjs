@@ -1,7 +1,8 @@
 // /v1/embeddings with the official openai SDK against a random-weight bge-small-shaped BERT GGUF
 // that the test writes with `vllm-cpp make-random-model`: float and base64 encodings agree,
-// embeddings are unit vectors of the hidden size, `dimensions` truncates and renormalizes, token
-// arrays and lists batch together, and a generative model answers 400.
+// embeddings are unit vectors of the hidden size, `dimensions` truncates and renormalizes (the
+// model marked Matryoshka by --hf-overrides), token arrays and lists batch together, and a
+// generative model answers 400.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,7 +23,8 @@ before(async () => {
   const path = join(directory, 'bge-small.gguf');
   execFileSync(process.env.VLLM_E2E_BINARY, ['make-random-model', '--shape', 'bge-small', '--vocab',
     `${process.env.VLLM_E2E_SHARED}/vocab/ggml-vocab-bert-bge.gguf`, '--out', path], { stdio: 'ignore' });
-  server = await startServer([], { modelPath: path });
+  // bge-small is not Matryoshka-trained; the override lets `dimensions` truncate it.
+  server = await startServer(['--hf-overrides', '{"is_matryoshka": true}'], { modelPath: path });
   openai = new OpenAI({ baseURL: `http://127.0.0.1:${server.port}/v1`, apiKey: 'x', maxRetries: 0 });
 });
 

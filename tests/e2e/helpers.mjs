@@ -98,3 +98,20 @@ export async function stopServer(server, signal = 'SIGTERM', graceMs = 15000) {
   clearTimeout(timer);
   return result;
 }
+
+// Writes a random-weight model of `shape` with `vocab` (a file of ../shared/vocab) into
+// `directory` with `vllm-cpp make-random-model`; resolves to its path.
+export async function writeRandomModel(directory, shape, vocab) {
+  const { execFileSync } = await import('node:child_process');
+  const path = `${directory}/${shape}.gguf`;
+  execFileSync(process.env.VLLM_E2E_BINARY, ['make-random-model', '--shape', shape, '--vocab',
+    `${process.env.VLLM_E2E_SHARED}/vocab/${vocab}`, '--out', path], { stdio: 'ignore' });
+  return path;
+}
+
+// POSTs `body` as JSON to a server of startServer; resolves to {status, json}.
+export async function postTo(server, path, body) {
+  const response = await fetch(`http://127.0.0.1:${server.port}${path}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: response.status, json: await response.json() };
+}

@@ -30,7 +30,7 @@ def write_encoder(directory, shape: str) -> str:
 @pytest.fixture(scope="module")
 def embedder(tmp_path_factory):
     return LLM(model=write_encoder(tmp_path_factory.mktemp("bert"), "bert-tiny"),
-               runner="pooling")
+               runner="pooling", hf_overrides={"is_matryoshka": True})
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +60,18 @@ def test_matryoshka_dimensions_and_normalize(embedder):
     assert norm(raw.outputs.embedding) != pytest.approx(1.0, abs=1e-3)
     with pytest.raises(ValueError):
         embedder.embed(TEXTS[0], pooling_params=PoolingParams(dimensions=1000))
+
+
+def test_dimensions_need_a_matryoshka_model(tmp_path):
+    plain = LLM(model=write_encoder(tmp_path, "bert-tiny"), runner="pooling")
+    with pytest.raises(ValueError, match="does not support matryoshka representation"):
+        plain.embed(TEXTS[0], pooling_params=PoolingParams(dimensions=16))
+    listed = LLM(model=write_encoder(tmp_path, "bert-tiny"), runner="pooling",
+                 hf_overrides={"matryoshka_dimensions": [16, 32]})
+    assert len(listed.embed(TEXTS[0], pooling_params=PoolingParams(dimensions=32))[0]
+               .outputs.embedding) == 32
+    with pytest.raises(ValueError, match=r"only supports \[16, 32\] matryoshka dimensions"):
+        listed.embed(TEXTS[0], pooling_params=PoolingParams(dimensions=20))
 
 
 def test_an_embedding_is_the_same_alone_and_in_a_batch(embedder):

@@ -5,11 +5,17 @@
 // (Gemma 2: every other one; Gemma 3: one in six). Attention scaled by query_pre_attn_scalar^-1/2.
 // Gemma 2 soft-caps attention logits and final logits; Gemma 3 instead normalizes each Q/K head
 // (RMSNorm) and gives its local layers their own RoPE base (no position scaling).
+// EmbeddingGemma (GGUF "gemma-embedding", Hugging Face Gemma3TextModel with
+// use_bidirectional_attention) is Gemma 3 attending both ways (a local layer's window is
+// symmetric: sliding_window / 2 on either side), mean-pooled, with sentence-transformers Dense
+// modules dense_2 (hidden → 4 hidden) and dense_3 (back) before normalization
+// (layers/pooling_decoder.h).
 #include <cmath>
 
 #include "model/architecture.h"
 #include "model/hf_checkpoint.h"
 #include "model/layers/decoder.h"
+#include "model/layers/pooling_decoder.h"
 #include "model/layers/rope.h"
 #include "model/random_model_plan.h"
 #include "model/registry.h"
@@ -30,12 +36,14 @@ Expected<std::unique_ptr<Model>> CreateGemma(const TensorSource& source, const M
       .gate_activation = GateActivation::kGeluTanh,
       .embedding_scale = std::sqrt(static_cast<float>(config.hidden_size)),
   };
-  return CreateDecoder(source, config, options, decoder_options,
-                       [=](const ForwardBatch& batch, int64_t layer, int64_t num_heads, float* x) {
-                         const Rope& rope =
-                             config.LayerSlidingWindow(layer) > 0 ? *local_rope : *global_rope;
-                         rope.Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
-                       });
+  auto decoder = CreateDecoder(
+      source, config, options, decoder_options,
+      [=](const ForwardBatch& batch, int64_t layer, int64_t num_heads, float* x) {
+        const Rope& rope = config.LayerSlidingWindow(layer) > 0 ? *local_rope : *global_rope;
+        rope.Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
+      });
+  if (!decoder) return Error{decoder.error()};
+  return PoolingDecoder::Wrap(source, std::move(*decoder), *options.pool);
 }
 
 // Google's reference scales queries by (hidden / heads)^-1/2 in the 27B models and by
@@ -76,6 +84,14 @@ Status ReadGemma3Gguf(const GgufFile& file, ModelConfig* config) {
   return Status::Ok();
 }
 
+Status ReadGemmaEmbeddingGguf(const GgufFile& file, ModelConfig* config) {
+  VLLM_RETURN_IF_ERROR(ReadGemma3Gguf(file, config));
+  auto causal = file.GetBool(config->architecture + ".attention.causal");
+  if (!causal) return Error{causal.error()};
+  config->bidirectional_attention = !causal->value_or(false);
+  return ReadGgufDecoderPooling(file, config->architecture, &config->pooler);
+}
+
 // The keys Gemma 2 and 3 share; `pattern` is the family's default window pattern.
 Status ReadGemmaHf(const nlohmann::json& text, ModelConfig* config, int64_t pattern) {
   config->sliding_window_pattern = pattern;
@@ -103,6 +119,12 @@ Status ReadGemma3Hf(const nlohmann::json& text, ModelConfig* config, HfDerivedTe
   return ReadGemmaHf(text, config, 6);
 }
 
+Status ReadGemmaEmbeddingHf(const nlohmann::json& text, ModelConfig* config,
+                            HfDerivedTensors* derived) {
+  VLLM_RETURN_IF_ERROR(ReadGemma3Hf(text, config, derived));
+  return ReadHfField(text, "use_bidirectional_attention", &config->bidirectional_attention);
+}
+
 Status WriteGemmaHf(const GgufFile&, const ModelConfig& config, nlohmann::json* out) {
   (*out)["sliding_window"] = config.sliding_window;
   (*out)["sliding_window_pattern"] = config.sliding_window_pattern;
@@ -114,6 +136,14 @@ Status WriteGemmaHf(const GgufFile&, const ModelConfig& config, nlohmann::json* 
   if (config.final_logit_softcap > 0) {
     (*out)["final_logit_softcapping"] = config.final_logit_softcap;
   }
+  return Status::Ok();
+}
+
+Status WriteGemmaEmbeddingHf(const GgufFile& file, const ModelConfig& config, nlohmann::json* out) {
+  VLLM_RETURN_IF_ERROR(WriteGemmaHf(file, config, out));
+  (*out)["architectures"] = {"Gemma3TextModel"};
+  (*out)["model_type"] = "gemma3_text";
+  (*out)["use_bidirectional_attention"] = config.bidirectional_attention;
   return Status::Ok();
 }
 
@@ -150,6 +180,15 @@ void PlanGemma3Random(RandomModelPlan* plan) {
   plan->AddLayers({.qk_norm = true, .post_norm = true}, {.post_norm = true});
 }
 
+// Gemma 3 with mean pooling and EmbeddingGemma's two Dense modules (4x wide in between).
+void PlanGemmaEmbeddingRandom(RandomModelPlan* plan) {
+  PlanGemma3Random(plan);
+  plan->AddPooling();
+  const int64_t hidden = plan->shape().hidden_size;
+  plan->AddMatrix("dense_2.weight", {hidden, 4 * hidden});
+  plan->AddMatrix("dense_3.weight", {4 * hidden, hidden});
+}
+
 }  // namespace
 
 const Architecture kGemma2Architecture{
@@ -174,6 +213,18 @@ const Architecture kGemma3Architecture{
     .hf_norms_offset_by_one = true,
     .create = CreateGemma,
     .plan_random_model = PlanGemma3Random,
+};
+
+const Architecture kGemmaEmbeddingArchitecture{
+    .name = "gemma-embedding",
+    .hf_names = {"Gemma3TextModel"},
+    .read_gguf = ReadGemmaEmbeddingGguf,
+    .read_hf = ReadGemmaEmbeddingHf,
+    .write_hf = WriteGemmaEmbeddingHf,
+    .hf_tensors = GemmaNames(),
+    .hf_norms_offset_by_one = true,
+    .create = CreateGemma,
+    .plan_random_model = PlanGemmaEmbeddingRandom,
 };
 
 }  // namespace vllm

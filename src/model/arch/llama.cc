@@ -2,10 +2,15 @@
 // (sliding window from config.json), Mixtral (a mixture of experts in every layer: softmax
 // router, top-k renormalized), Qwen2 (Q/K/V biases), Qwen3 (per-head Q/K RMSNorm) and Qwen3-MoE
 // (Qwen3 attention, 128 experts top-8). RMSNorm, SwiGLU, RoPE with llama3 per-frequency factors
-// (rope_freqs.weight) when present.
+// (rope_freqs.weight) when present. Qwen3 also as an embedder (Qwen3-Embedding: LAST pooling, GGUF
+// pooling_type 3, Hugging Face Qwen3Model / sentence-transformers files) and as a reranker
+// (Qwen3-Reranker: Qwen3ForSequenceClassification, layers/pooling_decoder.h).
+#include <cstring>
+
 #include "model/architecture.h"
 #include "model/hf_checkpoint.h"
 #include "model/layers/decoder.h"
+#include "model/layers/pooling_decoder.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_ops.h"
 #include "model/random_model_plan.h"
@@ -24,10 +29,13 @@ Expected<std::unique_ptr<Model>> CreateLlama(const TensorSource& source, const M
         Assign(loader.Vector("rope_freqs.weight", config.rope_dim / 2), &freq_factors));
   }
   auto rope = std::make_shared<Rope>(RopeForConfig(config, std::move(freq_factors)));
-  return CreateDecoder(source, config, options, {},
-                       [rope](const ForwardBatch& batch, int64_t, int64_t num_heads, float* x) {
-                         rope->Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
-                       });
+  auto decoder =
+      CreateDecoder(source, config, options, {},
+                    [rope](const ForwardBatch& batch, int64_t, int64_t num_heads, float* x) {
+                      rope->Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
+                    });
+  if (!decoder) return Error{decoder.error()};
+  return PoolingDecoder::Wrap(source, std::move(*decoder), *options.pool);
 }
 
 Status ReadLlamaHf(const nlohmann::json& text, ModelConfig* config, HfDerivedTensors*) {
@@ -56,6 +64,59 @@ Status ReadQwenHf(const nlohmann::json& text, ModelConfig* config, HfDerivedTens
   }
   config->sliding_window = 0;
   return Status::Ok();
+}
+
+// Qwen3-Embedding (pooling_type 3, last token; trained for Matryoshka truncation) and llama.cpp's
+// Qwen3-Reranker (pooling_type 4 with a "yes"/"no" rank head, cls.output.weight).
+Status ReadQwen3Gguf(const GgufFile& file, ModelConfig* config) {
+  VLLM_RETURN_IF_ERROR(ReadGgufDecoderPooling(file, config->architecture, &config->pooler));
+  if (config->pooler.pooling_type == PoolingType::kLast &&
+      file.FindTensor("cls.output.weight") == nullptr) {
+    config->pooler.is_matryoshka = true;
+  }
+  auto labels = file.GetStringArray(config->architecture + ".classifier.output_labels");
+  if (!labels) return Error{labels.error()};
+  if (labels->has_value()) config->id2label = **labels;
+  return Status::Ok();
+}
+
+// A GGUF Qwen3 embedder or reranker as the Hugging Face forms vLLM loads: an embedder as
+// Qwen3ForCausalLM (its sentence-transformers files come from hf_export), a reranker as a
+// converted Qwen3ForSequenceClassification with one score row.
+Status WriteQwen3Hf(const GgufFile& file, const ModelConfig& config, nlohmann::json* out) {
+  if (config.pooler.is_matryoshka) (*out)["is_matryoshka"] = true;
+  if (file.FindTensor("cls.output.weight") == nullptr) return Status::Ok();
+  (*out)["architectures"] = {"Qwen3ForSequenceClassification"};
+  (*out)["num_labels"] = 1;
+  return Status::Ok();
+}
+
+// Export: the rank head's "yes" and "no" rows become the one score row yes - no.
+Expected<bool> ExportQwen3Tensor(const GgufFile& file, const GgufTensor& tensor,
+                                 std::vector<OwnedTensor>* out) {
+  if (tensor.name != "cls.output.weight") return false;
+  auto config = ModelConfigFromGguf(file);
+  if (!config) return Error{config.error()};
+  if (config->id2label != std::vector<std::string>{"yes", "no"} || tensor.type != GgmlType::kF32) {
+    return Error{"only an f32 rank head labelled yes, no exports (as score.weight)"};
+  }
+  const int64_t hidden = tensor.shape[0];
+  const float* rows = reinterpret_cast<const float*>(tensor.data);
+  std::vector<float> score(hidden);  // [1, hidden]
+  for (int64_t i = 0; i < hidden; ++i) score[i] = rows[i] - rows[hidden + i];
+  OwnedTensor exported{"score.weight", GgmlType::kF32, {1, hidden}, {}};
+  exported.bytes.resize(hidden * sizeof(float));
+  std::memcpy(exported.bytes.data(), score.data(), exported.bytes.size());
+  out->push_back(std::move(exported));
+  return true;
+}
+
+// Qwen3's names (Qwen3Model's bare ones map through TextModelTensorName) and the sequence
+// classifier's score.
+std::vector<TensorNamePair> Qwen3Names() {
+  std::vector<TensorNamePair> names = LlamaHfTensorNames();
+  names.push_back({"score.weight", "cls.output.weight"});
+  return names;
 }
 
 Status ReadQwen3MoeGguf(const GgufFile&, ModelConfig* config) {
@@ -113,7 +174,10 @@ std::vector<TensorNamePair> Qwen3MoeNames() {
 
 void PlanLlamaRandom(RandomModelPlan* plan) { plan->AddLayers({}, {}); }
 void PlanQwen2Random(RandomModelPlan* plan) { plan->AddLayers({.qkv_bias = true}, {}); }
-void PlanQwen3Random(RandomModelPlan* plan) { plan->AddLayers({.qk_norm = true}, {}); }
+void PlanQwen3Random(RandomModelPlan* plan) {
+  plan->AddLayers({.qk_norm = true}, {});
+  plan->AddPooling();
+}
 
 }  // namespace
 
@@ -140,9 +204,12 @@ const Architecture kQwen2Architecture{
 
 const Architecture kQwen3Architecture{
     .name = "qwen3",
-    .hf_names = {"Qwen3ForCausalLM"},
+    .hf_names = {"Qwen3ForCausalLM", "Qwen3Model", "Qwen3ForSequenceClassification"},
+    .read_gguf = ReadQwen3Gguf,
     .read_hf = ReadQwenHf,
-    .hf_tensors = LlamaHfTensorNames(),
+    .write_hf = WriteQwen3Hf,
+    .hf_tensors = Qwen3Names(),
+    .export_hf_tensor = ExportQwen3Tensor,
     .create = CreateLlama,
     .plan_random_model = PlanQwen3Random,
 };

@@ -1,9 +1,10 @@
 // An independent check of the decoders of model/arch/: a deliberately naive forward pass in double
 // precision, written from the Hugging Face transformers modeling code of each family (Llama,
-// Qwen2, Qwen3, Mixtral, Qwen3-MoE, Phi-3, Gemma 2, Gemma 3, gpt-oss) over llama.cpp's GGUF names
-// and layout, recomputing full causal attention from scratch for every position. It shares no code
-// with the production model beyond GGUF parsing and dequantization. The model's logits of every
-// position, run as one prefill and as chunked prefill + decode steps in the hybrid KV cache
+// Qwen2, Qwen3, Mixtral, Qwen3-MoE, Phi-3, Gemma 2, Gemma 3, gpt-oss, and EmbeddingGemma's
+// bidirectional Gemma 3) over llama.cpp's GGUF names and layout, recomputing full causal (or
+// bidirectional) attention from scratch for every position. It shares no code with the
+// production model beyond GGUF parsing and dequantization. The model's logits of every position,
+// run as one prefill and (causal models) as chunked prefill + decode steps in the hybrid KV cache
 // layout, must match it within 1e-3 · max(1, max |logit|) (f32 against double); ablated references
 // (one feature left out) must not, so each feature is shown to be checked.
 #include <gtest/gtest.h>
@@ -112,6 +113,9 @@ void AddTo(const Vec& y, Vec* x) {
 struct Spec {
   std::string arch;
   bool gemma = false, gpt_oss = false, phi3 = false;
+  // EmbeddingGemma: every position sees the whole prompt; a local layer's window is symmetric,
+  // window / 2 positions on either side (transformers' bidirectional sliding-window mask).
+  bool bidirectional = false;
   // The engine's max_model_len (Phi-3 takes its long RoPE factors when it exceeds the original
   // context) and the attention scores' scale.
   int64_t max_model_len = 0;
@@ -144,7 +148,8 @@ Spec ReadSpec(const GgufFile& file, int64_t max_model_len, Ablation ablation) {
   Spec s;
   s.arch = StringKey(file, "general.architecture", "");
   const std::string a = s.arch + ".";
-  s.gemma = s.arch == "gemma2" || s.arch == "gemma3";
+  s.bidirectional = s.arch == "gemma-embedding";
+  s.gemma = s.arch == "gemma2" || s.arch == "gemma3" || s.bidirectional;
   s.gpt_oss = s.arch == "gpt-oss";
   s.phi3 = s.arch == "phi3";
   s.hidden = IntKey(file, a + "embedding_length", 0);
@@ -157,7 +162,8 @@ Spec ReadSpec(const GgufFile& file, int64_t max_model_len, Ablation ablation) {
   // Gemma 2, gpt-oss: every other layer global; Gemma 3: one in six (layer_types in HF configs);
   // others (Mistral): every layer local.
   s.window = IntKey(file, a + "attention.sliding_window", 0);
-  const int64_t default_pattern = s.arch == "gemma3" ? 6 : (s.gemma || s.gpt_oss ? 2 : 0);
+  const bool gemma3 = s.arch == "gemma3" || s.bidirectional;
+  const int64_t default_pattern = gemma3 ? 6 : (s.gemma || s.gpt_oss ? 2 : 0);
   s.pattern = IntKey(file, a + "attention.sliding_window_pattern", default_pattern);
   s.attn_softcap = FloatKey(file, a + "attn_logit_softcapping", 0);
   s.final_softcap = FloatKey(file, a + "final_logit_softcapping", 0);
@@ -188,7 +194,8 @@ LayerRope RopeForLayer(const GgufFile& file, const Spec& s, int64_t layer, Ablat
   std::string scaling = StringKey(file, a + "rope.scaling.type", "none");
   const double factor = FloatKey(file, a + "rope.scaling.factor", 1.0);
   // Gemma 3's local layers: rope_local_base_freq, default RoPE (no scaling).
-  if (s.arch == "gemma3" && s.IsLocal(layer) && ablation != Ablation::kGlobalRopeEverywhere) {
+  if ((s.arch == "gemma3" || s.bidirectional) && s.IsLocal(layer) &&
+      ablation != Ablation::kGlobalRopeEverywhere) {
     base = FloatKey(file, a + "rope.freq_base_swa", 10000.0);
     scaling = "none";
   }
@@ -256,11 +263,13 @@ std::vector<Vec> Attention(const Spec& s, bool local, const std::vector<Vec>& q,
   const bool use_sinks = !sinks.empty() && ablation != Ablation::kNoSinks;
   std::vector<Vec> out(T, Vec(s.heads * hd, 0.0));
   for (int64_t p = 0; p < T; ++p) {
-    const int64_t first = windowed ? std::max<int64_t>(0, p - s.window + 1) : 0;
+    const int64_t reach = s.bidirectional ? s.window / 2 : s.window - 1;  // positions before p
+    const int64_t first = windowed ? std::max<int64_t>(0, p - reach) : 0;
+    const int64_t last = !s.bidirectional ? p : windowed ? std::min(T - 1, p + reach) : T - 1;
     for (int64_t h = 0; h < s.heads; ++h) {
       const int64_t g = h / (s.heads / s.kv_heads);  // the query head's KV head
-      Vec scores;                                    // [p - first + 1]
-      for (int64_t j = first; j <= p; ++j) {
+      Vec scores;                                    // [last - first + 1]
+      for (int64_t j = first; j <= last; ++j) {
         double dot = 0;
         for (int64_t i = 0; i < hd; ++i) dot += q[p][h * hd + i] * k[j][g * hd + i];
         double score = dot * scale;
@@ -271,7 +280,7 @@ std::vector<Vec> Attention(const Spec& s, bool local, const std::vector<Vec>& q,
       if (use_sinks) max_score = std::max(max_score, sinks.data[h]);
       double denominator = use_sinks ? std::exp(sinks.data[h] - max_score) : 0.0;
       for (double& score : scores) denominator += (score = std::exp(score - max_score));
-      for (int64_t j = first; j <= p; ++j) {
+      for (int64_t j = first; j <= last; ++j) {
         const double prob = scores[j - first] / denominator;
         for (int64_t i = 0; i < hd; ++i) out[p][h * hd + i] += prob * v[j][g * hd + i];
       }
@@ -638,6 +647,30 @@ Difference CompareWithReference(const std::string& name, Ablation ablation,
   return difference;
 }
 
+// Causal decoders: the whole prompt at once, then in chunks and single decode steps.
+constexpr const char* kCausalShapes[] = {"llama-tiny",
+                                         "qwen2-tiny",
+                                         "qwen3-tiny",
+                                         "mixtral-tiny",
+                                         "gemma2-tiny",
+                                         "gpt-oss-tiny",
+                                         "gemma2-tiny-large-scores",
+                                         "gpt-oss-tiny-large-experts",
+                                         "tiny-gemma3",
+                                         "tiny-qwen3moe",
+                                         "phi3-tiny",
+                                         "phi3-tiny-within-original-context",
+                                         "tiny-phi3",
+                                         "gemma2-27b-tiny"};
+// Bidirectional decoders only pool, each prompt computed whole in one step.
+constexpr const char* kBidirectionalShapes[] = {"embeddinggemma-tiny"};
+
+std::string ShapeTestName(const ::testing::TestParamInfo<const char*>& shape_info) {
+  std::string name = shape_info.param;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
 class ReferenceDecoderTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ReferenceDecoderTest, PrefillLogitsMatchTheReference) {
@@ -648,7 +681,14 @@ TEST_P(ReferenceDecoderTest, PrefillLogitsMatchTheReference) {
               d.max_difference);
 }
 
-TEST_P(ReferenceDecoderTest, ChunkedPrefillAndDecodeLogitsMatchTheReference) {
+INSTANTIATE_TEST_SUITE_P(Shapes, ReferenceDecoderTest, ::testing::ValuesIn(kCausalShapes),
+                         ShapeTestName);
+INSTANTIATE_TEST_SUITE_P(Bidirectional, ReferenceDecoderTest,
+                         ::testing::ValuesIn(kBidirectionalShapes), ShapeTestName);
+
+class SteppedReferenceDecoderTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SteppedReferenceDecoderTest, ChunkedPrefillAndDecodeLogitsMatchTheReference) {
   const Difference d = CompareWithReference(GetParam(), Ablation::kNone, Schedule::kStepped);
   EXPECT_TRUE(d.Within()) << "max |logit| " << d.max_logit << ", max difference "
                           << d.max_difference;
@@ -656,18 +696,8 @@ TEST_P(ReferenceDecoderTest, ChunkedPrefillAndDecodeLogitsMatchTheReference) {
               d.max_difference);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, ReferenceDecoderTest,
-                         ::testing::Values("llama-tiny", "qwen2-tiny", "qwen3-tiny", "mixtral-tiny",
-                                           "gemma2-tiny", "gpt-oss-tiny",
-                                           "gemma2-tiny-large-scores", "gpt-oss-tiny-large-experts",
-                                           "tiny-gemma3", "tiny-qwen3moe", "phi3-tiny",
-                                           "phi3-tiny-within-original-context", "tiny-phi3",
-                                           "gemma2-27b-tiny"),
-                         [](const ::testing::TestParamInfo<const char*>& shape_info) {
-                           std::string name = shape_info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Shapes, SteppedReferenceDecoderTest, ::testing::ValuesIn(kCausalShapes),
+                         ShapeTestName);
 
 // Each feature the reference checks matters in these tests: leaving it out of the reference
 // makes the model disagree with it.
@@ -697,6 +727,7 @@ INSTANTIATE_TEST_SUITE_P(
         AblationCase{"mixtral-tiny", Ablation::kNoMoeRenormalize, "Renormalize"},
         AblationCase{"tiny-qwen3moe", Ablation::kNoMoeRenormalize, "Renormalize"},
         AblationCase{"gemma2-tiny", Ablation::kNoWindow, "Window"},
+        AblationCase{"embeddinggemma-tiny", Ablation::kNoWindow, "Window"},
         AblationCase{"gemma2-tiny-large-scores", Ablation::kNoAttnSoftcap, "AttnSoftcap"},
         AblationCase{"gemma2-tiny", Ablation::kNoFinalSoftcap, "FinalSoftcap"},
         AblationCase{"gemma2-tiny", Ablation::kNoPostNorms, "PostNorms"},

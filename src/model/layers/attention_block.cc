@@ -1,5 +1,6 @@
 #include "model/layers/attention_block.h"
 
+#include "model/layers/encoder_attention.h"
 #include "model/layers/paged_attention.h"
 #include "model/layers/tensor_ops.h"
 
@@ -15,6 +16,7 @@ Status AttentionBlock::Load(WeightLoader& loader, int64_t layer, const ModelConf
   scale_ = config.AttentionScale();
   logit_softcap_ = config.attn_logit_softcap;
   sliding_window_ = config.LayerSlidingWindow(layer);
+  bidirectional_ = config.bidirectional_attention;
   const int64_t hidden = config.hidden_size;
   const int64_t q_size = num_heads_ * head_dim_;
   VLLM_RETURN_IF_ERROR(qkv_.Load(loader, prefix, hidden, q_size, num_kv_heads_ * head_dim_));
@@ -24,6 +26,9 @@ Status AttentionBlock::Load(WeightLoader& loader, int64_t layer, const ModelConf
   }
   if (loader.Has(prefix + "attn_sinks.weight")) {
     VLLM_RETURN_IF_ERROR(Assign(loader.Vector(prefix + "attn_sinks.weight", num_heads_), &sinks_));
+  }
+  if (bidirectional_ && (logit_softcap_ > 0 || !sinks_.empty())) {
+    return Error{"bidirectional attention with logit soft-capping or sinks is not supported"};
   }
   VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "attn_output.weight", hidden, q_size), &wo_));
   if (loader.Has(prefix + "attn_output.bias")) {
@@ -48,13 +53,23 @@ void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Ro
   }
   rotate(num_heads_, q.data());
   rotate(num_kv_heads_, k.data());
-  WriteKv(batch, layer_, k.data(), v.data(), kv);
-  PagedAttention(batch, layer_, q.data(), num_heads_,
-                 {.scale = scale_,
-                  .sliding_window = sliding_window_,
-                  .logit_softcap = logit_softcap_,
-                  .sinks = sinks_.empty() ? nullptr : sinks_.data()},
-                 kv, pool, attn.data());
+  if (bidirectional_) {
+    EncoderAttention(batch.query_start_loc, q.data(), k.data(), v.data(),
+                     {.num_heads = num_heads_,
+                      .num_kv_heads = num_kv_heads_,
+                      .head_dim = head_dim_,
+                      .scale = scale_,
+                      .window = sliding_window_ / 2},
+                     pool, attn.data());
+  } else {
+    WriteKv(batch, layer_, k.data(), v.data(), kv);
+    PagedAttention(batch, layer_, q.data(), num_heads_,
+                   {.scale = scale_,
+                    .sliding_window = sliding_window_,
+                    .logit_softcap = logit_softcap_,
+                    .sinks = sinks_.empty() ? nullptr : sinks_.data()},
+                   kv, pool, attn.data());
+  }
   kernels::Linear(*wo_, attn.data(), num_tokens, out, pool);
   if (!wo_bias_.empty()) AddRowBias(wo_bias_, num_tokens, out);
 }

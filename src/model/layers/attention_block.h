@@ -2,7 +2,10 @@
 // Q/K/V projection (QkvProjection), per-head Q/K RMSNorm when the layer has attn_{q,k}_norm,
 // rotary embedding (given by the caller), K/V written into the paged cache, paged attention (the
 // layer's sliding window, the config's soft-cap, per-head sinks when the layer has attn_sinks) and
-// the output projection attn_output (with attn_output.bias when present).
+// the output projection attn_output (with attn_output.bias when present). Bidirectional decoders
+// (config.bidirectional_attention) attend over each whole prompt of the batch instead, with no KV
+// cache (EncoderAttention; a sliding-window layer's window is symmetric, sliding_window / 2 on
+// either side).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,7 @@ class AttentionBlock {
   float eps_ = 0.0f;
   float scale_ = 0.0f, logit_softcap_ = 0.0f;
   int64_t sliding_window_ = 0;
+  bool bidirectional_ = false;
   QkvProjection qkv_;
   std::vector<float> q_norm_, k_norm_;         // [head_dim]; empty: no Q/K norm
   std::vector<float> sinks_;                   // [num_heads]; empty: no sinks

@@ -7,6 +7,7 @@ the field. An unknown name raises TypeError, as for any Python call.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from dataclasses import dataclass
@@ -21,7 +22,6 @@ _UNSUPPORTED = {
     "revision": ((None,), "models are local files"),
     "tokenizer_revision": ((None,), "models are local files"),
     "hf_token": ((None,), "models are local files"),
-    "hf_overrides": ((None,), "the model's config is used as stored"),
     "tensor_parallel_size": ((1,), "tensor parallelism is not implemented yet"),
     "pipeline_parallel_size": ((1,), "pipeline parallelism is not implemented yet"),
     "data_parallel_size": ((1,), "data parallelism is not implemented yet"),
@@ -108,6 +108,8 @@ class EngineArgs:
         core.num_threads = self.num_threads
         core.runner = self.runner
         core.convert = self.convert
+        if self.hf_overrides is not None:
+            core.hf_overrides = json.dumps(self.hf_overrides)
         # None keeps the C++ default.
         for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens",
                      "enable_prefix_caching", "block_size", "kv_cache_memory_bytes"):
