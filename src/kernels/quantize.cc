@@ -77,6 +77,22 @@ void QuantizeRowQ8_0(const float* x, int64_t n, void* out) {
   }
 }
 
+// Activations, as ggml's x86 quantize_row_q8_0 quantizes them at run time (so that a Q8_0 product
+// sees llama.cpp's activation quants): d = max|x| / 127 as above, q = round(x · (127 / max|x|)),
+// ties to even.
+static void QuantizeActivationRowQ8_0(const float* x, int64_t n, BlockQ8_0* blocks) {
+  for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
+    const float* values = x + b * kQuantBlockSize;
+    float amax = 0.0f;
+    for (int i = 0; i < kQuantBlockSize; ++i) amax = std::max(amax, std::fabs(values[i]));
+    blocks[b].d = Fp32ToFp16(amax / 127.0f);
+    const float multiplier = amax != 0.0f ? 127.0f / amax : 0.0f;
+    for (int i = 0; i < kQuantBlockSize; ++i) {
+      blocks[b].qs[i] = static_cast<int8_t>(internal::RoundToInt(values[i] * multiplier));
+    }
+  }
+}
+
 void QuantizeRowQ4_0(const float* x, int64_t n, void* out) {
   auto* blocks = static_cast<BlockQ4_0*>(out);
   for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
@@ -125,7 +141,7 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
                             prepared.q8_half_sums.data() + 2 * first);
       return;
     }
-    QuantizeRowQ8_0(x + offset, length, prepared.q8.data() + begin * blocks_per_row);
+    QuantizeActivationRowQ8_0(x + offset, length, prepared.q8.data() + begin * blocks_per_row);
     for (int64_t b = begin * blocks_per_row; b < end * blocks_per_row; ++b) {
       const BlockQ8_0& block = prepared.q8[b];
       const float scale = Fp16ToFp32(block.d);
