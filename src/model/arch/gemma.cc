@@ -187,6 +187,11 @@ void PlanGemmaEmbeddingRandom(RandomModelPlan* plan) {
   const int64_t hidden = plan->shape().hidden_size;
   plan->AddMatrix("dense_2.weight", {hidden, 4 * hidden});
   plan->AddMatrix("dense_3.weight", {4 * hidden, hidden});
+  // Their widths, as llama.cpp's converter writes them (its loader needs them).
+  plan->AddKey("dense_2_feat_in", GgufValue::Uint32(hidden));
+  plan->AddKey("dense_2_feat_out", GgufValue::Uint32(4 * hidden));
+  plan->AddKey("dense_3_feat_in", GgufValue::Uint32(4 * hidden));
+  plan->AddKey("dense_3_feat_out", GgufValue::Uint32(hidden));
 }
 
 }  // namespace
