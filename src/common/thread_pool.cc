@@ -6,24 +6,45 @@
 
 namespace vllm {
 namespace {
+
 constexpr int kSpinIterations = 20000;
-}
+
+// slot_'s fields (thread_pool.h).
+constexpr int kGenerationShift = 16;
+constexpr uint64_t kClosed = uint64_t{1} << 15;
+constexpr uint64_t kStatic = uint64_t{1} << 14;
+constexpr uint64_t kInsideMask = kStatic - 1;
+constexpr int kMaxThreads = static_cast<int>(kInsideMask);
+
+uint64_t GenerationOf(uint64_t slot) { return slot >> kGenerationShift; }
+
+}  // namespace
 
 ThreadPool::ThreadPool(Options options) {
   num_threads_ = options.num_threads > 0
                      ? options.num_threads
                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  num_threads_ = std::min(num_threads_, kMaxThreads);
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-    generation_.fetch_add(1);
-  }
-  wake_.notify_all();
+  stop_.store(true);
+  Publish(nullptr, /*is_static=*/false);
   for (auto& worker : workers_) worker.join();
+}
+
+void ThreadPool::Publish(const std::function<void(int, int)>* job, bool is_static) {
+  job_ = job;
+  if (is_static) num_pending_.store(num_threads_ - 1, std::memory_order_relaxed);
+  const uint64_t generation = GenerationOf(slot_.load(std::memory_order_relaxed)) + 1;
+  // seq_cst store, then seq_cst load of num_sleeping_: a worker that counted itself asleep
+  // before checking slot_ either sees this generation or is seen here and notified.
+  slot_.store((generation << kGenerationShift) | (is_static ? kStatic : 0));
+  if (num_sleeping_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    wake_.notify_all();
+  }
 }
 
 void ThreadPool::Run(const std::function<void(int, int)>& fn) {
@@ -31,60 +52,77 @@ void ThreadPool::Run(const std::function<void(int, int)>& fn) {
     fn(0, 1);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &fn;
-    num_pending_.store(num_threads_ - 1);
-    generation_.fetch_add(1, std::memory_order_release);
-  }
-  wake_.notify_all();
+  Publish(&fn, /*is_static=*/true);
   fn(0, num_threads_);
   while (num_pending_.load(std::memory_order_acquire) != 0) _mm_pause();
 }
 
 void ThreadPool::ParallelFor(int64_t count, const std::function<void(int64_t, int64_t)>& fn) {
-  if (count <= 0) return;
-  if (count == 1) {  // one thread would work: no hand-off
-    fn(0, 1);
-    return;
-  }
-  Run([&](int thread_index, int num_threads) {
-    int64_t begin = count * thread_index / num_threads;
-    int64_t end = count * (thread_index + 1) / num_threads;
-    if (begin < end) fn(begin, end);
-  });
+  ParallelForChunks(count, 1, fn);
 }
 
 void ThreadPool::ParallelForChunks(int64_t count, int chunks_per_thread,
                                    const std::function<void(int64_t, int64_t)>& fn) {
   if (count <= 0) return;
-  const int64_t num_chunks = std::min<int64_t>(count, int64_t{num_threads_} * chunks_per_thread);
-  std::atomic<int64_t> next_chunk{0};
-  Run([&](int, int) {
-    for (int64_t chunk = next_chunk.fetch_add(1, std::memory_order_relaxed); chunk < num_chunks;
-         chunk = next_chunk.fetch_add(1, std::memory_order_relaxed)) {
-      fn(count * chunk / num_chunks, count * (chunk + 1) / num_chunks);
+  // The chunks and their counter, reached through one pointer so that `job` needs no allocation.
+  struct Chunks {
+    int64_t count, num_chunks;
+    const std::function<void(int64_t, int64_t)>* fn;
+    std::atomic<int64_t> next{0};
+    void ClaimUntilNoneLeft() {
+      for (int64_t chunk = next.fetch_add(1, std::memory_order_relaxed); chunk < num_chunks;
+           chunk = next.fetch_add(1, std::memory_order_relaxed)) {
+        (*fn)(count * chunk / num_chunks, count * (chunk + 1) / num_chunks);
+      }
     }
-  });
+  } chunks{count, std::min<int64_t>(count, int64_t{num_threads_} * chunks_per_thread), &fn};
+  if (chunks.num_chunks == 1 || num_threads_ == 1) {  // no hand-off
+    chunks.ClaimUntilNoneLeft();
+    return;
+  }
+  const std::function<void(int, int)> job = [state = &chunks](int, int) {
+    state->ClaimUntilNoneLeft();
+  };
+  Publish(&job, /*is_static=*/false);
+  chunks.ClaimUntilNoneLeft();
+  // Every chunk is claimed: close the job, then wait for the workers that joined it.
+  slot_.fetch_or(kClosed, std::memory_order_acq_rel);
+  while ((slot_.load(std::memory_order_acquire) & kInsideMask) != 0) _mm_pause();
+}
+
+uint64_t ThreadPool::WaitForJobAfter(uint64_t seen) {
+  for (int spins = 0; spins < kSpinIterations; ++spins) {
+    const uint64_t slot = slot_.load(std::memory_order_acquire);
+    if (GenerationOf(slot) != seen) return slot;
+    _mm_pause();
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  num_sleeping_.fetch_add(1);
+  wake_.wait(lock, [&] { return GenerationOf(slot_.load()) != seen; });
+  num_sleeping_.fetch_sub(1);
+  return slot_.load(std::memory_order_acquire);
 }
 
 void ThreadPool::WorkerLoop(int thread_index) {
-  uint64_t seen_generation = 0;
+  uint64_t seen = 0;
   while (true) {
-    int spins = 0;
-    while (generation_.load(std::memory_order_acquire) == seen_generation &&
-           spins < kSpinIterations) {
-      _mm_pause();
-      ++spins;
+    uint64_t slot = WaitForJobAfter(seen);
+    if (stop_.load()) return;
+    seen = GenerationOf(slot);
+    if (slot & kStatic) {  // the caller waits for this thread: job_ stays valid
+      (*job_)(thread_index, num_threads_);
+      num_pending_.fetch_sub(1, std::memory_order_acq_rel);
+      continue;
     }
-    if (generation_.load(std::memory_order_acquire) == seen_generation) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return generation_.load() != seen_generation; });
+    // Join the dynamic job unless it is closed or already replaced by a newer one.
+    while ((slot & kClosed) == 0 && GenerationOf(slot) == seen) {
+      if (slot_.compare_exchange_weak(slot, slot + 1, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+        (*job_)(thread_index, num_threads_);  // valid until this thread leaves
+        slot_.fetch_sub(1, std::memory_order_release);
+        break;
+      }
     }
-    seen_generation = generation_.load(std::memory_order_acquire);
-    if (stop_) return;
-    (*job_)(thread_index, num_threads_);
-    num_pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 

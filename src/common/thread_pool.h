@@ -1,5 +1,11 @@
 // A persistent pool of worker threads for data-parallel kernels. Workers spin briefly and then
 // sleep between jobs, so a decode step does not pay thread start-up or a futex wake per layer.
+//
+// Two kinds of job. Run() is a static job: every thread runs it once, and the caller waits for
+// all of them. ParallelFor() and ParallelForChunks() are dynamic jobs: threads claim ranges from a
+// shared counter, so once the caller finds nothing left to claim it closes the job and waits only
+// for the workers already inside it; a worker that wakes late (asleep, descheduled) skips a closed
+// job instead of holding the caller up.
 #pragma once
 
 #include <atomic>
@@ -29,9 +35,9 @@ class ThreadPool {
   // when all are done. Calls must not nest.
   void Run(const std::function<void(int thread_index, int num_threads)>& fn);
 
-  // Splits [0, count) into contiguous ranges, one per thread; fn(begin, end) per non-empty range.
-  // The split depends only on count and num_threads, never on timing. A count of 1 runs on the
-  // calling thread.
+  // Splits [0, count) into min(count, num_threads) contiguous ranges of near-equal size;
+  // fn(begin, end) per range. The ranges depend only on count and num_threads, never on timing
+  // (which thread runs a range does). A count of 1 runs on the calling thread.
   void ParallelFor(int64_t count, const std::function<void(int64_t begin, int64_t end)>& fn);
 
   // Splits [0, count) into chunks of about `count / (num_threads * chunks_per_thread)` that the
@@ -42,13 +48,21 @@ class ThreadPool {
                          const std::function<void(int64_t begin, int64_t end)>& fn);
 
  private:
+  // Makes `job` the current one (a new generation in slot_) and wakes sleeping workers.
+  void Publish(const std::function<void(int, int)>* job, bool is_static);
+  // Spins, then sleeps, until slot_ holds a generation other than `seen` or the pool stops;
+  // returns slot_'s value.
+  uint64_t WaitForJobAfter(uint64_t seen);
   void WorkerLoop(int thread_index);
 
   int num_threads_;
   std::vector<std::thread> workers_;
   const std::function<void(int, int)>* job_ = nullptr;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> num_pending_{0};
+  // The current job: bits [16, 64) its generation, bit 15 set once the caller closed it (dynamic
+  // jobs), bit 14 set for a static job, bits [0, 14) the workers inside it (dynamic jobs).
+  std::atomic<uint64_t> slot_{0};
+  std::atomic<int> num_pending_{0};   // static job: workers yet to finish it
+  std::atomic<int> num_sleeping_{0};  // workers blocked on wake_
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace vllm {
@@ -41,6 +46,51 @@ TEST(ThreadPoolTest, RunsManyJobsBackToBack) {
     pool.Run([&](int thread_index, int num_threads) { total += thread_index + 1; });
   }
   EXPECT_EQ(total.load(), 5000 * 3);
+}
+
+// Static and dynamic jobs interleaved, with pauses long enough for the workers to fall asleep
+// now and then: every job sees each index exactly once and every static job every thread.
+TEST(ThreadPoolTest, MixedJobsWithSleepingWorkersRunExactlyOnce) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 3});
+  for (int job = 0; job < 3000; ++job) {
+    if (job % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const int64_t count = job % 7;
+    std::vector<std::atomic<int>> hits(count);
+    const auto mark = [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) hits[i]++;
+    };
+    switch (job % 3) {
+      case 0: {
+        std::atomic<int> thread_mask{0};
+        pool.Run([&](int thread_index, int) { thread_mask |= 1 << thread_index; });
+        ASSERT_EQ(thread_mask.load(), 0b111) << job;
+        break;
+      }
+      case 1:
+        pool.ParallelFor(count, mark);
+        break;
+      default:
+        pool.ParallelForChunks(count, 2, mark);
+        break;
+    }
+    if (job % 3 != 0) {
+      for (int64_t i = 0; i < count; ++i) ASSERT_EQ(hits[i].load(), 1) << job;
+    }
+  }
+}
+
+// ParallelFor's ranges are the contiguous near-equal split, whichever threads run them.
+TEST(ThreadPoolTest, ParallelForRangesDependOnlyOnCountAndThreads) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  std::mutex mutex;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  pool.ParallelFor(7, [&](int64_t begin, int64_t end) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ranges.emplace_back(begin, end);
+  });
+  std::sort(ranges.begin(), ranges.end());
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 3}, {3, 7}};
+  EXPECT_EQ(ranges, expected);
 }
 
 }  // namespace
