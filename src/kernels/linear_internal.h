@@ -4,7 +4,8 @@
 // Semantics shared by every path (so they agree up to summation order):
 //   F32, F16 weights:  x stays f32.
 //   BF16 weights:      x is rounded to bf16 first.
-//   integer weights:   x is quantized to Q8_0 blocks of 32 first (ggml's reference quantizer).
+//   integer weights:   x is quantized to Q8_0 blocks of 32 first (ggml's reference quantizer;
+//                      K-quants: one scale per 256 values, ActivationFormat::kQ8K).
 //                      With W's blocks decoded (DecodedBlock: value = scale[s] q - min[s]) each
 //                      32-column chunk c of x contributes
 //                        d_x[c] · Σ_{sub-blocks s in c} (scale[s] · Σ q·x_q − min[s] · Σ x_q).
@@ -44,11 +45,16 @@ struct PreparedActivations {
   std::vector<int32_t> q8_half_sums;  // [m, cols / 16]
 };
 
-// PrepareActivations' Q8_0 work on AVX-512 for `num_blocks` consecutive blocks of x: the blocks,
-// their scales as f32, and the sums of their quants per 32 and per 16 values, bit-identical to
-// QuantizeRowQ8_0 and the scalar sums.
-void PrepareQ8BlocksAvx512(const float* x, int64_t num_blocks, BlockQ8_0* blocks, float* scales,
-                           int32_t* sums, int32_t* half_sums);
+// Q8_0 blocks of x that share one scale: 1 (kQ8) or the 8 of a 256-value super-block (kQ8K).
+constexpr int64_t Q8BlocksPerScale(ActivationFormat format) {
+  return format == ActivationFormat::kQ8K ? kSuperBlockSize / kQuantBlockSize : 1;
+}
+
+// PrepareActivations' kQ8 / kQ8K work on AVX-512 for `num_blocks` consecutive blocks of x (a
+// multiple of Q8BlocksPerScale(format)): the blocks, their scales as f32, and the sums of their
+// quants per 32 and per 16 values, bit-identical to the scalar path's.
+void PrepareQ8BlocksAvx512(ActivationFormat format, const float* x, int64_t num_blocks,
+                           BlockQ8_0* blocks, float* scales, int32_t* sums, int32_t* half_sums);
 
 // BF16 activations are kept as bf16 bits on AVX-512 (vdpbf16ps), as f32 values elsewhere.
 PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const float* x, int64_t m,

@@ -23,7 +23,8 @@ void PutScalesMinsAndNibbles(const Block& block, const DecodedBlock& decoded, in
   record.d[lane] = block.d;
   record.dmin[lane] = block.dmin;
   for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
-    UnpackScaleMinK4(chunk, block.scales, &record.scales[chunk][lane], &record.mins[chunk][lane]);
+    UnpackScaleMinK4(chunk, block.scales, &record.scales[chunk][lane],
+                     &record.min_pairs[chunk / 2][2 * lane + chunk % 2]);
     StoreLowNibbles(decoded.q + 32 * chunk, lane, record.chunks[chunk].nibbles);
   }
 }

@@ -25,9 +25,10 @@
 //
 // Sub-block scales and mins stay bytes and super-block scales fp16, [chunk or sub-block][16 rows],
 // so a packed form takes about its type's bits per weight. The records (field[n]: n values per
-// row, stored [n][16 rows]):
+// row, stored [n][16 rows]; Q4_K / Q5_K's mins in pairs, [n / 2][16 rows][2], so that lane l of
+// pair j widened to 16-bit words holds row l's mins 2j and 2j + 1 for vpdpwssd):
 //
-//   Q4_K    | d[1] dmin[1] fp16 | sc[8] mn[8] u8 | chunk 0: nibbles | ... | chunk 7 |  (2368 B)
+//   Q4_K    | d[1] dmin[1] fp16 | sc[8] u8 | mn[8] u8 pairs | chunk 0: nibbles | ... | (2368 B)
 //   Q5_K    as Q4_K, each chunk: | nibbles | 5th-bit plane (64 B) |                  (2880 B)
 //   Q6_K    | d[1] fp16 | sc[16] i8 | chunk 0: nibbles, 2 crumb planes (128 B) | ... | (3360 B)
 //   IQ4_XS  | d[1] fp16 | ls − 32 [8] i8 | nibbles of chunks 0..7 |                  (2208 B)
@@ -68,7 +69,8 @@ struct PackedScaleMinRecord {
   uint16_t d[kNibbleRowsPerGroup];
   uint16_t dmin[kNibbleRowsPerGroup];
   uint8_t scales[kChunksPerSuperBlock][kNibbleRowsPerGroup];  // 6-bit sc per chunk
-  uint8_t mins[kChunksPerSuperBlock][kNibbleRowsPerGroup];    // 6-bit mn per chunk
+  // 6-bit mn per chunk: min_pairs[j][2 l + i] is row l's mn of chunk 2j + i.
+  uint8_t min_pairs[kChunksPerSuperBlock / 2][2 * kNibbleRowsPerGroup];
   Chunk chunks[kChunksPerSuperBlock];
 };
 using PackedQ4_KRecord = PackedScaleMinRecord<PackedQ4_KChunk>;
@@ -161,8 +163,8 @@ void PutChunkFifthBits(const FifthBit& fifth_bit, int64_t lane, uint8_t* plane) 
 }
 
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: chunks in column
-// order, each one's integer dots scaled and accumulated as in linear_internal.h, the same for
-// every m, thread count and row range.
+// order, each one's integer dots scaled and accumulated as in linear_internal.h (the K-quants: per
+// super-block, then scaled by its d_x), the same for every m, thread count and row range.
 void LinearRowsPackedQ4_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedQ5_KAvx512(const PackedWeightView& w, const PreparedActivations& x,

@@ -79,16 +79,26 @@ void QuantizeRowQ8_0(const float* x, int64_t n, void* out) {
 
 // Activations, as ggml's x86 quantize_row_q8_0 quantizes them at run time (so that a Q8_0 product
 // sees llama.cpp's activation quants): d = max|x| / 127 as above, q = round(x · (127 / max|x|)),
-// ties to even.
-static void QuantizeActivationRowQ8_0(const float* x, int64_t n, BlockQ8_0* blocks) {
-  for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
-    const float* values = x + b * kQuantBlockSize;
+// ties to even; kQ8K takes max|x| over each 256 values (ggml's quantize_row_q8_K) and keeps d in
+// f32. scales: [n / 32] the f32 d each block's dot products use.
+static void QuantizeActivationRow(ActivationFormat format, const float* x, int64_t n,
+                                  BlockQ8_0* blocks, float* scales) {
+  const int64_t blocks_per_scale = Q8BlocksPerScale(format);
+  const int64_t values_per_scale = blocks_per_scale * kQuantBlockSize;
+  for (int64_t first = 0; first < n / kQuantBlockSize; first += blocks_per_scale) {
+    const float* values = x + first * kQuantBlockSize;
     float amax = 0.0f;
-    for (int i = 0; i < kQuantBlockSize; ++i) amax = std::max(amax, std::fabs(values[i]));
-    blocks[b].d = Fp32ToFp16(amax / 127.0f);
+    for (int64_t i = 0; i < values_per_scale; ++i) amax = std::max(amax, std::fabs(values[i]));
+    const uint16_t d_bits = Fp32ToFp16(amax / 127.0f);
+    const float scale = format == ActivationFormat::kQ8K ? amax / 127.0f : Fp16ToFp32(d_bits);
     const float multiplier = amax != 0.0f ? 127.0f / amax : 0.0f;
-    for (int i = 0; i < kQuantBlockSize; ++i) {
-      blocks[b].qs[i] = static_cast<int8_t>(internal::RoundToInt(values[i] * multiplier));
+    for (int64_t b = first; b < first + blocks_per_scale; ++b) {
+      blocks[b].d = d_bits;
+      scales[b] = scale;
+      for (int i = 0; i < kQuantBlockSize; ++i) {
+        blocks[b].qs[i] =
+            static_cast<int8_t>(internal::RoundToInt(x[b * kQuantBlockSize + i] * multiplier));
+      }
     }
   }
 }
@@ -114,7 +124,7 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
   if (format == ActivationFormat::kBf16) {
     prepared.bf16.resize(count);
     if (isa != Isa::kAvx512) prepared.bf16_as_f32.resize(count);
-  } else if (format == ActivationFormat::kQ8) {
+  } else if (format == ActivationFormat::kQ8 || format == ActivationFormat::kQ8K) {
     prepared.q8.resize(m * blocks_per_row);
     prepared.q8_scales.resize(m * blocks_per_row);
     prepared.q8_sums.resize(m * blocks_per_row);
@@ -133,19 +143,19 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
       }
       return;
     }
-    if (format != ActivationFormat::kQ8) return;
+    if (format != ActivationFormat::kQ8 && format != ActivationFormat::kQ8K) return;
+    const int64_t first = begin * blocks_per_row;
     if (isa == Isa::kAvx512) {
-      const int64_t first = begin * blocks_per_row;
-      PrepareQ8BlocksAvx512(x + offset, (end - begin) * blocks_per_row, prepared.q8.data() + first,
-                            prepared.q8_scales.data() + first, prepared.q8_sums.data() + first,
+      PrepareQ8BlocksAvx512(format, x + offset, (end - begin) * blocks_per_row,
+                            prepared.q8.data() + first, prepared.q8_scales.data() + first,
+                            prepared.q8_sums.data() + first,
                             prepared.q8_half_sums.data() + 2 * first);
       return;
     }
-    QuantizeActivationRowQ8_0(x + offset, length, prepared.q8.data() + begin * blocks_per_row);
-    for (int64_t b = begin * blocks_per_row; b < end * blocks_per_row; ++b) {
+    QuantizeActivationRow(format, x + offset, length, prepared.q8.data() + first,
+                          prepared.q8_scales.data() + first);
+    for (int64_t b = first; b < end * blocks_per_row; ++b) {
       const BlockQ8_0& block = prepared.q8[b];
-      const float scale = Fp16ToFp32(block.d);
-      prepared.q8_scales[b] = scale;
       int32_t half_sums[2] = {0, 0};
       for (int k = 0; k < kQuantBlockSize; ++k) half_sums[k / 16] += block.qs[k];
       prepared.q8_half_sums[2 * b] = half_sums[0];

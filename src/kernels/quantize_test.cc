@@ -41,9 +41,10 @@ TEST(QuantizeTest, RoundTripsWithinEachFormatsError) {
   }
 }
 
-// The AVX-512 preparation of Q8_0 activations gives the scalar path's blocks, scales and sums bit
-// for bit: random rows over many magnitudes, a zero block, ties at half a step, tiny (subnormal
-// fp16 scale) and huge (inf scale) blocks, NaN and infinities.
+// The AVX-512 preparation of Q8_0 (and Q8_K-style) activations gives the scalar path's blocks,
+// scales and sums bit for bit: random rows over many magnitudes, a zero block, ties at half a step,
+// tiny (subnormal fp16 scale) and huge (inf scale) blocks, NaN and infinities (and, as Q8_K,
+// super-blocks of blocks 2^-20 ... 2^19 in size).
 TEST(QuantizeTest, Avx512Q8ActivationsAreBitIdenticalToScalar) {
   if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
   const int64_t m = 7, cols = 256;
@@ -60,20 +61,48 @@ TEST(QuantizeTest, Avx512Q8ActivationsAreBitIdenticalToScalar) {
   x[400] = INFINITY;
   x[500] = -INFINITY;
   ThreadPool pool({.num_threads = 2});
-  const PreparedActivations scalar =
-      PrepareActivations(Isa::kScalar, ActivationFormat::kQ8, x.data(), m, cols, pool);
-  const PreparedActivations avx512 =
-      PrepareActivations(Isa::kAvx512, ActivationFormat::kQ8, x.data(), m, cols, pool);
-  ASSERT_EQ(scalar.q8.size(), avx512.q8.size());
-  for (size_t b = 0; b < scalar.q8.size(); ++b) {
-    EXPECT_EQ(scalar.q8[b].d, avx512.q8[b].d) << b;
-    for (int i = 0; i < 32; ++i) EXPECT_EQ(scalar.q8[b].qs[i], avx512.q8[b].qs[i]) << b << " " << i;
-    EXPECT_EQ(std::bit_cast<uint32_t>(scalar.q8_scales[b]),
-              std::bit_cast<uint32_t>(avx512.q8_scales[b]))
-        << b;
+  for (ActivationFormat format : {ActivationFormat::kQ8, ActivationFormat::kQ8K}) {
+    const PreparedActivations scalar =
+        PrepareActivations(Isa::kScalar, format, x.data(), m, cols, pool);
+    const PreparedActivations avx512 =
+        PrepareActivations(Isa::kAvx512, format, x.data(), m, cols, pool);
+    ASSERT_EQ(scalar.q8.size(), avx512.q8.size());
+    for (size_t b = 0; b < scalar.q8.size(); ++b) {
+      EXPECT_EQ(scalar.q8[b].d, avx512.q8[b].d) << b;
+      for (int i = 0; i < 32; ++i) {
+        EXPECT_EQ(scalar.q8[b].qs[i], avx512.q8[b].qs[i]) << b << " " << i;
+      }
+      EXPECT_EQ(std::bit_cast<uint32_t>(scalar.q8_scales[b]),
+                std::bit_cast<uint32_t>(avx512.q8_scales[b]))
+          << b;
+    }
+    EXPECT_EQ(scalar.q8_sums, avx512.q8_sums);
+    EXPECT_EQ(scalar.q8_half_sums, avx512.q8_half_sums);
   }
-  EXPECT_EQ(scalar.q8_sums, avx512.q8_sums);
-  EXPECT_EQ(scalar.q8_half_sums, avx512.q8_half_sums);
+}
+
+// Q8_K-style activations: the 8 blocks of each 256 values share one f32 scale, max|x| / 127 over
+// all 256, and quantize against it (a block of small values gets small quants).
+TEST(QuantizeTest, Q8KActivationsShareOneScalePerSuperBlock) {
+  const int64_t cols = 512;
+  std::vector<float> x(cols, 1.0f);
+  x[10] = -254.0f;  // super-block 0: d = 2, 127 / max|x| = 0.5
+  x[33] = 3.0f;
+  for (int64_t i = 256; i < cols; ++i) x[i] = 0.01f * static_cast<float>(i - 300);
+  x[400] = 1.27f;
+  const float max_1 = 0.01f * 211.0f;  // super-block 1: max|x| at i = 511
+  ThreadPool pool({.num_threads = 1});
+  for (Isa isa : {Isa::kScalar, BestIsa()}) {
+    const PreparedActivations prepared =
+        PrepareActivations(isa, ActivationFormat::kQ8K, x.data(), 1, cols, pool);
+    for (int64_t b = 0; b < 8; ++b) EXPECT_EQ(prepared.q8_scales[b], 254.0f / 127.0f) << b;
+    for (int64_t b = 8; b < 16; ++b) EXPECT_EQ(prepared.q8_scales[b], max_1 / 127.0f) << b;
+    EXPECT_EQ(prepared.q8[0].qs[10], -127);
+    EXPECT_EQ(prepared.q8[1].qs[0], 0);  // 1 · 0.5: the tie rounds to even
+    EXPECT_EQ(prepared.q8[1].qs[1], 2);  // 3 · 0.5
+    EXPECT_EQ(prepared.q8[15].qs[31], 127);
+    EXPECT_EQ(prepared.q8[8].qs[0], -26);  // -0.44 · 127 / 2.11 = -26.48...
+  }
 }
 
 TEST(QuantizeTest, Q4_0KeepsTheExtremeValueExactlyRepresentable) {

@@ -42,6 +42,12 @@ TypeTraits IntegerType(int64_t sub_block_size, void (*decode)(const void*, Decod
                     packed};
 }
 
+// K-quant weights take x with one scale per super-block, as llama.cpp's K-quant dot products do.
+TypeTraits WithQ8KActivations(TypeTraits traits) {
+  traits.activation = ActivationFormat::kQ8K;
+  return traits;
+}
+
 const std::array<TypeTraits, 16>& Table() {
   static const std::array<TypeTraits, 16> table = {
       FloatType(GgmlType::kF32, ActivationFormat::kF32, DequantizeRowF32, QuantizeRowF32,
@@ -60,14 +66,17 @@ const std::array<TypeTraits, 16>& Table() {
       IntegerType<GgmlType::kQ5_1>(32, DecodeQ5_1, QuantizeRowQ5_1),
       IntegerType<GgmlType::kQ8_0>(32, DecodeQ8_0, QuantizeRowQ8_0, LinearRowsQ8_0Avx2,
                                    LinearRowsQ8_0Avx2, PackedFormQ8_0Avx512()),
-      IntegerType<GgmlType::kQ2_K>(16, DecodeQ2_K, QuantizeRowQ2_K),
-      IntegerType<GgmlType::kQ3_K>(16, DecodeQ3_K, QuantizeRowQ3_K),
-      IntegerType<GgmlType::kQ4_K>(32, DecodeQ4_K, QuantizeRowQ4_K, LinearRowsDecodedAvx2,
-                                   LinearRowsDecodedAvx512, PackedFormQ4_KAvx512()),
-      IntegerType<GgmlType::kQ5_K>(32, DecodeQ5_K, QuantizeRowQ5_K, LinearRowsDecodedAvx2,
-                                   LinearRowsDecodedAvx512, PackedFormQ5_KAvx512()),
-      IntegerType<GgmlType::kQ6_K>(16, DecodeQ6_K, QuantizeRowQ6_K, LinearRowsDecodedAvx2,
-                                   LinearRowsDecodedAvx512, PackedFormQ6_KAvx512()),
+      WithQ8KActivations(IntegerType<GgmlType::kQ2_K>(16, DecodeQ2_K, QuantizeRowQ2_K)),
+      WithQ8KActivations(IntegerType<GgmlType::kQ3_K>(16, DecodeQ3_K, QuantizeRowQ3_K)),
+      WithQ8KActivations(
+          IntegerType<GgmlType::kQ4_K>(32, DecodeQ4_K, QuantizeRowQ4_K, LinearRowsDecodedAvx2,
+                                       LinearRowsDecodedAvx512, PackedFormQ4_KAvx512())),
+      WithQ8KActivations(
+          IntegerType<GgmlType::kQ5_K>(32, DecodeQ5_K, QuantizeRowQ5_K, LinearRowsDecodedAvx2,
+                                       LinearRowsDecodedAvx512, PackedFormQ5_KAvx512())),
+      WithQ8KActivations(
+          IntegerType<GgmlType::kQ6_K>(16, DecodeQ6_K, QuantizeRowQ6_K, LinearRowsDecodedAvx2,
+                                       LinearRowsDecodedAvx512, PackedFormQ6_KAvx512())),
       IntegerType<GgmlType::kIQ4_NL>(32, DecodeIq4Nl, QuantizeRowIq4Nl, LinearRowsDecodedAvx2,
                                      LinearRowsDecodedAvx512, PackedFormIq4NlAvx512()),
       IntegerType<GgmlType::kIQ4_XS>(32, DecodeIq4Xs, QuantizeRowIq4Xs, LinearRowsDecodedAvx2,

@@ -20,8 +20,11 @@ struct PackedWeightView;
 //   kF32:  x as is (F32, F16 weights);
 //   kBf16: x rounded to bf16 (BF16 weights);
 //   kQ8:   x quantized to Q8_0 blocks of 32 (int8 values with an fp16 scale each, ggml's
-//          reference quantizer), with the integer sum of every 16 values (integer weight types).
-enum class ActivationFormat { kF32, kBf16, kQ8 };
+//          reference quantizer), with the integer sum of every 16 values (integer weight types);
+//   kQ8K:  x quantized with one f32 scale per 256 values (ggml's Q8_K, which llama.cpp's K-quant
+//          dot products take), held as kQ8's blocks, the 8 blocks of a super-block sharing it
+//          (K-quant weights: their kernels sum a super-block's integer dots before scaling by x).
+enum class ActivationFormat { kF32, kBf16, kQ8, kQ8K };
 
 // One block of an integer type as its dot products see it: element i of sub-block s is
 //   scale[s] * q[i] - min[s],   s = i / sub_block_size,

@@ -27,9 +27,21 @@ inline void PrefetchAhead(const void* chunk_bytes, int64_t bytes) {
   }
 }
 
-// x as a tile of R rows reads it: row r's Q8_0 blocks, and the type's per-chunk Terms (d_x and
-// sums or bias corrections, Terms::Of(x, Q8_0 block index)) for a block of x rows, chunk-major
-// ([chunk][x row of the block]): chunk c's terms of the tile's R rows are terms[c * stride + r].
+// Chunks one Terms entry covers: Terms::kChunks where the type defines it (terms per super-block),
+// else 1.
+template <typename Terms>
+constexpr int64_t ChunksPerTerms() {
+  if constexpr (requires { Terms::kChunks; }) {
+    return Terms::kChunks;
+  } else {
+    return 1;
+  }
+}
+
+// x as a tile of R rows reads it: row r's Q8_0 blocks, and the type's Terms (d_x and sums or bias
+// corrections, Terms::Of(x, index of the entry's first Q8_0 block)) per ChunksPerTerms<Terms>()
+// chunks for a block of x rows, entry-major ([entry][x row of the block]): entry e's terms of the
+// tile's R rows are terms[e * stride + r].
 template <typename Terms, int R>
 struct XTile {
   const BlockQ8_0* blocks[R];
@@ -130,6 +142,23 @@ inline void ForEachNibbleVector(const uint8_t* const (&nibbles)[G], const Step& 
   if constexpr (kStep < 3) ForEachNibbleVector<G, kStep + 1>(nibbles, step);
 }
 
+// Calls step.template operator()<K>(codes) as ForEachNibbleVector does, for one half of a chunk's
+// weight vectors: K = 0 ... 3 (the low nibbles, values 0 ... 15 of each row) or, with kHigh, K = 4
+// ... 7 (the high nibbles, values 16 ... 31).
+template <int G, bool kHigh, int kStep = 0, typename Step>
+inline void ForEachNibbleHalf(const uint8_t* const (&nibbles)[G], const Step& step) {
+  const __m512i low_mask = _mm512_set1_epi8(0x0f);
+  __m512i codes[G];
+#pragma GCC unroll 2
+  for (int g = 0; g < G; ++g) {
+    __m512i packed = _mm512_loadu_si512(nibbles[g] + 64 * kStep);
+    if constexpr (kHigh) packed = _mm512_srli_epi16(packed, 4);
+    codes[g] = _mm512_and_si512(packed, low_mask);
+  }
+  step.template operator()<kHigh ? kStep + 4 : kStep>(codes);
+  if constexpr (kStep < 3) ForEachNibbleHalf<G, kHigh, kStep + 1>(nibbles, step);
+}
+
 // A bit field of `plane` moved from bit kFrom to bit kTo of every byte (the other bits: garbage).
 // The shifts work on 16-bit words: shifting left by s fills bits [0, s) of a word's high byte from
 // its low byte, shifting right by s bits [8 - s, 8) of the low byte from the high byte. The fields
@@ -170,13 +199,15 @@ template <typename Terms, int kGroups, int kRows, typename Tile>
 void ForEachNibbleTile(const PreparedActivations& x, int64_t row_begin, int64_t row_end,
                        const Tile& tile) {
   const int64_t chunks = x.cols / kQuantBlockSize;
-  std::vector<Terms> terms(chunks * std::min(kNibbleXRowsPerBlock, x.m));
+  constexpr int64_t kEntryChunks = ChunksPerTerms<Terms>();
+  const int64_t entries = chunks / kEntryChunks;
+  std::vector<Terms> terms(entries * std::min(kNibbleXRowsPerBlock, x.m));
   for (int64_t x_begin = 0; x_begin < x.m; x_begin += kNibbleXRowsPerBlock) {
     const int64_t x_end = std::min(x_begin + kNibbleXRowsPerBlock, x.m);
     const int64_t stride = x_end - x_begin;
-    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    for (int64_t entry = 0; entry < entries; ++entry) {
       for (int64_t i = x_begin; i < x_end; ++i) {
-        terms[chunk * stride + i - x_begin] = Terms::Of(x, i * chunks + chunk);
+        terms[entry * stride + i - x_begin] = Terms::Of(x, i * chunks + entry * kEntryChunks);
       }
     }
     auto passes = [&]<int R, int G>(int64_t group, int64_t& first_x_row) {
