@@ -113,21 +113,26 @@ inline float ExpNonPositive(float x) {
   return p * __builtin_bit_cast(float, static_cast<uint32_t>(exponent) << 23);
 }
 
-// The tile's keys [lo, hi] as kt: [head_dim, kLanes] (other lanes 0) and values [lo, hi] as
-// v: [kLanes, acc_stride] (other rows and the padding 0).
-inline void LoadTile(const AttentionTile& tile, int lo, int hi, int64_t acc_stride, float* kt,
-                     float* v) {
+// The tile's keys [lo, hi] as kt: [head_dim, kLanes] (other lanes 0), each key row decoded into
+// `row` ([head_dim] floats of scratch) and then moved into its lane of kt. An ISA's file may pass
+// AttendTileImpl a faster loader that writes the same kt.
+inline void LoadKeysByRow(const AttentionTile& tile, int lo, int hi, float* row, float* kt) {
   const int64_t head_dim = tile.head_dim;
   __builtin_memset(kt, 0, head_dim * kLanes * sizeof(float));
+  for (int j = lo; j <= hi; ++j) {
+    DecodeKvRow(tile.keys.dtype, tile.keys.data + j * tile.keys.row_stride_bytes,
+                RowScale(tile.keys, j), head_dim, row);
+    for (int64_t d = 0; d < head_dim; ++d) kt[d * kLanes + j] = row[d];
+  }
+}
+
+// The tile's values [lo, hi] as v: [kLanes, acc_stride] (other rows and the padding 0).
+inline void LoadValues(const AttentionTile& tile, int lo, int hi, int64_t acc_stride, float* v) {
+  const int64_t head_dim = tile.head_dim;
   __builtin_memset(v, 0, kLanes * acc_stride * sizeof(float));
   for (int j = lo; j <= hi; ++j) {
-    float* value_row = v + j * acc_stride;
-    // The key row is decoded into the value row's place first, then moved into its lane of kt.
-    DecodeKvRow(tile.keys.dtype, tile.keys.data + j * tile.keys.row_stride_bytes,
-                RowScale(tile.keys, j), head_dim, value_row);
-    for (int64_t d = 0; d < head_dim; ++d) kt[d * kLanes + j] = value_row[d];
     DecodeKvRow(tile.values.dtype, tile.values.data + j * tile.values.row_stride_bytes,
-                RowScale(tile.values, j), head_dim, value_row);
+                RowScale(tile.values, j), head_dim, v + j * acc_stride);
   }
 }
 
@@ -209,7 +214,10 @@ inline void AccumulateValues64(const float* p, int first, int last, const float*
   }
 }
 
-inline void AttendTileImpl(const AttentionTile& tile, const AttentionState& state, float* scratch) {
+// load_keys(tile, lo, hi, row, kt) fills kt as LoadKeysByRow does.
+template <typename LoadKeys>
+inline void AttendTileImpl(const AttentionTile& tile, const AttentionState& state, float* scratch,
+                           LoadKeys load_keys) {
   int lo = kLanes, hi = -1;
   for (int64_t r = 0; r < tile.num_rows; ++r) {
     if (tile.first_key[r] > tile.last_key[r]) continue;
@@ -221,7 +229,8 @@ inline void AttendTileImpl(const AttentionTile& tile, const AttentionState& stat
   const int64_t acc_stride = AttentionAccStride(head_dim);
   float* kt = scratch;                       // [head_dim, kLanes]
   float* v = scratch + kLanes * acc_stride;  // [kLanes, acc_stride]
-  LoadTile(tile, lo, hi, acc_stride, kt, v);
+  load_keys(tile, lo, hi, /*row=*/v, kt);    // v is free until the values go in
+  LoadValues(tile, lo, hi, acc_stride, v);
   for (int64_t r = 0; r < tile.num_rows; ++r) {
     const int first = tile.first_key[r];
     const int last = tile.last_key[r];
