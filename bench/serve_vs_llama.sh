@@ -10,15 +10,15 @@ cd "$(dirname "$0")/.."
 model="$1"
 levels="${2:-1 4 16 32}"
 port="${3:-8140}"
-: "${LLAMA_BIN:?set LLAMA_BIN to llama.cpp's build/bin}"
+: "${LLAMA_BIN:?set LLAMA_BIN to the llama.cpp build/bin directory}"
 cmake --build build -j2 --target vllm-cpp >/dev/null
 source bench/serving_common.sh
 
-run_client() {  # $1 concurrency
+run_client() {  # $1 concurrency; failed requests are reported, not fatal
   local prompts=$(($1 * 2))
   [ $prompts -lt 8 ] && prompts=8
   build/vllm-cpp bench serve --port "$port" --max-concurrency "$1" --num-prompts $prompts \
-    --random-input-len 170 --random-output-len 64 --random-range-ratio 0 --seed "$1"
+    --random-input-len 170 --random-output-len 64 --random-range-ratio 0 --seed "$1" || true
 }
 
 for concurrency in $levels; do

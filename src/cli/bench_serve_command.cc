@@ -266,15 +266,20 @@ int RunBenchServe(const BenchServeOptions& options) {
   const std::vector<BenchRequest> requests = options.dataset_name == "prefix_repetition"
                                                  ? PrefixRepetitionRequests(options)
                                                  : RandomRequests(options);
-  {  // Warm-up, not counted: 16 tokens of their own, so that no measured prompt starts cached.
+  // Warm-up, not counted: 16 tokens of their own, so that no measured prompt starts cached. A
+  // server that refuses a random-token completion (llama-server does for some) gets fresh tokens,
+  // up to kWarmupAttempts draws in all.
+  constexpr int kWarmupAttempts = 3;
+  for (int attempt = 0;; ++attempt) {
     beast::tcp_stream stream(io_context);
     if (!connect(stream)) {
       std::cerr << "error: cannot connect to " << options.host << ":" << options.port << "\n";
       return 1;
     }
-    RequestResult warmup =
-        RunRequest(options, stream, {RandomTokens(options, options.seed + 2).Draw(16), 4});
-    if (!warmup.ok) {
+    RequestResult warmup = RunRequest(
+        options, stream, {RandomTokens(options, options.seed + 2 + attempt).Draw(16), 4});
+    if (warmup.ok) break;
+    if (attempt + 1 == kWarmupAttempts) {
       std::cerr << "error: the warm-up request failed: " << warmup.error << "\n";
       return 1;
     }
