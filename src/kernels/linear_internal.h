@@ -99,11 +99,13 @@ void LinearRowsBf16Avx512(const WeightView& w, const PreparedActivations& x, int
 void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                              int64_t row_end, float* y);
 
-// The packed forms of Q8_0 / Q4_0 / BF16 for AVX-512 (pack_quantized.cc, linear_packed_avx512.cc).
+// The packed forms of Q8_0 / Q4_0 / BF16 / F16 for AVX-512 (pack_quantized.cc,
+// linear_packed_avx512.cc).
 PackedForm PackedFormQ8_0Avx512();
 PackedForm PackedFormQ5_0Avx512();
 PackedForm PackedFormQ4_0Avx512();
 PackedForm PackedFormBf16Avx512();
+PackedForm PackedFormF16Avx512();
 // The packed forms of Q4_K / Q5_K / Q6_K (pack_kquants.cc, linear_packed_kquants_avx512.cc) and
 // IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc, linear_packed_iq4_avx512.cc) for AVX-512, laid out as
 // packed_nibble_layout.h describes.

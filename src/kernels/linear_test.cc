@@ -220,6 +220,18 @@ TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
   }
 }
 
+// The float weights have packed forms on AVX-512, so the test above covers them: BF16 (vdpbf16ps)
+// and F16 (converted to f32), in groups of 16 rows and blocks of 32 columns.
+TEST(LinearTest, FloatWeightsHavePackedFormsOnAvx512) {
+  for (GgmlType type : {GgmlType::kBF16, GgmlType::kF16}) {
+    const PackedForm& form = FindTypeTraits(type)->packed;
+    EXPECT_EQ(form.isa, Isa::kAvx512) << GetSupportedTypeTraits(type)->name;
+    EXPECT_EQ(form.rows_per_group, 16) << GetSupportedTypeTraits(type)->name;
+    EXPECT_EQ(form.cols_per_block, 32) << GetSupportedTypeTraits(type)->name;
+    EXPECT_EQ(form.packed_bytes(32, 64), 32 * 64 * 2) << GetSupportedTypeTraits(type)->name;
+  }
+}
+
 // A fused weight's output rows are its parts' outputs side by side.
 TEST(LinearTest, FusedWeightsEqualTheirPartsSideBySide) {
   ThreadPool pool(ThreadPool::Options{.num_threads = 2});

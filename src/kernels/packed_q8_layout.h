@@ -1,4 +1,4 @@
-// Internal: the packed layout of Q8_0 / BF16 weights for AVX-512 (described in
+// Internal: the packed layout of Q8_0 / BF16 / F16 weights for AVX-512 (described in
 // pack_quantized.cc), shared by the packer and the kernels.
 #pragma once
 
@@ -10,20 +10,26 @@ namespace vllm::kernels {
 
 constexpr int64_t kPackedRowsPerGroup = 16;
 
+// Whether the type's packed form holds float values (no scales): BF16 and F16.
+constexpr bool IsPackedFloat(GgmlType type) {
+  return type == GgmlType::kBF16 || type == GgmlType::kF16;
+}
 // Bytes of packed quants per group of 16 rows and block of 32 columns.
 constexpr int64_t PackedBytesPerGroupBlock(GgmlType type) {
-  return type == GgmlType::kBF16 ? 1024 : 512;
+  return IsPackedFloat(type) ? 1024 : 512;
 }
 constexpr int64_t PackedQuantBytes(GgmlType type, int64_t rows, int64_t cols) {
   return rows / kPackedRowsPerGroup * (cols / kQuantBlockSize) * PackedBytesPerGroupBlock(type);
 }
 
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: Σ over blocks, in
-// order, of d_w · d_x · (integer dot) (bf16: of the pairwise products): independent of m and of
-// the row range.
+// order, of d_w · d_x · (integer dot) (bf16: of the pairwise products; f16: of the products, one
+// column at a time): independent of m and of the row range.
 void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedF16Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                               int64_t row_begin, int64_t row_end, float* y);
 
 }  // namespace vllm::kernels

@@ -53,7 +53,7 @@ const std::array<TypeTraits, 16>& Table() {
       FloatType(GgmlType::kF32, ActivationFormat::kF32, DequantizeRowF32, QuantizeRowF32,
                 LinearRowsF32Avx2, LinearRowsF32Avx512),
       FloatType(GgmlType::kF16, ActivationFormat::kF32, DequantizeRowF16, QuantizeRowF16,
-                LinearRowsF16Avx2, LinearRowsF16Avx512),
+                LinearRowsF16Avx2, LinearRowsF16Avx512, PackedFormF16Avx512()),
       FloatType(GgmlType::kBF16, ActivationFormat::kBf16, DequantizeRowBf16, QuantizeRowBf16,
                 LinearRowsBf16Avx2, LinearRowsBf16Avx512, PackedFormBf16Avx512()),
       // Q4_0 / Q8_0 in place (only weights whose rows do not fill groups of 16 on AVX-512 CPUs)

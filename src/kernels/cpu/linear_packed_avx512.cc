@@ -1,12 +1,14 @@
-// The AVX-512 kernels for packed Q8_0 and BF16 weights (packed_q8_layout.h). One vpdpbusd
+// The AVX-512 kernels for packed Q8_0, BF16 and F16 weights (packed_q8_layout.h). One vpdpbusd
 // multiplies 4 consecutive columns of 16 W rows (one per lane) by the same 4 x values
 // (broadcast), so a block of 32 columns is 8 vpdpbusd into one integer accumulator per x row,
 // then one conversion and one fused multiply-add by d_w · d_x. The packed quants are unsigned
 // (w + 128); the accumulator starts at -128 · Σ x_q of the block, which cancels the bias exactly.
+// BF16 and F16 weights accumulate in f32 straight away (vdpbf16ps / converted f16 and vfmadd).
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/packed_q8_layout.h"
 
@@ -102,21 +104,56 @@ void GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, in
   }
 }
 
-// The BF16 form: per block 16 vdpbf16ps per x row and group into one accumulator (the same
-// order for every R and G). G groups of 16 W rows side by side share each x broadcast, R x rows
-// share each W load: a tile of 2 × 8 issues 10 loads per 16 vdpbf16ps.
-template <int R, int G>
-void Bf16GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
-                         int64_t first_x_row, float* y) {
-  constexpr int64_t kGroupBlockBytes = PackedBytesPerGroupBlock(GgmlType::kBF16);
+// One step of the float forms: the 16 W rows' values for one column (F16) or pair of columns
+// (BF16) of a block, and the matching x values broadcast, into each accumulator.
+struct Bf16Step {
+  static constexpr GgmlType kType = GgmlType::kBF16;
+  static constexpr int kColsPerStep = 2;
+  using Weights = __m512bh;
+  static const uint16_t* XRow(const PreparedActivations& x, int64_t row, int64_t cols) {
+    return x.bf16.data() + row * cols;
+  }
+  static Weights Load(const uint8_t* step_values) {
+    return (__m512bh)_mm512_loadu_si512(step_values);
+  }
+  static __m512 MulAdd(__m512 acc, Weights weights, const uint16_t* x_cols) {
+    return _mm512_dpbf16_ps(acc, weights,
+                            (__m512bh)BroadcastFour(reinterpret_cast<const int8_t*>(x_cols)));
+  }
+};
+struct F16Step {
+  static constexpr GgmlType kType = GgmlType::kF16;
+  static constexpr int kColsPerStep = 1;
+  using Weights = __m512;
+  static const float* XRow(const PreparedActivations& x, int64_t row, int64_t cols) {
+    return x.f32 + row * cols;
+  }
+  static Weights Load(const uint8_t* step_values) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(step_values)));
+  }
+  static __m512 MulAdd(__m512 acc, Weights weights, const float* x_cols) {
+    return _mm512_fmadd_ps(weights, _mm512_set1_ps(*x_cols), acc);
+  }
+};
+
+// The float forms (BF16: 16 vdpbf16ps per block, F16: 32 f32 fused multiply-adds) per x row and
+// group into one accumulator, the same order for every R and G. G groups of 16 W rows side by side
+// share each x broadcast, R x rows share each W load: a tile of 2 × 8 issues 10 loads per 16
+// multiply-adds.
+template <typename Step, int R, int G>
+void FloatGroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
+                          int64_t first_x_row, float* y) {
+  constexpr int64_t kGroupBlockBytes = PackedBytesPerGroupBlock(Step::kType);
+  constexpr int kSteps = 32 / Step::kColsPerStep;
+  constexpr int64_t kStepBytes = kGroupBlockBytes / kSteps;
   const int64_t num_blocks = w.cols / 32;
   const int64_t group_bytes = num_blocks * kGroupBlockBytes;
   const uint8_t* values = w.data + group * group_bytes;
-  const uint16_t* x_rows[R];
+  decltype(Step::XRow(x, 0, 0)) x_rows[R];
   __m512 acc[G][R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    x_rows[r] = x.bf16.data() + (first_x_row + r) * w.cols;
+    x_rows[r] = Step::XRow(x, first_x_row + r, w.cols);
     for (int g = 0; g < G; ++g) acc[g][r] = _mm512_setzero_ps();
   }
   for (int64_t b = 0; b < num_blocks; ++b) {
@@ -127,20 +164,18 @@ void Bf16GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x
       _mm_prefetch(block_values + kPrefetchBytes, _MM_HINT_T0);
       _mm_prefetch(block_values + kPrefetchBytes + 512, _MM_HINT_T0);
     }
-#pragma GCC unroll 16
-    for (int k = 0; k < 16; ++k) {
-      __m512bh weights[G];
+#pragma GCC unroll 32
+    for (int k = 0; k < kSteps; ++k) {
+      typename Step::Weights weights[G];
 #pragma GCC unroll 2
       for (int g = 0; g < G; ++g) {
-        weights[g] =
-            (__m512bh)_mm512_loadu_si512(values + g * group_bytes + b * kGroupBlockBytes + k * 64);
+        weights[g] = Step::Load(values + g * group_bytes + b * kGroupBlockBytes + k * kStepBytes);
       }
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const __m512bh x_pair =
-            (__m512bh)BroadcastFour(reinterpret_cast<const int8_t*>(x_rows[r] + b * 32 + 2 * k));
+        const auto* x_cols = x_rows[r] + b * 32 + Step::kColsPerStep * k;
 #pragma GCC unroll 2
-        for (int g = 0; g < G; ++g) acc[g][r] = _mm512_dpbf16_ps(acc[g][r], weights[g], x_pair);
+        for (int g = 0; g < G; ++g) acc[g][r] = Step::MulAdd(acc[g][r], weights[g], x_cols);
       }
     }
   }
@@ -153,15 +188,19 @@ void Bf16GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x
   }
 }
 
-// BF16 groups [group_begin, group_end) × x rows [x_begin, x_end): pairs of groups in passes of 8,
-// then 4, then 1 x rows; a last odd group alone.
-void Bf16Rows(const PackedWeightView& w, const PreparedActivations& x, int64_t group_begin,
-              int64_t group_end, int64_t x_begin, int64_t x_end, float* y) {
+// Float groups [group_begin, group_end) × x rows [x_begin, x_end): pairs of groups in passes of 8,
+// then 4 x rows, a last odd group alone; single x rows (decode at batch 1) stream one group at a
+// time, as the Q8_0 form does.
+template <typename Step>
+void FloatRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group_begin,
+               int64_t group_end, int64_t x_begin, int64_t x_end, float* y) {
   auto passes = [&]<int G>(int64_t group) {
     int64_t i = x_begin;
-    for (; i + 8 <= x_end; i += 8) Bf16GroupsTimesRows<8, G>(w, x, group, i, y);
-    for (; i + 4 <= x_end; i += 4) Bf16GroupsTimesRows<4, G>(w, x, group, i, y);
-    for (; i < x_end; ++i) Bf16GroupsTimesRows<1, G>(w, x, group, i, y);
+    for (; i + 8 <= x_end; i += 8) FloatGroupsTimesRows<Step, 8, G>(w, x, group, i, y);
+    for (; i + 4 <= x_end; i += 4) FloatGroupsTimesRows<Step, 4, G>(w, x, group, i, y);
+    for (; i < x_end; ++i) {
+      for (int g = 0; g < G; ++g) FloatGroupsTimesRows<Step, 1, 1>(w, x, group + g, i, y);
+    }
   };
   int64_t group = group_begin;
   for (; group + 2 <= group_end; group += 2) passes.template operator()<2>(group);
@@ -173,9 +212,10 @@ void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, i
                       int64_t row_end, float* y) {
   for (int64_t x_begin = 0; x_begin < x.m; x_begin += kXRowsPerBlock) {
     const int64_t x_end = std::min(x_begin + kXRowsPerBlock, x.m);
-    if constexpr (kType == GgmlType::kBF16) {
-      Bf16Rows(w, x, row_begin / kPackedRowsPerGroup, row_end / kPackedRowsPerGroup, x_begin, x_end,
-               y);
+    if constexpr (IsPackedFloat(kType)) {
+      using Step = std::conditional_t<kType == GgmlType::kBF16, Bf16Step, F16Step>;
+      FloatRows<Step>(w, x, row_begin / kPackedRowsPerGroup, row_end / kPackedRowsPerGroup, x_begin,
+                      x_end, y);
       continue;
     }
     auto passes = [&]<int G>(int64_t group) {
@@ -207,6 +247,11 @@ void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivat
 void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
   LinearRowsPacked<GgmlType::kBF16>(w, x, row_begin, row_end, y);
+}
+
+void LinearRowsPackedF16Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                               int64_t row_begin, int64_t row_end, float* y) {
+  LinearRowsPacked<GgmlType::kF16>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace vllm::kernels
