@@ -28,10 +28,7 @@ for concurrency in $levels; do
     --reasoning-format none >/dev/null 2>&1 &
   server=$!
   trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
-  for _ in $(seq 1 300); do
-    curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
-    sleep 0.2
-  done
+  wait_healthy "$port"
   run_client "$concurrency"
   kill $server
   wait $server 2>/dev/null || true

@@ -17,8 +17,13 @@ start_server() {
   build/vllm-cpp serve "$model" --host 127.0.0.1 --port "$port" -t 2 --log-stats-interval 0 \
     "$@" 2>/dev/null &
   server=$!
+  wait_healthy "$port"
+}
+
+# Waits up to a minute for the server on port $1 to answer /health.
+wait_healthy() {
   for _ in $(seq 1 300); do
-    curl -sf "http://127.0.0.1:$port/health" >/dev/null && return
+    curl -sf "http://127.0.0.1:$1/health" >/dev/null && return
     sleep 0.2
   done
 }
