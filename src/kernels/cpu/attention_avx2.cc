@@ -9,7 +9,7 @@ namespace {
 }  // namespace
 
 void AttendTileAvx2(const AttentionTile& tile, const AttentionState& state, float* scratch) {
-  AttendTileImpl(tile, state, scratch, LoadKeysByRow);
+  AttendTileImpl(tile, state, scratch, LoadKeysByRow, LoadValuesByRow);
 }
 
 }  // namespace vllm::kernels

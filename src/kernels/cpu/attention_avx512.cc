@@ -1,5 +1,6 @@
 // AttendTile, the AVX-512 build of cpu/attention_tile_impl.h, with the tile's keys transposed
-// 16 × 16 at a time in registers when they are bf16 or f32 and head_dim is a multiple of 16.
+// 16 × 16 at a time in registers and its values converted 16 at a time when they are bf16 or f32
+// and head_dim is a multiple of 16.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -43,8 +44,14 @@ void Transpose16x16(__m512 (&rows)[16]) {
   }
 }
 
-// Dimensions [d, d + 16) of key j as f32.
-__m512 KeySlice(const KvRows& keys, int j, int64_t d) {
+// Whether rows of `rows` convert 16 values at a time below: bf16 or f32, head_dim a multiple of 16.
+bool HasSlices(const KvRows& rows, int64_t head_dim) {
+  return (rows.dtype == KvCacheDtype::kBFloat16 || rows.dtype == KvCacheDtype::kFloat32) &&
+         head_dim % kLanes == 0;
+}
+
+// Dimensions [d, d + 16) of key (or value) j as f32.
+__m512 Slice(const KvRows& keys, int j, int64_t d) {
   const uint8_t* row = keys.data + j * keys.row_stride_bytes;
   if (keys.dtype == KvCacheDtype::kFloat32) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + d);
@@ -55,26 +62,37 @@ __m512 KeySlice(const KvRows& keys, int j, int64_t d) {
 
 // LoadKeysByRow's kt, written 16 dimensions × 16 keys at a time.
 void LoadKeysTransposed(const AttentionTile& tile, int lo, int hi, float* row, float* kt) {
-  const KvCacheDtype dtype = tile.keys.dtype;
-  if ((dtype != KvCacheDtype::kBFloat16 && dtype != KvCacheDtype::kFloat32) ||
-      tile.head_dim % kLanes != 0) {
+  if (!HasSlices(tile.keys, tile.head_dim)) {
     LoadKeysByRow(tile, lo, hi, row, kt);
     return;
   }
   for (int64_t d = 0; d < tile.head_dim; d += kLanes) {
     __m512 block[16];
     for (int j = 0; j < kLanes; ++j) {
-      block[j] = j >= lo && j <= hi ? KeySlice(tile.keys, j, d) : _mm512_setzero_ps();
+      block[j] = j >= lo && j <= hi ? Slice(tile.keys, j, d) : _mm512_setzero_ps();
     }
     Transpose16x16(block);
     for (int i = 0; i < kLanes; ++i) _mm512_storeu_ps(kt + (d + i) * kLanes, block[i]);
   }
 }
 
+// LoadValuesByRow's rows, 16 values at a time (acc_stride is head_dim here: no padding).
+void LoadValuesBySlice(const AttentionTile& tile, int lo, int hi, int64_t acc_stride, float* v) {
+  if (!HasSlices(tile.values, tile.head_dim)) {
+    LoadValuesByRow(tile, lo, hi, acc_stride, v);
+    return;
+  }
+  for (int j = lo; j <= hi; ++j) {
+    for (int64_t d = 0; d < tile.head_dim; d += kLanes) {
+      _mm512_storeu_ps(v + j * acc_stride + d, Slice(tile.values, j, d));
+    }
+  }
+}
+
 }  // namespace
 
 void AttendTileAvx512(const AttentionTile& tile, const AttentionState& state, float* scratch) {
-  AttendTileImpl(tile, state, scratch, LoadKeysTransposed);
+  AttendTileImpl(tile, state, scratch, LoadKeysTransposed, LoadValuesBySlice);
 }
 
 }  // namespace vllm::kernels

@@ -9,7 +9,7 @@ namespace {
 }  // namespace
 
 void AttendTileScalar(const AttentionTile& tile, const AttentionState& state, float* scratch) {
-  AttendTileImpl(tile, state, scratch, LoadKeysByRow);
+  AttendTileImpl(tile, state, scratch, LoadKeysByRow, LoadValuesByRow);
 }
 
 void DequantizeKvRow(KvCacheDtype dtype, const void* row, float scale, int64_t n, float* out) {

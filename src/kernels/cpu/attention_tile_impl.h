@@ -8,7 +8,7 @@
 //
 // Per tile:
 //   kt: [head_dim, 16]     keys converted to f32 and transposed: row d holds lane j = key j's d
-//   v:  [16, acc_stride]   values converted to f32, zero-padded to acc_stride
+//   v:  [16, acc_stride]   values converted to f32, zero-padded to acc_stride (rows lo..hi)
 // and per query row r that sees keys [lo, hi] of the tile:
 //   s[0..16) = (q_r · kt) · scale      four partial sums over d mod 4, added (s0 + s1) + (s2 + s3)
 //   m' = max(m, max_{lo..hi} s); p_j = exp(s_j - m') for j in [lo, hi], 0 elsewhere
@@ -126,13 +126,17 @@ inline void LoadKeysByRow(const AttentionTile& tile, int lo, int hi, float* row,
   }
 }
 
-// The tile's values [lo, hi] as v: [kLanes, acc_stride] (other rows and the padding 0).
-inline void LoadValues(const AttentionTile& tile, int lo, int hi, int64_t acc_stride, float* v) {
+// The tile's values [lo, hi] as rows of v: [kLanes, acc_stride], each padded with 0 to acc_stride
+// (the other rows are left as they are: no query row reads them). An ISA's file may pass
+// AttendTileImpl a faster loader that writes the same rows.
+inline void LoadValuesByRow(const AttentionTile& tile, int lo, int hi, int64_t acc_stride,
+                            float* v) {
   const int64_t head_dim = tile.head_dim;
-  __builtin_memset(v, 0, kLanes * acc_stride * sizeof(float));
   for (int j = lo; j <= hi; ++j) {
+    float* row = v + j * acc_stride;
     DecodeKvRow(tile.values.dtype, tile.values.data + j * tile.values.row_stride_bytes,
-                RowScale(tile.values, j), head_dim, v + j * acc_stride);
+                RowScale(tile.values, j), head_dim, row);
+    __builtin_memset(row + head_dim, 0, (acc_stride - head_dim) * sizeof(float));
   }
 }
 
@@ -214,10 +218,11 @@ inline void AccumulateValues64(const float* p, int first, int last, const float*
   }
 }
 
-// load_keys(tile, lo, hi, row, kt) fills kt as LoadKeysByRow does.
-template <typename LoadKeys>
+// load_keys(tile, lo, hi, row, kt) fills kt as LoadKeysByRow does, load_values(tile, lo, hi,
+// acc_stride, v) the rows of v as LoadValuesByRow does.
+template <typename LoadKeys, typename LoadValues>
 inline void AttendTileImpl(const AttentionTile& tile, const AttentionState& state, float* scratch,
-                           LoadKeys load_keys) {
+                           LoadKeys load_keys, LoadValues load_values) {
   int lo = kLanes, hi = -1;
   for (int64_t r = 0; r < tile.num_rows; ++r) {
     if (tile.first_key[r] > tile.last_key[r]) continue;
@@ -230,7 +235,7 @@ inline void AttendTileImpl(const AttentionTile& tile, const AttentionState& stat
   float* kt = scratch;                       // [head_dim, kLanes]
   float* v = scratch + kLanes * acc_stride;  // [kLanes, acc_stride]
   load_keys(tile, lo, hi, /*row=*/v, kt);    // v is free until the values go in
-  LoadValues(tile, lo, hi, acc_stride, v);
+  load_values(tile, lo, hi, acc_stride, v);
   for (int64_t r = 0; r < tile.num_rows; ++r) {
     const int first = tile.first_key[r];
     const int last = tile.last_key[r];
