@@ -59,10 +59,10 @@ int64_t KvStorage::BytesPerBlock(const Options& options) {
 void KvStorage::Write(int64_t layer, int64_t slot, const float* k, const float* v) {
   const int64_t head_dim = options_.head_dim;
   const int64_t value_bytes = kernels::KvValueBytes(options_.dtype);
-  const int64_t first =
-      Offset(layer, slot / options_.block_size, slot % options_.block_size);  // values before
+  const int64_t block_id = slot / options_.block_size;
+  const int64_t offset = slot % options_.block_size;
   for (int64_t h = 0; h < options_.num_kv_heads; ++h) {
-    const int64_t row = first + h * head_dim;
+    const int64_t row = Offset(layer, block_id, offset, h);  // values before
     float* k_scale = key_scales_ != nullptr ? key_scales_ + row / head_dim : nullptr;
     float* v_scale = value_scales_ != nullptr ? value_scales_ + row / head_dim : nullptr;
     kernels::QuantizeKvRow(options_.dtype, k + h * head_dim, head_dim,
@@ -75,12 +75,12 @@ void KvStorage::Write(int64_t layer, int64_t slot, const float* k, const float* 
 kernels::KvRows KvStorage::Rows(uint8_t* data, float* scales, int64_t layer, int64_t block_id,
                                 int64_t offset, int64_t kv_head) const {
   const int64_t value_bytes = kernels::KvValueBytes(options_.dtype);
-  const int64_t first = Offset(layer, block_id, offset) + kv_head * options_.head_dim;
+  const int64_t first = Offset(layer, block_id, offset, kv_head);
   return {.dtype = options_.dtype,
           .data = data + first * value_bytes,
-          .row_stride_bytes = row_size() * value_bytes,
+          .row_stride_bytes = options_.head_dim * value_bytes,
           .scales = scales != nullptr ? scales + first / options_.head_dim : nullptr,
-          .scale_stride = options_.num_kv_heads};
+          .scale_stride = 1};
 }
 
 Expected<std::unique_ptr<KvStorage>> KvStorage::Create(const Options& requested) {

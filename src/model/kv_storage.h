@@ -3,11 +3,12 @@
 //
 // The layers share blocks by KV cache group (kv_cache_layout.h): one block id holds the K/V of the
 // group_size layers of a group, each at its place in the group. K and V values are each laid out
-//   [num_blocks][group_size][block_size][num_kv_heads][head_dim]   (in `dtype`)
+//   [num_blocks][group_size][num_kv_heads][block_size][head_dim]   (in `dtype`)
 // so a layer's slot s = block_id * block_size + offset, read through its group's block table,
-// addresses one token's [num_kv_heads, head_dim] row. With one group of every layer (the default)
-// a block holds all layers. fp8 and int8 rows carry one f32 scale per (token, KV head), after the
-// values: K scales, then V scales, each [num_blocks][group_size][block_size][num_kv_heads]
+// addresses one token's head_dim row in each KV head's run of block_size rows: attention reads one
+// KV head's rows of a block as one contiguous run. With one group of every layer (the default) a
+// block holds all layers. fp8 and int8 rows carry one f32 scale per (token, KV head), after the
+// values: K scales, then V scales, each [num_blocks][group_size][num_kv_heads][block_size]
 // (kernels/kv_cache_dtype.h says why per row).
 //
 // As vLLM reserves its KV cache at start, Create allocates every byte and makes it resident at
@@ -61,7 +62,7 @@ class KvStorage {
   void Write(int64_t layer, int64_t slot, const float* k, const float* v);
 
   // The stored keys (values) of `layer`'s KV head `kv_head` at offsets [offset, block_size) of
-  // block `block_id`: one row per offset, row_size() values apart.
+  // block `block_id`: one row per offset, consecutive.
   kernels::KvRows keys(int64_t layer, int64_t block_id, int64_t offset, int64_t kv_head) const {
     return Rows(memory_.get(), key_scales_, layer, block_id, offset, kv_head);
   }
@@ -69,19 +70,13 @@ class KvStorage {
     return Rows(values_, value_scales_, layer, block_id, offset, kv_head);
   }
 
-  // Float32 storage only: the [num_kv_heads, head_dim] row of `layer` at `offset` in block
-  // `block_id`, or at `slot` (block_id * block_size + offset).
-  float* key(int64_t layer, int64_t block_id, int64_t offset) {
-    return reinterpret_cast<float*>(memory_.get()) + Offset(layer, block_id, offset);
+  // Float32 storage only: the head_dim row of `layer`'s KV head `kv_head` at `offset` in block
+  // `block_id`.
+  float* key(int64_t layer, int64_t block_id, int64_t offset, int64_t kv_head) {
+    return reinterpret_cast<float*>(memory_.get()) + Offset(layer, block_id, offset, kv_head);
   }
-  float* value(int64_t layer, int64_t block_id, int64_t offset) {
-    return reinterpret_cast<float*>(values_) + Offset(layer, block_id, offset);
-  }
-  float* key(int64_t layer, int64_t slot) {
-    return key(layer, slot / options_.block_size, slot % options_.block_size);
-  }
-  float* value(int64_t layer, int64_t slot) {
-    return value(layer, slot / options_.block_size, slot % options_.block_size);
+  float* value(int64_t layer, int64_t block_id, int64_t offset, int64_t kv_head) {
+    return reinterpret_cast<float*>(values_) + Offset(layer, block_id, offset, kv_head);
   }
 
  private:
@@ -90,11 +85,14 @@ class KvStorage {
     void operator()(uint8_t* p) const;
   };
   KvStorage(const Options& options, std::unique_ptr<uint8_t, Unmap> memory);
-  // Values (not bytes) before a layer's row at (block_id, offset); / head_dim: before its scales.
-  int64_t Offset(int64_t layer, int64_t block_id, int64_t offset) const {
+  // Values (not bytes) before the row of `layer`'s KV head `kv_head` at (block_id, offset);
+  // / head_dim: scales before its scale.
+  int64_t Offset(int64_t layer, int64_t block_id, int64_t offset, int64_t kv_head) const {
     const int64_t place = options_.layout.place_in_group[layer];
-    return ((block_id * options_.layout.group_size + place) * options_.block_size + offset) *
-           row_size();
+    return (((block_id * options_.layout.group_size + place) * options_.num_kv_heads + kv_head) *
+                options_.block_size +
+            offset) *
+           options_.head_dim;
   }
   kernels::KvRows Rows(uint8_t* data, float* scales, int64_t layer, int64_t block_id,
                        int64_t offset, int64_t kv_head) const;

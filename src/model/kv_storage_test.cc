@@ -41,9 +41,11 @@ TEST(KvStorageTest, IsResidentFromCreationAndReleasedWithIt) {
   EXPECT_GE(rss_created - rss_before, int64_t{63} << 20);
   EXPECT_LE(rss_created - rss_before, int64_t{72} << 20);
   // Zeros, and K and V do not overlap.
-  const int64_t last_slot = (*kv)->num_slots() - 1;
-  EXPECT_EQ((*kv)->key(0, last_slot)[(*kv)->row_size() - 1], 0.0f);
-  EXPECT_EQ((*kv)->value(0, 0) - (*kv)->key(0, 0), (*kv)->num_slots() * (*kv)->row_size());
+  EXPECT_EQ((*kv)->key(0, k64MiB.num_blocks - 1, k64MiB.block_size - 1,
+                       k64MiB.num_kv_heads - 1)[k64MiB.head_dim - 1],
+            0.0f);
+  EXPECT_EQ((*kv)->value(0, 0, 0, 0) - (*kv)->key(0, 0, 0, 0),
+            (*kv)->num_slots() * (*kv)->row_size());
   kv.value().reset();
   EXPECT_LE(ProcessStatusBytes("VmRSS") - rss_before, int64_t{8} << 20);
 }
@@ -73,14 +75,15 @@ TEST(KvStorageTest, ABlockHoldsTheLayersOfItsGroup) {
   auto kv = KvStorage::Create(options);
   ASSERT_TRUE(kv.ok()) << kv.error();
   KvStorage& storage = **kv;
-  const int64_t row = storage.row_size();
-  // [block][place in group][offset]: layer 2 is at place 1 of its group, layer 3 at place 1 too.
-  EXPECT_EQ(storage.key(0, 1, 0) - storage.key(0, 0, 0), 2 * 4 * row);
-  EXPECT_EQ(storage.key(2, 0, 0) - storage.key(0, 0, 0), 4 * row);
-  EXPECT_EQ(storage.key(3, 0, 0), storage.key(2, 0, 0));  // same block id, other group's table
-  EXPECT_EQ(storage.key(0, 0, 3) - storage.key(0, 0, 0), 3 * row);
-  EXPECT_EQ(storage.key(2, /*slot=*/6), storage.key(2, 1, 2));
-  EXPECT_EQ(storage.value(0, 0, 0) - storage.key(0, 0, 0), 3 * 2 * 4 * row);
+  const int64_t row = storage.row_size();  // 2 KV heads × 8
+  // [block][place in group][KV head][offset][head_dim]: layer 2 is at place 1 of its group, layer
+  // 3 at place 1 too.
+  EXPECT_EQ(storage.key(0, 1, 0, 0) - storage.key(0, 0, 0, 0), 2 * 4 * row);
+  EXPECT_EQ(storage.key(2, 0, 0, 0) - storage.key(0, 0, 0, 0), 4 * row);
+  EXPECT_EQ(storage.key(3, 0, 0, 0), storage.key(2, 0, 0, 0));  // same block, other group's table
+  EXPECT_EQ(storage.key(0, 0, 0, 1) - storage.key(0, 0, 0, 0), 4 * 8);  // a KV head's 4 rows
+  EXPECT_EQ(storage.key(0, 0, 3, 1) - storage.key(0, 0, 0, 1), 3 * 8);
+  EXPECT_EQ(storage.value(0, 0, 0, 0) - storage.key(0, 0, 0, 0), 3 * 2 * 4 * row);
   // Without a layout, one block holds every layer.
   EXPECT_EQ(KvStorage::BytesPerBlock(
                 {.num_layers = 4, .block_size = 4, .num_kv_heads = 2, .head_dim = 8}),

@@ -498,8 +498,10 @@ std::vector<float> ModelLogits(const GgufFile& file, const std::vector<int32_t>&
   if (!kv.ok()) return {};
   for (int64_t layer = 0; layer < config.num_layers; ++layer) {  // the null block: NaN
     for (int32_t offset = 0; offset < block_size; ++offset) {
-      std::fill_n((*kv)->key(layer, KvStorage::kNullBlockId, offset), (*kv)->row_size(), NAN);
-      std::fill_n((*kv)->value(layer, KvStorage::kNullBlockId, offset), (*kv)->row_size(), NAN);
+      for (int64_t h = 0; h < config.num_kv_heads; ++h) {
+        std::fill_n((*kv)->key(layer, KvStorage::kNullBlockId, offset, h), config.head_dim, NAN);
+        std::fill_n((*kv)->value(layer, KvStorage::kNullBlockId, offset, h), config.head_dim, NAN);
+      }
     }
   }
   std::vector<float> logits(tokens.size() * config.vocab_size);

@@ -227,8 +227,10 @@ TEST(PagedAttentionTest, ASlidingGroupIsReadOnlyInsideTheWindowThroughItsOwnTabl
   for (int64_t block = 0; block < 32; ++block) {
     for (int64_t layer = 0; layer < 2; ++layer) {
       for (int64_t offset = 0; offset < kBlockSize; ++offset) {
-        std::fill_n(problem.kv->key(layer, block, offset), row, std::nanf(""));
-        std::fill_n(problem.kv->value(layer, block, offset), row, std::nanf(""));
+        for (int64_t h = 0; h < problem.num_kv_heads; ++h) {
+          std::fill_n(problem.kv->key(layer, block, offset, h), kHeadDim, std::nanf(""));
+          std::fill_n(problem.kv->value(layer, block, offset, h), kHeadDim, std::nanf(""));
+        }
       }
     }
   }
@@ -245,9 +247,13 @@ TEST(PagedAttentionTest, ASlidingGroupIsReadOnlyInsideTheWindowThroughItsOwnTabl
   for (auto& x : keys) x = normal(rng);
   for (auto& x : values) x = normal(rng);
   for (int p = kSeqLen - kNumNew - kWindow + 1; p < kSeqLen - kNumNew; ++p) {  // cached, in window
-    std::copy_n(&keys[p * row], row, problem.kv->key(1, tables[1][p / kBlockSize], p % kBlockSize));
-    std::copy_n(&values[p * row], row,
-                problem.kv->value(1, tables[1][p / kBlockSize], p % kBlockSize));
+    for (int64_t h = 0; h < problem.num_kv_heads; ++h) {
+      const int32_t block = tables[1][p / kBlockSize];
+      std::copy_n(&keys[p * row + h * kHeadDim], kHeadDim,
+                  problem.kv->key(1, block, p % kBlockSize, h));
+      std::copy_n(&values[p * row + h * kHeadDim], kHeadDim,
+                  problem.kv->value(1, block, p % kBlockSize, h));
+    }
   }
   const int first_new = (kSeqLen - kNumNew) * row;
   WriteKv(problem.batch, 1, &keys[first_new], &values[first_new], *problem.kv);
@@ -261,8 +267,8 @@ TEST(PagedAttentionTest, ASlidingGroupIsReadOnlyInsideTheWindowThroughItsOwnTabl
   std::vector<float> expected = NaiveAttention(problem, options);
   for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
   // Position 11 went to layer 1's row at offset 3 of block tables[1][2], not of tables[0][2].
-  EXPECT_EQ(problem.kv->key(1, tables[1][2], 3)[0], keys[first_new]);
-  EXPECT_TRUE(std::isnan(problem.kv->key(1, tables[0][2], 3)[0]));
+  EXPECT_EQ(problem.kv->key(1, tables[1][2], 3, 0)[0], keys[first_new]);
+  EXPECT_TRUE(std::isnan(problem.kv->key(1, tables[0][2], 3, 0)[0]));
 }
 
 TEST(PagedAttentionTest, SinksMatchNaiveAttention) {
