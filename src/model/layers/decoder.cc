@@ -81,31 +81,45 @@ Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<
   x.assign(num_tokens * hidden, 0.0f);
   std::vector<float> normed(num_tokens * hidden);
   std::vector<float> projected(num_tokens * hidden);
-  auto add_sublayer_output = [&](const std::vector<float>& post_norm) {
-    if (!post_norm.empty()) {
-      kernels::RmsNorm(projected.data(), post_norm.data(), num_tokens, hidden, eps,
-                       projected.data());
-    }
-    AddInPlace(projected, &x);
+  // Over token rows in parallel (each row's arithmetic the same whatever the split): the
+  // sublayer's output in `projected` (post-normed where the layer has a post norm) is added to x,
+  // then x is normed by `next_norm` into `normed` (none after the last layer). Without a sublayer
+  // (`post_norm` null) only the norm runs.
+  auto add_and_norm = [&](const std::vector<float>* post_norm,
+                          const std::vector<float>* next_norm) {
+    pool_.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
+      const int64_t rows = end - begin;
+      float* residual_rows = x.data() + begin * hidden;
+      if (post_norm != nullptr) {
+        float* sublayer_rows = projected.data() + begin * hidden;
+        if (!post_norm->empty()) {
+          kernels::RmsNorm(sublayer_rows, post_norm->data(), rows, hidden, eps, sublayer_rows);
+        }
+        kernels::AxpyF32(1.0f, sublayer_rows, rows * hidden, residual_rows);
+      }
+      if (next_norm != nullptr) {
+        kernels::RmsNorm(residual_rows, next_norm->data(), rows, hidden, eps,
+                         normed.data() + begin * hidden);
+      }
+    });
   };
 
   ends_.Embed(batch.token_ids, x.data());
+  add_and_norm(nullptr, layers_.empty() ? nullptr : &layers_[0].attn_norm);
   for (int64_t l = 0; l < config_.num_layers; ++l) {
     const Layer& layer = layers_[l];
-    kernels::RmsNorm(x.data(), layer.attn_norm.data(), num_tokens, hidden, eps, normed.data());
     layer.attention.Forward(
         normed.data(), batch,
         [&](int64_t num_heads, float* heads) { rotation_(batch, l, num_heads, heads); }, kv, pool_,
         projected.data());
-    add_sublayer_output(layer.post_attention_norm);
-
-    kernels::RmsNorm(x.data(), layer.ffn_norm.data(), num_tokens, hidden, eps, normed.data());
+    add_and_norm(&layer.post_attention_norm, &layer.ffn_norm);
     if (layer.moe) {
       layer.moe->Forward(normed.data(), num_tokens, pool_, projected.data());
     } else {
       layer.mlp->Forward(normed.data(), num_tokens, pool_, projected.data());
     }
-    add_sublayer_output(layer.post_ffw_norm);
+    add_and_norm(&layer.post_ffw_norm,
+                 l + 1 < config_.num_layers ? &layers_[l + 1].attn_norm : nullptr);
   }
   return Status::Ok();
 }

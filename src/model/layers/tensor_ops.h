@@ -20,11 +20,6 @@ Status Assign(Expected<T> value, T* out) {
   return Status::Ok();
 }
 
-// x += delta, element by element (equal sizes).
-inline void AddInPlace(const std::vector<float>& delta, std::vector<float>* x) {
-  for (size_t i = 0; i < x->size(); ++i) (*x)[i] += delta[i];
-}
-
 // x: [num_rows, bias.size()] += bias on every row.
 inline void AddRowBias(const std::vector<float>& bias, int64_t num_rows, float* x) {
   const size_t width = bias.size();
