@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "common/allocator_tuning.h"
 #include "model/hf_overrides.h"
 
 namespace vllm {
@@ -19,6 +20,7 @@ Status CheckClassifierBuilt(const Model& model) {
 
 Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoadOptions& options,
                                         const nlohmann::json& hf_overrides) {
+  KeepFreedBuffersForReuse();
   LoadedModel loaded;
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
