@@ -101,9 +101,8 @@ int Run(const BenchGemmOptions& options) {
       peak.isa, pool.num_threads(), peak.int8_ops_per_second / 1e9, peak.bf16_ops_per_second / 1e9,
       peak.f32_ops_per_second / 1e9, bandwidth / 1e9);
   std::printf(
-      "| type | matrix | rows x cols | m | ms / call (median pass) | GOP/s | of dot peak | weight "
-      "GB/s | of "
-      "bandwidth |\n|---|---|---|---|---|---|---|---|---|\n");
+      "| type | matrix | rows x cols | m | ms / call (median pass) | GOP/s | of dot peak | "
+      "weight GB/s | of bandwidth |\n|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(42);
   for (GgmlType type : types) {
     for (const Matrix& matrix : MatricesOf(*shape)) {

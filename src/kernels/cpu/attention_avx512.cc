@@ -50,10 +50,10 @@ bool HasSlices(const KvRows& rows, int64_t head_dim) {
          head_dim % kLanes == 0;
 }
 
-// Dimensions [d, d + 16) of key (or value) j as f32.
-__m512 Slice(const KvRows& keys, int j, int64_t d) {
-  const uint8_t* row = keys.data + j * keys.row_stride_bytes;
-  if (keys.dtype == KvCacheDtype::kFloat32) {
+// Dimensions [d, d + 16) of row j of `rows` (keys or values) as f32.
+__m512 Slice(const KvRows& rows, int j, int64_t d) {
+  const uint8_t* row = rows.data + j * rows.row_stride_bytes;
+  if (rows.dtype == KvCacheDtype::kFloat32) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + d);
   }
   const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * d));
