@@ -75,8 +75,12 @@ class TableLinearWeight : public LinearWeight {
   // then num_work_items() independent items (row groups of the packed form, or row tiles).
   PreparedActivations Prepare(const float* x, int64_t m, ThreadPool& pool) const {
     const TypeTraits& traits = *view_.traits;
-    return PrepareActivations(packed_.empty() ? BestIsa() : traits.packed.isa, traits.activation, x,
-                              m, view_.cols, pool);
+    PreparedActivations prepared = PrepareActivations(
+        packed_.empty() ? BestIsa() : traits.packed.isa, traits.activation, x, m, view_.cols, pool);
+    if (!packed_.empty() && traits.packed.prepare_terms != nullptr) {
+      traits.packed.prepare_terms(prepared);
+    }
+    return prepared;
   }
   int64_t rows_per_work_item() const {
     return packed_.empty() ? kRowsPerTile : view_.traits->packed.rows_per_group;

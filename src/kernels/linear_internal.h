@@ -11,6 +11,7 @@
 //                        d_x[c] · Σ_{sub-blocks s in c} (scale[s] · Σ q·x_q − min[s] · Σ x_q).
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct PreparedActivations {
   std::vector<float> q8_scales;       // [m, cols / 32]
   std::vector<int32_t> q8_sums;       // [m, cols / 32]
   std::vector<int32_t> q8_half_sums;  // [m, cols / 16]
+  // Packed weights: what PackedForm::prepare_terms builds from the above for its `rows` kernel (a
+  // std::vector of the kernel's own per-chunk terms), once per call rather than once per row range.
+  std::any packed_terms;
 };
 
 // Q8_0 blocks of x that share one scale: 1 (kQ8) or the 8 of a 256-value super-block (kQ8K).

@@ -51,19 +51,24 @@ void PackMxfp4(const WeightView& w, uint8_t* out) {
 
 PackedForm PackedFormQ4_0Avx512() {
   static_assert(sizeof(BlockQ4_0) == sizeof(BlockIq4Nl));
-  return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, LinearRowsPackedQ4_0Avx512);
+  return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, PrepareGridTermsAvx512,
+                                                            LinearRowsPackedQ4_0Avx512);
 }
 PackedForm PackedFormQ5_0Avx512() {
-  return MakeNibbleForm<PackedQ5_0Record, kQuantBlockSize>(PackQ5_0, LinearRowsPackedQ5_0Avx512);
+  return MakeNibbleForm<PackedQ5_0Record, kQuantBlockSize>(PackQ5_0, PrepareQ5_0TermsAvx512,
+                                                           LinearRowsPackedQ5_0Avx512);
 }
 PackedForm PackedFormIq4NlAvx512() {
-  return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, LinearRowsPackedIq4NlAvx512);
+  return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, PrepareGridTermsAvx512,
+                                                            LinearRowsPackedIq4NlAvx512);
 }
 PackedForm PackedFormIq4XsAvx512() {
-  return MakeNibbleForm<PackedIq4XsRecord, kSuperBlockSize>(PackIq4Xs, LinearRowsPackedIq4XsAvx512);
+  return MakeNibbleForm<PackedIq4XsRecord, kSuperBlockSize>(PackIq4Xs, PrepareGridTermsAvx512,
+                                                            LinearRowsPackedIq4XsAvx512);
 }
 PackedForm PackedFormMxfp4Avx512() {
-  return MakeNibbleForm<PackedMxfp4Record, kQuantBlockSize>(PackMxfp4, LinearRowsPackedMxfp4Avx512);
+  return MakeNibbleForm<PackedMxfp4Record, kQuantBlockSize>(PackMxfp4, PrepareGridTermsAvx512,
+                                                            LinearRowsPackedMxfp4Avx512);
 }
 
 }  // namespace vllm::kernels

@@ -80,13 +80,16 @@ void PackQ6_K(const WeightView& w, uint8_t* out) {
 }  // namespace
 
 PackedForm PackedFormQ4_KAvx512() {
-  return MakeNibbleForm<PackedQ4_KRecord, kSuperBlockSize>(PackQ4_K, LinearRowsPackedQ4_KAvx512);
+  return MakeNibbleForm<PackedQ4_KRecord, kSuperBlockSize>(PackQ4_K, PrepareScaleMinTermsAvx512,
+                                                           LinearRowsPackedQ4_KAvx512);
 }
 PackedForm PackedFormQ5_KAvx512() {
-  return MakeNibbleForm<PackedQ5_KRecord, kSuperBlockSize>(PackQ5_K, LinearRowsPackedQ5_KAvx512);
+  return MakeNibbleForm<PackedQ5_KRecord, kSuperBlockSize>(PackQ5_K, PrepareScaleMinTermsAvx512,
+                                                           LinearRowsPackedQ5_KAvx512);
 }
 PackedForm PackedFormQ6_KAvx512() {
-  return MakeNibbleForm<PackedQ6_KRecord, kSuperBlockSize>(PackQ6_K, LinearRowsPackedQ6_KAvx512);
+  return MakeNibbleForm<PackedQ6_KRecord, kSuperBlockSize>(PackQ6_K, PrepareQ6_KTermsAvx512,
+                                                           LinearRowsPackedQ6_KAvx512);
 }
 
 }  // namespace vllm::kernels

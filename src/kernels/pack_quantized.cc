@@ -62,8 +62,12 @@ int64_t PackedBytes(int64_t rows, int64_t cols) {
 
 template <GgmlType kType>
 PackedForm MakeForm(decltype(PackedForm::rows) rows) {
-  return PackedForm{Isa::kAvx512, kPackedRowsPerGroup, kQuantBlockSize, PackedBytes<kType>, Pack,
-                    rows};
+  return PackedForm{.isa = Isa::kAvx512,
+                    .rows_per_group = kPackedRowsPerGroup,
+                    .cols_per_block = kQuantBlockSize,
+                    .packed_bytes = PackedBytes<kType>,
+                    .pack = Pack,
+                    .rows = rows};
 }
 
 }  // namespace

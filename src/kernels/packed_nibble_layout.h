@@ -117,12 +117,14 @@ int64_t PackedRecordsBytes(int64_t rows, int64_t cols) {
 // The PackedForm of a type packed as `Record`s of kBlockCols columns each.
 template <typename Record, int64_t kBlockCols>
 PackedForm MakeNibbleForm(void (*pack)(const WeightView&, uint8_t*),
+                          decltype(PackedForm::prepare_terms) prepare_terms,
                           decltype(PackedForm::rows) rows) {
   return PackedForm{.isa = Isa::kAvx512,
                     .rows_per_group = kNibbleRowsPerGroup,
                     .cols_per_block = kBlockCols,
                     .packed_bytes = PackedRecordsBytes<Record, kBlockCols>,
                     .pack = pack,
+                    .prepare_terms = prepare_terms,
                     .rows = rows};
 }
 
@@ -161,6 +163,13 @@ void PutChunkFifthBits(const FifthBit& fifth_bit, int64_t lane, uint8_t* plane) 
     plane[4 * lane + i] = bits;
   }
 }
+
+// x's per-chunk terms for the kernels below (PackedForm::prepare_terms): Q4_K / Q5_K, Q6_K, the
+// grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4) and Q5_0.
+void PrepareScaleMinTermsAvx512(PreparedActivations& x);
+void PrepareQ6_KTermsAvx512(PreparedActivations& x);
+void PrepareGridTermsAvx512(PreparedActivations& x);
+void PrepareQ5_0TermsAvx512(PreparedActivations& x);
 
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: chunks in column
 // order, each one's integer dots scaled and accumulated as in linear_internal.h (the K-quants: per

@@ -50,7 +50,11 @@ struct PackedForm {
   // cols_per_block).
   int64_t (*packed_bytes)(int64_t rows, int64_t cols) = nullptr;
   void (*pack)(const WeightView& w, uint8_t* out) = nullptr;
-  // y: [m, w.rows] for rows [row_begin, row_end), multiples of rows_per_group.
+  // x's per-call terms that `rows` reads (PreparedActivations::packed_terms), built once per call
+  // after the activations are prepared; nullptr where `rows` reads none.
+  void (*prepare_terms)(PreparedActivations& x) = nullptr;
+  // y: [m, w.rows] for rows [row_begin, row_end), multiples of rows_per_group; x prepared with
+  // prepare_terms.
   void (*rows)(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
                int64_t row_end, float* y) = nullptr;
 };

@@ -183,6 +183,14 @@ struct Grid {
 
 }  // namespace
 
+void PrepareGridTermsAvx512(PreparedActivations& x) {
+  PrepareNibbleTerms<BiasedTerms<kGridBias>>(x);
+}
+
+void PrepareQ5_0TermsAvx512(PreparedActivations& x) {
+  PrepareNibbleTerms<BiasedTerms<kQ5_0Bias>>(x);
+}
+
 void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
   NibbleRows<PackedIq4NlRecord, Grid<kBiasedQ4_0Grid>::Codes>(w, x, row_begin, row_end, y);

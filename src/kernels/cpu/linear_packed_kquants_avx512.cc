@@ -242,6 +242,10 @@ void ScaleMinRows(const PackedWeightView& w, const PreparedActivations& x, int64
 
 }  // namespace
 
+void PrepareScaleMinTermsAvx512(PreparedActivations& x) { PrepareNibbleTerms<ScaleMinTerms>(x); }
+
+void PrepareQ6_KTermsAvx512(PreparedActivations& x) { PrepareNibbleTerms<Q6_KTerms>(x); }
+
 void LinearRowsPackedQ4_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
   ScaleMinRows<PackedQ4_KChunk>(w, x, row_begin, row_end, y);

@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <any>
 #include <cstring>
 #include <vector>
 
@@ -189,9 +190,31 @@ inline __m512 ScaledLanes(__m512 d, const int8_t* bytes) {
                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)))));
 }
 
+// x's Terms for every x row (PackedForm::prepare_terms), by blocks of kNibbleXRowsPerBlock x rows
+// and entry-major inside a block: entry e of x row i of the block that starts at row b is element
+// b · entries + e · (rows in the block) + i − b, so a tile's R rows read one run per entry.
+template <typename Terms>
+void PrepareNibbleTerms(PreparedActivations& x) {
+  const int64_t chunks = x.cols / kQuantBlockSize;
+  constexpr int64_t kEntryChunks = ChunksPerTerms<Terms>();
+  const int64_t entries = chunks / kEntryChunks;
+  std::vector<Terms> terms(entries * x.m);
+  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kNibbleXRowsPerBlock) {
+    const int64_t x_end = std::min(x_begin + kNibbleXRowsPerBlock, x.m);
+    Terms* block = terms.data() + x_begin * entries;
+    for (int64_t entry = 0; entry < entries; ++entry) {
+      for (int64_t i = x_begin; i < x_end; ++i) {
+        block[entry * (x_end - x_begin) + i - x_begin] =
+            Terms::Of(x, i * chunks + entry * kEntryChunks);
+      }
+    }
+  }
+  x.packed_terms = std::move(terms);
+}
+
 // y: [m, w.rows] for the groups of W rows [row_begin, row_end): tile.template operator()<R, G>(
-// first group, first x row, XTile) per tile of G groups × R x rows. x rows go in blocks of 64
-// (staying in L2 while the groups stream by, their Terms built once per block); each block in
+// first group, first x row, XTile) per tile of G groups × R x rows, x's Terms as PrepareNibbleTerms
+// built them. x rows go in blocks of 64 (staying in L2 while the groups stream by); each block in
 // passes of kRows, then 4 rows over kGroups groups at a time, then a pair and a single row one
 // group at a time; groups left over go one at a time. A tile's records stay in L1 between the
 // passes. The tiling never changes an element's arithmetic.
@@ -199,20 +222,15 @@ template <typename Terms, int kGroups, int kRows, typename Tile>
 void ForEachNibbleTile(const PreparedActivations& x, int64_t row_begin, int64_t row_end,
                        const Tile& tile) {
   const int64_t chunks = x.cols / kQuantBlockSize;
-  constexpr int64_t kEntryChunks = ChunksPerTerms<Terms>();
-  const int64_t entries = chunks / kEntryChunks;
-  std::vector<Terms> terms(entries * std::min(kNibbleXRowsPerBlock, x.m));
+  const int64_t entries = chunks / ChunksPerTerms<Terms>();
+  const auto& terms = std::any_cast<const std::vector<Terms>&>(x.packed_terms);
   for (int64_t x_begin = 0; x_begin < x.m; x_begin += kNibbleXRowsPerBlock) {
     const int64_t x_end = std::min(x_begin + kNibbleXRowsPerBlock, x.m);
     const int64_t stride = x_end - x_begin;
-    for (int64_t entry = 0; entry < entries; ++entry) {
-      for (int64_t i = x_begin; i < x_end; ++i) {
-        terms[entry * stride + i - x_begin] = Terms::Of(x, i * chunks + entry * kEntryChunks);
-      }
-    }
+    const Terms* block_terms = terms.data() + x_begin * entries;
     auto passes = [&]<int R, int G>(int64_t group, int64_t& first_x_row) {
       for (; first_x_row + R <= x_end; first_x_row += R) {
-        XTile<Terms, R> xt{{}, terms.data() + first_x_row - x_begin, stride};
+        XTile<Terms, R> xt{{}, block_terms + first_x_row - x_begin, stride};
         for (int r = 0; r < R; ++r) xt.blocks[r] = x.q8.data() + (first_x_row + r) * chunks;
         tile.template operator()<R, G>(group, first_x_row, xt);
       }
