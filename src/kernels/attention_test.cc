@@ -203,5 +203,33 @@ TEST(AttendTileTest, ARowsResultDoesNotDependOnTheOtherRowsOfTheTile) {
   }
 }
 
+TEST(AttendTileTest, RowsThatSeeTheSameKeysEachGiveTheirResultAlone) {
+  const int num_keys = 40;
+  const int num_rows = 6;  // a block of rows seeing the same keys, and rows after it
+  for (int64_t head_dim : {64, 80, 128}) {
+    const std::vector<float> q = RandomNormalValues(num_rows * head_dim, 8);
+    for (KvCacheDtype dtype : {KvCacheDtype::kBFloat16, KvCacheDtype::kFloat32}) {
+      const StoredRows keys = Store(dtype, RandomNormalValues(num_keys * head_dim, 9), head_dim);
+      const StoredRows values = Store(dtype, RandomNormalValues(num_keys * head_dim, 10), head_dim);
+      for (auto [name, attend] : AvailablePaths()) {
+        SCOPED_TRACE(testing::Message()
+                     << name << " " << KvCacheDtypeName(dtype) << " head_dim " << head_dim);
+        const std::vector<int> first(num_rows, 3);
+        const std::vector<int> last(num_rows, 37);
+        const std::vector<float> together = AttendInTiles(
+            attend, q, num_rows, head_dim, keys, values, dtype, num_keys, first, last, 0.2f, 0.0f);
+        for (int r = 0; r < num_rows; ++r) {
+          const std::vector<float> alone(q.begin() + r * head_dim, q.begin() + (r + 1) * head_dim);
+          const std::vector<float> by_itself = AttendInTiles(
+              attend, alone, 1, head_dim, keys, values, dtype, num_keys, {3}, {37}, 0.2f, 0.0f);
+          const std::vector<float> row(together.begin() + r * head_dim,
+                                       together.begin() + (r + 1) * head_dim);
+          EXPECT_EQ(row, by_itself) << "row " << r;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vllm::kernels

@@ -1,6 +1,6 @@
 // AttendTile, the AVX-512 build of cpu/attention_tile_impl.h, with the tile's keys transposed
 // 16 × 16 at a time in registers and its values converted 16 at a time when they are bf16 or f32
-// and head_dim is a multiple of 16.
+// and head_dim is a multiple of 16, and rows that see the same keys run four at a time.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -89,10 +89,116 @@ void LoadValuesBySlice(const AttentionTile& tile, int lo, int hi, int64_t acc_st
   }
 }
 
+// Query rows that run together when they see the same keys (a token's heads of one KV head, or
+// the tokens of a tile that sees all of its keys): each key slice is loaded once for their logits,
+// each value slice once for their accumulators. Every row's arithmetic stays AttendRow's.
+constexpr int kBlockRows = 4;
+
+// Whether rows [r, r + kBlockRows) exist and see the same keys, some, and head_dim is whole slices.
+bool IsRowBlock(const AttentionTile& tile, int64_t r) {
+  if (r + kBlockRows > tile.num_rows || tile.head_dim % kLanes != 0) return false;
+  const int first = tile.first_key[r];
+  const int last = tile.last_key[r];
+  if (first > last) return false;
+  for (int i = 1; i < kBlockRows; ++i) {
+    if (tile.first_key[r + i] != first || tile.last_key[r + i] != last) return false;
+  }
+  return true;
+}
+
+// s[i] = TileLogits of query row i of q ([kBlockRows, head_dim]): four partial sums by d mod 4,
+// added (s0 + s1) + (s2 + s3).
+void BlockLogits(const float* q, int64_t head_dim, const float* kt,
+                 float (&s)[kBlockRows][kLanes]) {
+  __m512 partial[4][kBlockRows];
+#pragma GCC unroll 16
+  for (auto& sums : partial) {
+#pragma GCC unroll 16
+    for (__m512& sum : sums) sum = _mm512_setzero_ps();
+  }
+  for (int64_t d = 0; d < head_dim; d += 4) {
+#pragma GCC unroll 16
+    for (int k = 0; k < 4; ++k) {
+      const __m512 keys = _mm512_loadu_ps(kt + (d + k) * kLanes);
+#pragma GCC unroll 16
+      for (int i = 0; i < kBlockRows; ++i) {
+        partial[k][i] =
+            _mm512_fmadd_ps(_mm512_set1_ps(q[i * head_dim + d + k]), keys, partial[k][i]);
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < kBlockRows; ++i) {
+    _mm512_storeu_ps(s[i], _mm512_add_ps(_mm512_add_ps(partial[0][i], partial[1][i]),
+                                         _mm512_add_ps(partial[2][i], partial[3][i])));
+  }
+}
+
+// Dimensions [0, 16 kSlices) of the block's accumulators (row i at acc + i · stride):
+// acc · rescale[i] + Σ_{j = first..last} p[i][j] v_j, as AccumulateValues per row.
+template <int kSlices>
+void BlockAccumulate(const float (&p)[kBlockRows][kLanes], int first, int last, const float* v,
+                     int64_t stride, const float (&rescale)[kBlockRows], float* acc) {
+  __m512 sums[kBlockRows][kSlices];
+#pragma GCC unroll 16
+  for (int i = 0; i < kBlockRows; ++i) {
+#pragma GCC unroll 16
+    for (int k = 0; k < kSlices; ++k) {
+      sums[i][k] =
+          _mm512_mul_ps(_mm512_loadu_ps(acc + i * stride + k * kLanes), _mm512_set1_ps(rescale[i]));
+    }
+  }
+  for (int j = first; j <= last; ++j) {
+    __m512 values[kSlices];
+#pragma GCC unroll 16
+    for (int k = 0; k < kSlices; ++k) values[k] = _mm512_loadu_ps(v + j * stride + k * kLanes);
+#pragma GCC unroll 16
+    for (int i = 0; i < kBlockRows; ++i) {
+      const __m512 weight = _mm512_set1_ps(p[i][j]);
+#pragma GCC unroll 16
+      for (int k = 0; k < kSlices; ++k) sums[i][k] = _mm512_fmadd_ps(weight, values[k], sums[i][k]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < kBlockRows; ++i) {
+#pragma GCC unroll 16
+    for (int k = 0; k < kSlices; ++k) _mm512_storeu_ps(acc + i * stride + k * kLanes, sums[i][k]);
+  }
+}
+
+// Rows [r, r + kBlockRows) (IsRowBlock) against kt and v.
+void AttendRowBlock(const AttentionTile& tile, const AttentionState& state, int64_t r,
+                    const float* kt, const float* v) {
+  const int64_t head_dim = tile.head_dim;  // = acc_stride: whole slices
+  float s[kBlockRows][kLanes];
+  BlockLogits(tile.q + r * head_dim, head_dim, kt, s);
+  float p[kBlockRows][kLanes];
+  float rescale[kBlockRows];
+  for (int i = 0; i < kBlockRows; ++i) rescale[i] = SoftmaxStep(tile, state, r + i, s[i], p[i]);
+  const int first = tile.first_key[r];
+  const int last = tile.last_key[r];
+  float* acc = state.acc + r * head_dim;
+  int64_t d = 0;
+  for (; d + 4 * kLanes <= head_dim; d += 4 * kLanes) {
+    BlockAccumulate<4>(p, first, last, v + d, head_dim, rescale, acc + d);
+  }
+  for (; d < head_dim; d += kLanes) {
+    BlockAccumulate<1>(p, first, last, v + d, head_dim, rescale, acc + d);
+  }
+}
+
 }  // namespace
 
 void AttendTileAvx512(const AttentionTile& tile, const AttentionState& state, float* scratch) {
-  AttendTileImpl(tile, state, scratch, LoadKeysTransposed, LoadValuesBySlice);
+  AttendTileImpl(tile, state, scratch, LoadKeysTransposed, LoadValuesBySlice,
+                 [&](int64_t r, const float* kt, const float* v) {
+                   if (!IsRowBlock(tile, r)) {
+                     AttendRow(tile, state, r, kt, v);
+                     return r + 1;
+                   }
+                   AttendRowBlock(tile, state, r, kt, v);
+                   return r + kBlockRows;
+                 });
 }
 
 }  // namespace vllm::kernels

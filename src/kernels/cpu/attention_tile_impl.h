@@ -218,60 +218,96 @@ inline void AccumulateValues64(const float* p, int first, int last, const float*
   }
 }
 
-// load_keys(tile, lo, hi, row, kt) fills kt as LoadKeysByRow does, load_values(tile, lo, hi,
-// acc_stride, v) the rows of v as LoadValuesByRow does.
-template <typename LoadKeys, typename LoadValues>
-inline void AttendTileImpl(const AttentionTile& tile, const AttentionState& state, float* scratch,
-                           LoadKeys load_keys, LoadValues load_values) {
-  int lo = kLanes, hi = -1;
+// The keys some row of the tile sees: [lo, hi]; hi < lo when no row sees any.
+inline void TileKeyBounds(const AttentionTile& tile, int& lo, int& hi) {
+  lo = kLanes;
+  hi = -1;
   for (int64_t r = 0; r < tile.num_rows; ++r) {
     if (tile.first_key[r] > tile.last_key[r]) continue;
     lo = tile.first_key[r] < lo ? tile.first_key[r] : lo;
     hi = tile.last_key[r] > hi ? tile.last_key[r] : hi;
   }
+}
+
+// Row r's online-softmax step over its logits s (q·k, all lanes; scaled and soft-capped here):
+// p[j] = exp(s_j − m') for j in [first, last], 0 elsewhere; row_max and row_sum move on, and the
+// factor that scales the row's acc is returned. Always inlined: its loops vectorize only where
+// the compiler sees s and p as the caller's own arrays.
+[[gnu::always_inline]] inline float SoftmaxStep(const AttentionTile& tile,
+                                                const AttentionState& state, int64_t r, float* s,
+                                                float* p) {
+  const int first = tile.first_key[r];
+  const int last = tile.last_key[r];
+  for (int j = 0; j < kLanes; ++j) s[j] *= tile.scale;
+  if (tile.logit_softcap > 0.0f) {
+    for (int j = first; j <= last; ++j) {
+      s[j] = tile.logit_softcap * __builtin_tanhf(s[j] / tile.logit_softcap);
+    }
+  }
+  // Lanes outside [first, last] are -inf for the max and 0 for the sum, which leaves both as
+  // they are, so the reductions run over all lanes in a fixed tree order (vector halves).
+  float masked[kLanes];
+  for (int j = 0; j < kLanes; ++j) masked[j] = j >= first && j <= last ? s[j] : -__builtin_inff();
+  const float tile_max = ReduceMax(masked);
+  const float old_max = state.row_max[r];
+  const float new_max = old_max > tile_max ? old_max : tile_max;
+  for (int j = 0; j < kLanes; ++j) {
+    const float e = ExpNonPositive(s[j] - new_max);
+    p[j] = j >= first && j <= last ? e : 0.0f;
+  }
+  const float tile_sum = ReduceSum(p);
+  // exp(-inf) = 0 on a row's first tile; exactly 1 while the max stays.
+  const float rescale = old_max == new_max ? 1.0f : __builtin_expf(old_max - new_max);
+  state.row_max[r] = new_max;
+  state.row_sum[r] = state.row_sum[r] * rescale + tile_sum;
+  return rescale;
+}
+
+// Row r of the tile against kt and v (as AttendTileImpl loads them).
+[[gnu::always_inline]] inline void AttendRow(const AttentionTile& tile, const AttentionState& state,
+                                             int64_t r, const float* kt, const float* v) {
+  const int first = tile.first_key[r];
+  const int last = tile.last_key[r];
+  if (first > last) return;
+  const int64_t acc_stride = AttentionAccStride(tile.head_dim);
+  float s[kLanes];
+  TileLogits(tile.q + r * tile.head_dim, kt, tile.head_dim, s);
+  float p[kLanes];
+  const float rescale = SoftmaxStep(tile, state, r, s, p);
+  float* acc = state.acc + r * acc_stride;
+  int64_t c = 0;
+  for (; c + 4 * kLanes <= acc_stride; c += 4 * kLanes) {
+    AccumulateValues64(p, first, last, v + c, acc_stride, rescale, acc + c);
+  }
+  for (; c < acc_stride; c += kLanes) {
+    AccumulateValues(p, first, last, v + c, acc_stride, rescale, acc + c);
+  }
+}
+
+// load_keys(tile, lo, hi, row, kt) fills kt as LoadKeysByRow does, load_values(tile, lo, hi,
+// acc_stride, v) the rows of v as LoadValuesByRow does; then attend_rows(r, kt, v) runs one or
+// more rows from r on, each with AttendRow's arithmetic, and returns the first row it left.
+template <typename LoadKeys, typename LoadValues, typename AttendRows>
+inline void AttendTileImpl(const AttentionTile& tile, const AttentionState& state, float* scratch,
+                           LoadKeys load_keys, LoadValues load_values, AttendRows attend_rows) {
+  int lo, hi;
+  TileKeyBounds(tile, lo, hi);
   if (hi < lo) return;
-  const int64_t head_dim = tile.head_dim;
-  const int64_t acc_stride = AttentionAccStride(head_dim);
+  const int64_t acc_stride = AttentionAccStride(tile.head_dim);
   float* kt = scratch;                       // [head_dim, kLanes]
   float* v = scratch + kLanes * acc_stride;  // [kLanes, acc_stride]
   load_keys(tile, lo, hi, /*row=*/v, kt);    // v is free until the values go in
   load_values(tile, lo, hi, acc_stride, v);
-  for (int64_t r = 0; r < tile.num_rows; ++r) {
-    const int first = tile.first_key[r];
-    const int last = tile.last_key[r];
-    if (first > last) continue;
-    float s[kLanes];
-    TileLogits(tile.q + r * head_dim, kt, head_dim, s);
-    for (int j = 0; j < kLanes; ++j) s[j] *= tile.scale;
-    if (tile.logit_softcap > 0.0f) {
-      for (int j = first; j <= last; ++j) {
-        s[j] = tile.logit_softcap * __builtin_tanhf(s[j] / tile.logit_softcap);
-      }
-    }
-    // Lanes outside [first, last] are -inf for the max and 0 for the sum, which leaves both as
-    // they are, so the reductions run over all lanes in a fixed tree order (vector halves).
-    float masked[kLanes];
-    for (int j = 0; j < kLanes; ++j) masked[j] = j >= first && j <= last ? s[j] : -__builtin_inff();
-    const float tile_max = ReduceMax(masked);
-    const float old_max = state.row_max[r];
-    const float new_max = old_max > tile_max ? old_max : tile_max;
-    float p[kLanes];
-    for (int j = 0; j < kLanes; ++j) {
-      const float e = ExpNonPositive(s[j] - new_max);
-      p[j] = j >= first && j <= last ? e : 0.0f;
-    }
-    const float tile_sum = ReduceSum(p);
-    // exp(-inf) = 0 on a row's first tile; exactly 1 while the max stays.
-    const float rescale = old_max == new_max ? 1.0f : __builtin_expf(old_max - new_max);
-    state.row_max[r] = new_max;
-    state.row_sum[r] = state.row_sum[r] * rescale + tile_sum;
-    float* acc = state.acc + r * acc_stride;
-    int64_t c = 0;
-    for (; c + 4 * kLanes <= acc_stride; c += 4 * kLanes) {
-      AccumulateValues64(p, first, last, v + c, acc_stride, rescale, acc + c);
-    }
-    for (; c < acc_stride; c += kLanes) {
-      AccumulateValues(p, first, last, v + c, acc_stride, rescale, acc + c);
-    }
-  }
+  for (int64_t r = 0; r < tile.num_rows;) r = attend_rows(r, kt, v);
+}
+
+// One row at a time.
+template <typename LoadKeys, typename LoadValues>
+inline void AttendTileImpl(const AttentionTile& tile, const AttentionState& state, float* scratch,
+                           LoadKeys load_keys, LoadValues load_values) {
+  AttendTileImpl(tile, state, scratch, load_keys, load_values,
+                 [&](int64_t r, const float* kt, const float* v) {
+                   AttendRow(tile, state, r, kt, v);
+                   return r + 1;
+                 });
 }
