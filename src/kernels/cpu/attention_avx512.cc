@@ -166,6 +166,71 @@ void BlockAccumulate(const float (&p)[kBlockRows][kLanes], int first, int last, 
   }
 }
 
+// ReduceMax (reduce = max) or ReduceSum (add) of each of four rows side by side, in its tree
+// order (lanes l and l + 8, then l and l + 4, l and l + 2, l and l + 1, the lower lane first):
+// row i's result in element i.
+template <typename Reduce>
+void ReduceFourRows(const __m512 (&rows)[kBlockRows], Reduce reduce, float (&out)[kBlockRows]) {
+  // [row 2k's lanes 0..7 | row 2k + 1's] against their lanes 8..15.
+  const __m512 ab = reduce(_mm512_shuffle_f32x4(rows[0], rows[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                           _mm512_shuffle_f32x4(rows[0], rows[1], _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m512 cd = reduce(_mm512_shuffle_f32x4(rows[2], rows[3], _MM_SHUFFLE(1, 0, 1, 0)),
+                           _mm512_shuffle_f32x4(rows[2], rows[3], _MM_SHUFFLE(3, 2, 3, 2)));
+  // 128-bit lane i: row i's 4 values l against l + 4, then l against l + 2, then 0 against 1.
+  __m512 quads = reduce(_mm512_shuffle_f32x4(ab, cd, _MM_SHUFFLE(2, 0, 2, 0)),
+                        _mm512_shuffle_f32x4(ab, cd, _MM_SHUFFLE(3, 1, 3, 1)));
+  quads = reduce(quads, _mm512_shuffle_ps(quads, quads, _MM_SHUFFLE(3, 2, 3, 2)));
+  quads = reduce(quads, _mm512_shuffle_ps(quads, quads, _MM_SHUFFLE(1, 1, 1, 1)));
+  alignas(64) float lanes[kLanes];
+  _mm512_store_ps(lanes, quads);
+  for (int i = 0; i < kBlockRows; ++i) out[i] = lanes[4 * i];
+}
+
+// SoftmaxStep for rows [r, r + kBlockRows) (IsRowBlock), their reductions side by side; each
+// row's arithmetic is SoftmaxStep's.
+void BlockSoftmax(const AttentionTile& tile, const AttentionState& state, int64_t r,
+                  float (&s)[kBlockRows][kLanes], float (&p)[kBlockRows][kLanes],
+                  float (&rescale)[kBlockRows]) {
+  if (tile.logit_softcap > 0.0f) {
+    for (int i = 0; i < kBlockRows; ++i) rescale[i] = SoftmaxStep(tile, state, r + i, s[i], p[i]);
+    return;
+  }
+  const int first = tile.first_key[r];
+  const int last = tile.last_key[r];
+  const auto seen = static_cast<__mmask16>(((2u << last) - 1) & ~((1u << first) - 1));
+  __m512 masked[kBlockRows];
+  for (int i = 0; i < kBlockRows; ++i) {
+    const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(s[i]), _mm512_set1_ps(tile.scale));
+    _mm512_storeu_ps(s[i], scaled);
+    masked[i] = _mm512_mask_blend_ps(seen, _mm512_set1_ps(-__builtin_inff()), scaled);
+  }
+  float tile_max[kBlockRows];
+  ReduceFourRows(
+      masked, [](__m512 a, __m512 b) { return _mm512_max_ps(a, b); }, tile_max);
+  float old_max[kBlockRows];
+  float new_max[kBlockRows];
+  for (int i = 0; i < kBlockRows; ++i) {
+    old_max[i] = state.row_max[r + i];
+    new_max[i] = old_max[i] > tile_max[i] ? old_max[i] : tile_max[i];
+  }
+  for (int i = 0; i < kBlockRows; ++i) {
+    for (int j = 0; j < kLanes; ++j) {
+      const float e = ExpNonPositive(s[i][j] - new_max[i]);
+      p[i][j] = j >= first && j <= last ? e : 0.0f;
+    }
+  }
+  __m512 weights[kBlockRows];
+  for (int i = 0; i < kBlockRows; ++i) weights[i] = _mm512_loadu_ps(p[i]);
+  float tile_sum[kBlockRows];
+  ReduceFourRows(
+      weights, [](__m512 a, __m512 b) { return _mm512_add_ps(a, b); }, tile_sum);
+  for (int i = 0; i < kBlockRows; ++i) {
+    rescale[i] = old_max[i] == new_max[i] ? 1.0f : __builtin_expf(old_max[i] - new_max[i]);
+    state.row_max[r + i] = new_max[i];
+    state.row_sum[r + i] = state.row_sum[r + i] * rescale[i] + tile_sum[i];
+  }
+}
+
 // Rows [r, r + kBlockRows) (IsRowBlock) against kt and v.
 void AttendRowBlock(const AttentionTile& tile, const AttentionState& state, int64_t r,
                     const float* kt, const float* v) {
@@ -174,7 +239,7 @@ void AttendRowBlock(const AttentionTile& tile, const AttentionState& state, int6
   BlockLogits(tile.q + r * head_dim, head_dim, kt, s);
   float p[kBlockRows][kLanes];
   float rescale[kBlockRows];
-  for (int i = 0; i < kBlockRows; ++i) rescale[i] = SoftmaxStep(tile, state, r + i, s[i], p[i]);
+  BlockSoftmax(tile, state, r, s, p, rescale);
   const int first = tile.first_key[r];
   const int last = tile.last_key[r];
   float* acc = state.acc + r * head_dim;
