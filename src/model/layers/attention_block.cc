@@ -1,5 +1,7 @@
 #include "model/layers/attention_block.h"
 
+#include <memory>
+
 #include "model/layers/encoder_attention.h"
 #include "model/layers/paged_attention.h"
 #include "model/layers/tensor_ops.h"
@@ -42,35 +44,37 @@ void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Ro
   const int64_t num_tokens = batch.num_tokens();
   const int64_t q_size = num_heads_ * head_dim_;
   const int64_t kv_size = num_kv_heads_ * head_dim_;
-  // q, attn: [num_tokens, num_heads, head_dim]; k, v: [num_tokens, num_kv_heads, head_dim]
-  std::vector<float> q(num_tokens * q_size), k(num_tokens * kv_size), v(num_tokens * kv_size);
-  std::vector<float> attn(num_tokens * q_size);
-  qkv_.Forward(x, num_tokens, pool, q.data(), k.data(), v.data());
+  // q, attn: [num_tokens, num_heads, head_dim]; k, v: [num_tokens, num_kv_heads, head_dim]; each
+  // written whole before it is read, so left uninitialized (no memset of megabytes per layer).
+  const auto q = std::make_unique_for_overwrite<float[]>(num_tokens * q_size);
+  const auto k = std::make_unique_for_overwrite<float[]>(num_tokens * kv_size);
+  const auto v = std::make_unique_for_overwrite<float[]>(num_tokens * kv_size);
+  const auto attn = std::make_unique_for_overwrite<float[]>(num_tokens * q_size);
+  qkv_.Forward(x, num_tokens, pool, q.get(), k.get(), v.get());
   if (!q_norm_.empty()) {  // each head's vector normalized on its own
-    kernels::RmsNorm(q.data(), q_norm_.data(), num_tokens * num_heads_, head_dim_, eps_, q.data());
-    kernels::RmsNorm(k.data(), k_norm_.data(), num_tokens * num_kv_heads_, head_dim_, eps_,
-                     k.data());
+    kernels::RmsNorm(q.get(), q_norm_.data(), num_tokens * num_heads_, head_dim_, eps_, q.get());
+    kernels::RmsNorm(k.get(), k_norm_.data(), num_tokens * num_kv_heads_, head_dim_, eps_, k.get());
   }
-  rotate(num_heads_, q.data());
-  rotate(num_kv_heads_, k.data());
+  rotate(num_heads_, q.get());
+  rotate(num_kv_heads_, k.get());
   if (bidirectional_) {
-    EncoderAttention(batch.query_start_loc, q.data(), k.data(), v.data(),
+    EncoderAttention(batch.query_start_loc, q.get(), k.get(), v.get(),
                      {.num_heads = num_heads_,
                       .num_kv_heads = num_kv_heads_,
                       .head_dim = head_dim_,
                       .scale = scale_,
                       .window = sliding_window_ / 2},
-                     pool, attn.data());
+                     pool, attn.get());
   } else {
-    WriteKv(batch, layer_, k.data(), v.data(), kv);
-    PagedAttention(batch, layer_, q.data(), num_heads_,
+    WriteKv(batch, layer_, k.get(), v.get(), kv);
+    PagedAttention(batch, layer_, q.get(), num_heads_,
                    {.scale = scale_,
                     .sliding_window = sliding_window_,
                     .logit_softcap = logit_softcap_,
                     .sinks = sinks_.empty() ? nullptr : sinks_.data()},
-                   kv, pool, attn.data());
+                   kv, pool, attn.get());
   }
-  kernels::Linear(*wo_, attn.data(), num_tokens, out, pool);
+  kernels::Linear(*wo_, attn.get(), num_tokens, out, pool);
   if (!wo_bias_.empty()) AddRowBias(wo_bias_, num_tokens, out);
 }
 

@@ -1,6 +1,6 @@
 #include "model/layers/gated_mlp.h"
 
-#include <vector>
+#include <memory>
 
 #include "model/layers/tensor_ops.h"
 
@@ -42,19 +42,21 @@ void GatedMlp::Forward(const float* x, int64_t num_tokens, ThreadPool& pool, flo
       }
     });
   };
-  std::vector<float> gate(num_tokens * ffn_);  // [num_tokens, ffn]
+  // Each buffer is written whole before it is read, so left uninitialized.
+  const auto gate =
+      std::make_unique_for_overwrite<float[]>(num_tokens * ffn_);  // [num_tokens, ffn]
   if (w_gate_up_ != nullptr) {
     // fused: [num_tokens, 2 ffn], each row gate then up
-    std::vector<float> fused(num_tokens * 2 * ffn_);
-    kernels::Linear(*w_gate_up_, x, num_tokens, fused.data(), pool);
-    gate_times_up(fused.data(), fused.data() + ffn_, 2 * ffn_, gate.data());
+    const auto fused = std::make_unique_for_overwrite<float[]>(num_tokens * 2 * ffn_);
+    kernels::Linear(*w_gate_up_, x, num_tokens, fused.get(), pool);
+    gate_times_up(fused.get(), fused.get() + ffn_, 2 * ffn_, gate.get());
   } else {
-    std::vector<float> up(num_tokens * ffn_);
-    kernels::Linear(*w_gate_, x, num_tokens, gate.data(), pool);
-    kernels::Linear(*w_up_, x, num_tokens, up.data(), pool);
-    gate_times_up(gate.data(), up.data(), ffn_, gate.data());
+    const auto up = std::make_unique_for_overwrite<float[]>(num_tokens * ffn_);
+    kernels::Linear(*w_gate_, x, num_tokens, gate.get(), pool);
+    kernels::Linear(*w_up_, x, num_tokens, up.get(), pool);
+    gate_times_up(gate.get(), up.get(), ffn_, gate.get());
   }
-  kernels::Linear(*w_down_, gate.data(), num_tokens, out, pool);
+  kernels::Linear(*w_down_, gate.get(), num_tokens, out, pool);
 }
 
 }  // namespace vllm
