@@ -148,13 +148,16 @@ test('prompts over --max-prompt-bytes are 400s', async () => {
 });
 
 // Reads a streaming response to its end; resolves the raw body, or rejects if the connection was
-// cut before the chunked encoding ended.
-function streamToEnd(serverPort, body) {
+// cut before the chunked encoding ended. onFirstData runs when the first bytes of the body arrive.
+function streamToEnd(serverPort, body, onFirstData = () => {}) {
   return new Promise((resolve, reject) => {
     const request = http.request({ host: '127.0.0.1', port: serverPort, method: 'POST', path: '/v1/completions',
       headers: { 'content-type': 'application/json' } }, (response) => {
       let text = '';
-      response.on('data', (chunk) => { text += chunk; });
+      response.on('data', (chunk) => {
+        if (text === '') onFirstData();
+        text += chunk;
+      });
       response.on('end', () => resolve({ status: response.statusCode, text }));
       response.on('aborted', () => reject(new Error(`stream cut: ${text.slice(-200)}`)));
       response.on('error', reject);
@@ -167,11 +170,20 @@ function streamToEnd(serverPort, body) {
 test('shutdown ends streams with an error event and [DONE], other requests with a 503', async () => {
   const server = await startServer(['--shutdown-timeout', '0', '--max-num-seqs', '1']);
   const long = { model, prompt: 'Once upon a time', max_tokens: 250, ignore_eos: true };
-  const streams = Array.from({ length: 3 }, () => streamToEnd(server.port, { ...long, stream: true }));
+  // The server stops as soon as a stream is under way (its first bytes arrived), not after a fixed
+  // delay: on a fast machine a fixed delay can fall between two requests.
+  let streamUnderWay;
+  const firstStreamBytes = new Promise((resolve) => { streamUnderWay = resolve; });
+  const streams = Array.from({ length: 3 }, () =>
+    streamToEnd(server.port, { ...long, stream: true }, streamUnderWay));
   const whole = Array.from({ length: 3 }, () =>
     fetch(`http://127.0.0.1:${server.port}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(long) })
       .then(async (r) => ({ status: r.status, body: await r.text() })));
-  await sleep(150);
+  let timer;
+  const waited = await Promise.race([firstStreamBytes.then(() => 'streaming'),
+    new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), 30000); })]);
+  clearTimeout(timer);
+  assert.equal(waited, 'streaming', 'no stream started within 30 s');
   const { code } = await stopServer(server);
   assert.equal(code, 0);
   const ended = await Promise.all(streams);
