@@ -94,7 +94,8 @@ void LoadValuesBySlice(const AttentionTile& tile, int lo, int hi, int64_t acc_st
 // each value slice once for their accumulators. Every row's arithmetic stays AttendRow's.
 constexpr int kBlockRows = 4;
 
-// Whether rows [r, r + kBlockRows) exist and see the same keys, some, and head_dim is whole slices.
+// Whether rows [r, r + kBlockRows) exist and all see one same non-empty key range, and head_dim
+// is whole slices.
 bool IsRowBlock(const AttentionTile& tile, int64_t r) {
   if (r + kBlockRows > tile.num_rows || tile.head_dim % kLanes != 0) return false;
   const int first = tile.first_key[r];
