@@ -42,9 +42,9 @@ void GatedMlp::Forward(const float* x, int64_t num_tokens, ThreadPool& pool, flo
       }
     });
   };
-  // Each buffer is written whole before it is read, so left uninitialized.
-  const auto gate =
-      std::make_unique_for_overwrite<float[]>(num_tokens * ffn_);  // [num_tokens, ffn]
+  // gate: [num_tokens, ffn]. Each buffer is written whole before it is read, so left
+  // uninitialized.
+  const auto gate = std::make_unique_for_overwrite<float[]>(num_tokens * ffn_);
   if (w_gate_up_ != nullptr) {
     // fused: [num_tokens, 2 ffn], each row gate then up
     const auto fused = std::make_unique_for_overwrite<float[]>(num_tokens * 2 * ffn_);
