@@ -201,6 +201,7 @@ int RunServer(ServeOptions options) {
 void RegisterServeCommand(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
   CLI::App* command = app.add_subcommand("serve", "Serve a model with an OpenAI-compatible API");
+  options->engine.max_num_batched_tokens = kServeMaxNumBatchedTokens;
   AddEngineOptions(*command, options->engine);
   command->get_option("--model")->required(false)->description(
       "GGUF model file or Hugging Face model directory (default: a tiny random-weight Llama "
