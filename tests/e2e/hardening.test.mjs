@@ -170,20 +170,35 @@ function streamToEnd(serverPort, body, onFirstData = () => {}) {
 test('shutdown ends streams with an error event and [DONE], other requests with a 503', async () => {
   const server = await startServer(['--shutdown-timeout', '0', '--max-num-seqs', '1']);
   const long = { model, prompt: 'Once upon a time', max_tokens: 250, ignore_eos: true };
-  // The server stops as soon as a stream is under way (its first bytes arrived), not after a fixed
-  // delay: on a fast machine a fixed delay can fall between two requests.
+  // One sequence at a time: the first stream runs, and the requests sent once its first bytes
+  // arrived queue behind it. The server stops as soon as they are all queued (its metrics say so),
+  // neither after a fixed delay nor while a request other than the stream is running (on a fast
+  // machine either can happen: requests sent together may arrive in any order).
+  const waitFor = async (what, ready) => {
+    let timer;
+    const outcome = await Promise.race([ready.then(() => 'ready'),
+      new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), 30000); })]);
+    clearTimeout(timer);
+    assert.equal(outcome, 'ready', `${what} within 30 s`);
+  };
   let streamUnderWay;
   const firstStreamBytes = new Promise((resolve) => { streamUnderWay = resolve; });
-  const streams = Array.from({ length: 3 }, () =>
-    streamToEnd(server.port, { ...long, stream: true }, streamUnderWay));
+  // 2,000 tokens of the demo model take most of a second even on a fast machine.
+  const first = { ...long, max_tokens: 2000, stream: true };
+  const streams = [streamToEnd(server.port, first, streamUnderWay)];
+  await waitFor('the first stream started', firstStreamBytes);
+  for (let i = 0; i < 2; i++) streams.push(streamToEnd(server.port, { ...long, stream: true }));
   const whole = Array.from({ length: 3 }, () =>
     fetch(`http://127.0.0.1:${server.port}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(long) })
       .then(async (r) => ({ status: r.status, body: await r.text() })));
-  let timer;
-  const waited = await Promise.race([firstStreamBytes.then(() => 'streaming'),
-    new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), 30000); })]);
-  clearTimeout(timer);
-  assert.equal(waited, 'streaming', 'no stream started within 30 s');
+  const waiting = async () => {
+    const body = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+    const line = body.split('\n').find((l) => l.startsWith('vllm:num_requests_waiting{'));
+    return Number(line.slice(line.lastIndexOf(' ') + 1));
+  };
+  await waitFor('the other requests queued', (async () => {
+    while (await waiting() < 5) await sleep(1);
+  })());
   const { code } = await stopServer(server);
   assert.equal(code, 0);
   const ended = await Promise.all(streams);
