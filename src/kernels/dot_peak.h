@@ -14,6 +14,7 @@ struct DotPeak {
   double int8_ops_per_second = 0.0;  // avx512: vpdpbusd; avx2: vpmaddubsw + vpmaddwd + vpaddd
   double bf16_ops_per_second = 0.0;  // avx512: vdpbf16ps
   double f32_ops_per_second = 0.0;   // vfmadd231ps
+  bool bf16_on_fma = false;  // BF16 weights multiply on f32 FMAs here (slow vdpbf16ps; isa.h)
 };
 
 // Runs chains of independent dot instructions (no memory traffic) on every thread for about

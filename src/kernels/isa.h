@@ -8,5 +8,9 @@ enum class Isa { kScalar, kAvx2, kAvx512 };
 // The best path this CPU supports (VLLM_CPU_ISA caps it).
 Isa BestIsa();
 const char* IsaName(Isa isa);
+// Whether the AVX-512 path multiplies BF16 weights with f32 FMAs rather than vdpbf16ps: where a
+// short probe on the first call finds vdpbf16ps doing fewer multiply-adds per second than FMAs
+// (some Intel cores issue it every other cycle). Both give the same bits (linear_packed_avx512.cc).
+bool Bf16DotsOnFma();
 
 }  // namespace vllm::kernels

@@ -9,6 +9,7 @@
 #include "common/half.h"
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
+#include "kernels/packed_q8_layout.h"
 #include "kernels/random_values_for_test.h"
 
 namespace vllm::kernels {
@@ -216,6 +217,50 @@ TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
           ASSERT_EQ(alone[j], batched[i * shape.rows + j]) << name << " x row " << i;  // bitwise
         }
       }
+    }
+  }
+}
+
+// BF16's two AVX-512 kernels, vdpbf16ps and f32 FMAs, give the same bits, also where weights,
+// activations, products or partial sums are denormal (vdpbf16ps flushes them to zero; the FMA
+// kernel runs under FTZ and DAZ). Rows 3, 7, ... are scaled down by 2^-66 and x row 2 by 2^-60, so
+// their products fall below f32's normal range.
+TEST(LinearTest, Bf16KernelsOnDotsAndOnFmasAgreeBitwise) {
+  if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 BF16 on this CPU";
+  ThreadPool pool(ThreadPool::Options{.num_threads = 1});
+  constexpr int64_t kRows = 48;
+  constexpr int64_t kCols = 256;
+  const std::vector<float> w_values = RandomNormalValues(kRows * kCols, 8);
+  std::vector<uint16_t> w(kRows * kCols);
+  for (int64_t i = 0; i < kRows * kCols; ++i) {
+    const float scale = (i / kCols) % 4 == 3 ? std::ldexp(1.0f, -66) : 1.0f;
+    w[i] = Fp32ToBf16(w_values[i] * scale);
+    if (i % 7 == 0) w[i] = static_cast<uint16_t>((i % 2) << 15 | (1 + i % 127));  // denormal
+    if (i % 11 == 0) w[i] = 0;
+  }
+  const TypeTraits* traits = FindTypeTraits(GgmlType::kBF16);
+  const WeightView view{traits, reinterpret_cast<const uint8_t*>(w.data()), kRows, kCols,
+                        kCols * 2};
+  std::vector<uint8_t> packed(traits->packed.packed_bytes(kRows, kCols));
+  traits->packed.pack(view, packed.data());
+  const PackedWeightView packed_view{traits, kRows, kCols, packed.data()};
+  for (int64_t m : {1, 5, 13}) {
+    std::vector<float> x = RandomNormalValues(m * kCols, 9);
+    for (int64_t i = 0; i < m * kCols; ++i) {
+      if (i / kCols == 2) x[i] = std::ldexp(x[i], -60);
+      if (i % 13 == 0) x[i] = std::ldexp(x[i], -130);  // denormal once rounded to bf16
+    }
+    PreparedActivations prepared =
+        PrepareActivations(Isa::kAvx512, ActivationFormat::kBf16, x.data(), m, kCols, pool);
+    prepared.bf16_as_f32.resize(m * kCols);
+    for (int64_t i = 0; i < m * kCols; ++i) prepared.bf16_as_f32[i] = Bf16ToFp32(prepared.bf16[i]);
+    std::vector<float> on_dots(m * kRows);
+    std::vector<float> on_fmas(m * kRows);
+    LinearRowsPackedBf16DotAvx512(packed_view, prepared, 0, kRows, on_dots.data());
+    LinearRowsPackedBf16FmaAvx512(packed_view, prepared, 0, kRows, on_fmas.data());
+    for (int64_t i = 0; i < m * kRows; ++i) {
+      ASSERT_EQ(std::memcmp(&on_dots[i], &on_fmas[i], sizeof(float)), 0)
+          << "m " << m << " at " << i << ": " << on_dots[i] << " vs " << on_fmas[i];
     }
   }
 }

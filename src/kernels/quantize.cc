@@ -121,9 +121,12 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
   prepared.f32 = x;
   const int64_t count = m * cols;
   const int64_t blocks_per_row = cols / kQuantBlockSize;
+  // BF16 weights take x as bf16 bits (vdpbf16ps) and, on the FMA kernels, as f32 values.
+  const bool bf16_as_f32 =
+      format == ActivationFormat::kBf16 && (isa != Isa::kAvx512 || Bf16DotsOnFma());
   if (format == ActivationFormat::kBf16) {
     prepared.bf16.resize(count);
-    if (isa != Isa::kAvx512) prepared.bf16_as_f32.resize(count);
+    if (bf16_as_f32) prepared.bf16_as_f32.resize(count);
   } else if (format == ActivationFormat::kQ8 || format == ActivationFormat::kQ8K) {
     prepared.q8.resize(m * blocks_per_row);
     prepared.q8_scales.resize(m * blocks_per_row);
@@ -137,7 +140,7 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
     const int64_t length = (end - begin) * cols;
     if (format == ActivationFormat::kBf16) {
       QuantizeRowBf16(x + offset, length, prepared.bf16.data() + offset);
-      if (isa != Isa::kAvx512) {
+      if (bf16_as_f32) {
         DequantizeRowBf16(prepared.bf16.data() + offset, length,
                           prepared.bf16_as_f32.data() + offset);
       }

@@ -121,6 +121,32 @@ struct Bf16Step {
                             (__m512bh)BroadcastFour(reinterpret_cast<const int8_t*>(x_cols)));
   }
 };
+// BF16 on f32 fused multiply-adds, for CPUs whose vdpbf16ps multiplies at under the FMA rate
+// (Bf16DotsOnFma()). A lane's pair of bf16 values (even column in the low half, odd in the high)
+// gives both columns as f32 exactly (shift / mask), the product of two bf16 values is exact in f32,
+// and vdpbf16ps adds the odd column's product, then the even one's, each rounded to nearest with
+// denormal inputs and results flushed to zero: the two FMAs in that order under FTZ and DAZ
+// (set by the caller) give the same bits.
+struct Bf16FmaStep {
+  static constexpr GgmlType kType = GgmlType::kBF16;
+  static constexpr int kColsPerStep = 2;
+  struct Weights {
+    __m512 even;
+    __m512 odd;
+  };
+  static const float* XRow(const PreparedActivations& x, int64_t row, int64_t cols) {
+    return x.bf16_as_f32.data() + row * cols;
+  }
+  static Weights Load(const uint8_t* step_values) {
+    const __m512i pairs = _mm512_loadu_si512(step_values);
+    return {_mm512_castsi512_ps(_mm512_slli_epi32(pairs, 16)),
+            _mm512_castsi512_ps(_mm512_and_si512(pairs, _mm512_set1_epi32(~0xffff)))};
+  }
+  static __m512 MulAdd(__m512 acc, Weights weights, const float* x_cols) {
+    acc = _mm512_fmadd_ps(weights.odd, _mm512_set1_ps(x_cols[1]), acc);
+    return _mm512_fmadd_ps(weights.even, _mm512_set1_ps(x_cols[0]), acc);
+  }
+};
 struct F16Step {
   static constexpr GgmlType kType = GgmlType::kF16;
   static constexpr int kColsPerStep = 1;
@@ -246,7 +272,29 @@ void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivat
 
 void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
+  if (Bf16DotsOnFma()) {
+    LinearRowsPackedBf16FmaAvx512(w, x, row_begin, row_end, y);
+  } else {
+    LinearRowsPackedBf16DotAvx512(w, x, row_begin, row_end, y);
+  }
+}
+
+void LinearRowsPackedBf16DotAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                   int64_t row_begin, int64_t row_end, float* y) {
   LinearRowsPacked<GgmlType::kBF16>(w, x, row_begin, row_end, y);
+}
+
+void LinearRowsPackedBf16FmaAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                   int64_t row_begin, int64_t row_end, float* y) {
+  constexpr unsigned kFlushToZero = 0x8000;
+  constexpr unsigned kDenormalsAreZero = 0x0040;
+  const unsigned mxcsr = _mm_getcsr();
+  _mm_setcsr(mxcsr | kFlushToZero | kDenormalsAreZero);
+  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kXRowsPerBlock) {
+    FloatRows<Bf16FmaStep>(w, x, row_begin / kPackedRowsPerGroup, row_end / kPackedRowsPerGroup,
+                           x_begin, std::min(x_begin + kXRowsPerBlock, x.m), y);
+  }
+  _mm_setcsr(mxcsr);
 }
 
 void LinearRowsPackedF16Avx512(const PackedWeightView& w, const PreparedActivations& x,
