@@ -61,18 +61,22 @@ int64_t PackedBytes(int64_t rows, int64_t cols) {
 }
 
 template <GgmlType kType>
-PackedForm MakeForm(decltype(PackedForm::rows) rows) {
+PackedForm MakeForm(decltype(PackedForm::rows) rows,
+                    decltype(PackedForm::prepare_terms) prepare_terms = nullptr) {
   return PackedForm{.isa = Isa::kAvx512,
                     .rows_per_group = kPackedRowsPerGroup,
                     .cols_per_block = kQuantBlockSize,
                     .packed_bytes = PackedBytes<kType>,
                     .pack = Pack,
+                    .prepare_terms = prepare_terms,
                     .rows = rows};
 }
 
 }  // namespace
 
-PackedForm PackedFormQ8_0Avx512() { return MakeForm<GgmlType::kQ8_0>(LinearRowsPackedQ8_0Avx512); }
+PackedForm PackedFormQ8_0Avx512() {
+  return MakeForm<GgmlType::kQ8_0>(LinearRowsPackedQ8_0Avx512, PrepareQ8_0Biases);
+}
 PackedForm PackedFormBf16Avx512() { return MakeForm<GgmlType::kBF16>(LinearRowsPackedBf16Avx512); }
 PackedForm PackedFormF16Avx512() { return MakeForm<GgmlType::kF16>(LinearRowsPackedF16Avx512); }
 

@@ -25,6 +25,9 @@ constexpr int64_t PackedQuantBytes(GgmlType type, int64_t rows, int64_t cols) {
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: Σ over blocks, in
 // order, of d_w · d_x · (integer dot) (bf16: of the pairwise products; f16: of the products, one
 // column at a time): independent of m and of the row range.
+// x's -128 · Σ x_q per block ([m, cols / 32] int32, in packed_terms: PackedForm::prepare_terms),
+// where the Q8_0 kernel's accumulators start.
+void PrepareQ8_0Biases(PreparedActivations& x);
 void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,

@@ -2,13 +2,16 @@
 // multiplies 4 consecutive columns of 16 W rows (one per lane) by the same 4 x values
 // (broadcast), so a block of 32 columns is 8 vpdpbusd into one integer accumulator per x row,
 // then one conversion and one fused multiply-add by d_w · d_x. The packed quants are unsigned
-// (w + 128); the accumulator starts at -128 · Σ x_q of the block, which cancels the bias exactly.
+// (w + 128); the accumulator starts at -128 · Σ x_q of the block, which cancels the bias exactly
+// (PrepareQ8_0Biases keeps these per block of x, so the start is a broadcast from memory).
 // BF16 and F16 weights accumulate in f32 straight away (vdpbf16ps / converted f16 and vfmadd).
 #include <immintrin.h>
 
 #include <algorithm>
+#include <any>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/packed_q8_layout.h"
 
@@ -34,7 +37,7 @@ template <GgmlType kType, int R, int G>
 void GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
                      int64_t first_x_row, float* y) {
   constexpr int64_t kGroupBlockBytes = PackedBytesPerGroupBlock(kType);
-  constexpr int32_t kBias = 128;
+  const auto& biases = std::any_cast<const std::vector<int32_t>&>(x.packed_terms);
   const int64_t num_blocks = w.cols / 32;
   const int64_t group_bytes = num_blocks * kGroupBlockBytes;
   const uint8_t* quants = w.data + group * group_bytes;
@@ -43,13 +46,13 @@ void GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, in
       group * num_blocks * kPackedRowsPerGroup;
   const BlockQ8_0* x_blocks[R];
   const float* x_scales[R];
-  const int32_t* x_sums[R];
+  const int32_t* x_biases[R];
   __m512 acc[G][R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     x_blocks[r] = x.q8.data() + (first_x_row + r) * num_blocks;
     x_scales[r] = x.q8_scales.data() + (first_x_row + r) * num_blocks;
-    x_sums[r] = x.q8_sums.data() + (first_x_row + r) * num_blocks;
+    x_biases[r] = biases.data() + (first_x_row + r) * num_blocks;
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) acc[g][r] = _mm512_setzero_ps();
   }
@@ -66,9 +69,8 @@ void GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, in
     __m512i dots[G][R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const __m512i bias = _mm512_set1_epi32(-kBias * x_sums[r][b]);
 #pragma GCC unroll 2
-      for (int g = 0; g < G; ++g) dots[g][r] = bias;
+      for (int g = 0; g < G; ++g) dots[g][r] = _mm512_set1_epi32(x_biases[r][b]);
     }
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) {
@@ -264,6 +266,13 @@ void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, i
 }
 
 }  // namespace
+
+void PrepareQ8_0Biases(PreparedActivations& x) {
+  constexpr int32_t kBias = 128;
+  std::vector<int32_t> biases(x.q8_sums.size());
+  for (size_t b = 0; b < biases.size(); ++b) biases[b] = -kBias * x.q8_sums[b];
+  x.packed_terms = std::move(biases);
+}
 
 void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
