@@ -10,7 +10,8 @@ Isa BestIsa();
 const char* IsaName(Isa isa);
 // Whether the AVX-512 path multiplies BF16 weights with f32 FMAs rather than vdpbf16ps: where a
 // short probe on the first call finds vdpbf16ps doing fewer multiply-adds per second than FMAs
-// (some Intel cores issue it every other cycle). Both give the same bits (linear_packed_avx512.cc).
+// (half as many on the Intel core of bench/RESULTS.md's 2026-11-25 section). Both give the same
+// bits (linear_packed_avx512.cc).
 bool Bf16DotsOnFma();
 
 }  // namespace vllm::kernels
