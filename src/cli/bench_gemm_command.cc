@@ -70,10 +70,10 @@ Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> RandomWeights(Ggml
 }
 
 // The peak a type's dot products run at: integer types quantize x to int8, BF16 weights take bf16
-// x (multiplied on f32 FMAs where vdpbf16ps is the slower), F32 / F16 weights multiply in f32.
+// x (on AMX tiles, vdpbf16ps or f32 FMAs: the path the kernels chose), F32 / F16 weights multiply
+// in f32.
 double PeakFor(GgmlType type, const kernels::DotPeak& peak) {
-  if (type == GgmlType::kBF16 && !peak.bf16_on_fma) return peak.bf16_ops_per_second;
-  if (type == GgmlType::kBF16) return peak.f32_ops_per_second;
+  if (type == GgmlType::kBF16) return peak.bf16_weight_ops_per_second;
   if (type == GgmlType::kF32 || type == GgmlType::kF16) return peak.f32_ops_per_second;
   return peak.int8_ops_per_second;
 }
@@ -98,9 +98,10 @@ int Run(const BenchGemmOptions& options) {
   const double bandwidth = MeasureReadBandwidth(pool);
   std::printf(
       "path %s, %d threads: measured peak int8 dot %.0f GOP/s, bf16 dot %.0f GOP/s, f32 fma "
-      "%.0f GOP/s (BF16 weights on %s); read bandwidth %.1f GB/s\n\n",
+      "%.0f GOP/s, AMX bf16 %.0f GOP/s (BF16 weights on %s); read bandwidth %.1f GB/s\n\n",
       peak.isa, pool.num_threads(), peak.int8_ops_per_second / 1e9, peak.bf16_ops_per_second / 1e9,
-      peak.f32_ops_per_second / 1e9, peak.bf16_on_fma ? "f32 FMAs" : "bf16 dots", bandwidth / 1e9);
+      peak.f32_ops_per_second / 1e9, peak.amx_bf16_ops_per_second / 1e9, peak.bf16_weight_path,
+      bandwidth / 1e9);
   std::printf(
       "| type | matrix | rows x cols | m | ms / call (median pass) | GOP/s | of dot peak | "
       "weight GB/s | of bandwidth |\n|---|---|---|---|---|---|---|---|---|\n");

@@ -8,7 +8,8 @@
 namespace vllm {
 namespace {
 
-// XCR0 bits that tell the OS saves the wide registers: SSE|AVX (0x6) and opmask|ZMM (0xe0).
+// XCR0 bits that tell the OS saves the wide registers: SSE|AVX (0x6), opmask|ZMM (0xe0) and the
+// AMX tile configuration and data (0x60000).
 uint64_t ReadXcr0() {
   uint32_t eax = 0;
   uint32_t edx = 0;
@@ -25,6 +26,7 @@ CpuFeatures Detect() {
   uint64_t xcr0 = ReadXcr0();
   bool os_avx = (xcr0 & 0x6) == 0x6;
   bool os_avx512 = os_avx && (xcr0 & 0xe0) == 0xe0;
+  bool os_amx = os_avx512 && (xcr0 & 0x60000) == 0x60000;
   features.fma = os_avx && (ecx & bit_FMA) != 0;
   features.f16c = os_avx && (ecx & bit_F16C) != 0;
   if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
@@ -33,14 +35,19 @@ CpuFeatures Detect() {
     features.avx512bw = os_avx512 && (ebx & bit_AVX512BW) != 0;
     features.avx512vl = os_avx512 && (ebx & bit_AVX512VL) != 0;
     features.avx512vnni = os_avx512 && (ecx & bit_AVX512VNNI) != 0;
+    features.amx_tile = os_amx && (edx & bit_AMX_TILE) != 0;
+    features.amx_bf16 = features.amx_tile && (edx & bit_AMX_BF16) != 0;
   }
   if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) {
     features.avx512bf16 = os_avx512 && (eax & bit_AVX512BF16) != 0;
   }
   const char* cap = std::getenv("VLLM_CPU_ISA");
-  if (cap != nullptr && std::strcmp(cap, "avx2") == 0) {
+  if (cap != nullptr && std::strcmp(cap, "avx512") == 0) {
+    features.amx_tile = features.amx_bf16 = false;
+  } else if (cap != nullptr && std::strcmp(cap, "avx2") == 0) {
     features.avx512f = features.avx512bw = features.avx512vl = false;
     features.avx512vnni = features.avx512bf16 = false;
+    features.amx_tile = features.amx_bf16 = false;
   } else if (cap != nullptr && std::strcmp(cap, "scalar") == 0) {
     features = CpuFeatures();
   }
@@ -64,6 +71,8 @@ std::string CpuFeatures::ToString() const {
   add(avx512vl, "avx512vl");
   add(avx512vnni, "avx512vnni");
   add(avx512bf16, "avx512bf16");
+  add(amx_tile, "amx_tile");
+  add(amx_bf16, "amx_bf16");
   return out.empty() ? "scalar" : out;
 }
 

@@ -14,13 +14,16 @@ struct CpuFeatures {
   bool avx512vl = false;
   bool avx512vnni = false;
   bool avx512bf16 = false;
+  bool amx_tile = false;  // AMX tile registers, with the OS saving their state (XCR0)
+  bool amx_bf16 = false;  // TDPBF16PS
 
   bool HasAvx2Path() const { return avx2 && fma && f16c; }
   bool HasAvx512Path() const { return HasAvx2Path() && avx512f && avx512bw && avx512vl; }
   std::string ToString() const;
 };
 
-// Detected once; the environment variable VLLM_CPU_ISA=scalar|avx2|avx512 caps what is used.
+// Detected once; the environment variable VLLM_CPU_ISA=scalar|avx2|avx512 caps what is used
+// (avx512: everything up to AVX-512, no AMX).
 const CpuFeatures& GetCpuFeatures();
 
 }  // namespace vllm

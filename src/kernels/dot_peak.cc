@@ -74,6 +74,14 @@ bool Bf16DotsOnFma() {
   return on_fma;
 }
 
+Bf16Path Bf16WeightPath() {
+  static const Bf16Path path = [] {
+    if (AmxBf16Usable()) return Bf16Path::kTiles;
+    return Bf16DotsOnFma() ? Bf16Path::kFmas : Bf16Path::kDots;
+  }();
+  return path;
+}
+
 DotPeak MeasureDotPeak(ThreadPool& pool, double seconds) {
   DotPeak peak;
   const Isa isa = BestIsa();
@@ -83,11 +91,27 @@ DotPeak MeasureDotPeak(ThreadPool& pool, double seconds) {
       peak.int8_ops_per_second = Measure(pool, seconds, kOpsPerVpdpbusd512, Int8DotLoopAvx512);
       peak.bf16_ops_per_second = Measure(pool, seconds, kOpsPerVdpbf16ps512, Bf16DotLoopAvx512);
       peak.f32_ops_per_second = Measure(pool, seconds, kOpsPerFma512, F32FmaLoopAvx512);
-      peak.bf16_on_fma = Bf16DotsOnFma();
+      if (AmxBf16Usable()) {
+        peak.amx_bf16_ops_per_second = Measure(pool, seconds, kOpsPerTdpbf16ps, Bf16TileLoopAmx);
+      }
+      peak.bf16_weight_path = Bf16PathName(Bf16WeightPath());
+      switch (Bf16WeightPath()) {
+        case Bf16Path::kDots:
+          peak.bf16_weight_ops_per_second = peak.bf16_ops_per_second;
+          break;
+        case Bf16Path::kFmas:
+          peak.bf16_weight_ops_per_second = peak.f32_ops_per_second;
+          break;
+        case Bf16Path::kTiles:
+          peak.bf16_weight_ops_per_second = peak.amx_bf16_ops_per_second;
+          break;
+      }
       break;
     case Isa::kAvx2:
       peak.int8_ops_per_second = Measure(pool, seconds, kOpsPerInt8Step256, Int8DotLoopAvx2);
       peak.f32_ops_per_second = Measure(pool, seconds, kOpsPerFma256, F32FmaLoopAvx2);
+      peak.bf16_weight_path = Bf16PathName(Bf16Path::kFmas);
+      peak.bf16_weight_ops_per_second = peak.f32_ops_per_second;
       break;
     case Isa::kScalar:
       break;

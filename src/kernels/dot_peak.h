@@ -11,10 +11,13 @@ namespace vllm::kernels {
 // operations. 0 where the path has no such instruction.
 struct DotPeak {
   const char* isa = "scalar";
-  double int8_ops_per_second = 0.0;  // avx512: vpdpbusd; avx2: vpmaddubsw + vpmaddwd + vpaddd
-  double bf16_ops_per_second = 0.0;  // avx512: vdpbf16ps
-  double f32_ops_per_second = 0.0;   // vfmadd231ps
-  bool bf16_on_fma = false;  // BF16 weights multiply on f32 FMAs here (slow vdpbf16ps; isa.h)
+  double int8_ops_per_second = 0.0;      // avx512: vpdpbusd; avx2: vpmaddubsw + vpmaddwd + vpaddd
+  double bf16_ops_per_second = 0.0;      // avx512: vdpbf16ps
+  double f32_ops_per_second = 0.0;       // vfmadd231ps
+  double amx_bf16_ops_per_second = 0.0;  // avx512 where AMX is usable: TDPBF16PS
+  // How BF16 weights multiply here (AMX tiles, bf16 dots or f32 FMAs; isa.h) and that path's peak.
+  const char* bf16_weight_path = "";
+  double bf16_weight_ops_per_second = 0.0;
 };
 
 // Runs chains of independent dot instructions (no memory traffic) on every thread for about

@@ -1,5 +1,8 @@
 #include "kernels/isa.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "common/cpu_features.h"
 
 namespace vllm::kernels {
@@ -16,6 +19,18 @@ Isa BestIsa() {
   return isa;
 }
 
+bool AmxBf16Usable() {
+  static const bool usable = [] {
+    const CpuFeatures& features = GetCpuFeatures();
+    if (BestIsa() != Isa::kAvx512 || !features.amx_bf16) return false;
+    // Linux (5.16 on) allocates the tile data state only for processes that ask for it.
+    constexpr int kArchRequestXcompPermission = 0x1023;
+    constexpr int kXfeatureTileData = 18;
+    return syscall(SYS_arch_prctl, kArchRequestXcompPermission, kXfeatureTileData) == 0;
+  }();
+  return usable;
+}
+
 const char* IsaName(Isa isa) {
   switch (isa) {
     case Isa::kScalar:
@@ -24,6 +39,18 @@ const char* IsaName(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+  }
+  return "?";
+}
+
+const char* Bf16PathName(Bf16Path path) {
+  switch (path) {
+    case Bf16Path::kDots:
+      return "bf16 dots";
+    case Bf16Path::kFmas:
+      return "f32 FMAs";
+    case Bf16Path::kTiles:
+      return "AMX tiles";
   }
   return "?";
 }

@@ -36,7 +36,7 @@ struct PreparedActivations {
   int64_t cols = 0;
   const float* f32 = nullptr;  // [m, cols]: F32 / F16 weights
   // BF16 weights: x rounded to bf16, as bf16 bits (AVX-512) and as f32 values (other paths, and
-  // AVX-512 where Bf16DotsOnFma()).
+  // AVX-512 where Bf16WeightPath() is kFmas).
   std::vector<uint16_t> bf16;      // [m, cols]
   std::vector<float> bf16_as_f32;  // [m, cols]
   // Integer weights: x quantized to Q8_0 blocks, their scales as f32, and the integer sums of

@@ -265,6 +265,49 @@ TEST(LinearTest, Bf16KernelsOnDotsAndOnFmasAgreeBitwise) {
   }
 }
 
+// BF16's AMX kernel: within rounding of the vdpbf16ps kernel, and each x row's sums the same bits
+// wherever the row sits (in a pair of x tiles, a lone whole tile, a short last tile of any height,
+// past the first block of 128 x rows), for a pair of W groups and a group left over.
+TEST(LinearTest, Bf16TileKernelMatchesTheDotKernelAndIsBatchInvariant) {
+  if (!AmxBf16Usable()) GTEST_SKIP() << "no AMX BF16 on this CPU";
+  ThreadPool pool(ThreadPool::Options{.num_threads = 1});
+  constexpr int64_t kRows = 48;
+  constexpr int64_t kCols = 320;
+  constexpr int64_t kM = 150;  // 128 + 16 + a tile of 6
+  TestWeight weight = MakeWeight(GgmlType::kBF16, kRows, kCols, 10);
+  const TypeTraits* traits = FindTypeTraits(GgmlType::kBF16);
+  std::vector<uint8_t> packed(traits->packed.packed_bytes(kRows, kCols));
+  traits->packed.pack(weight.view, packed.data());
+  const PackedWeightView packed_view{traits, kRows, kCols, packed.data()};
+  const std::vector<float> x = RandomNormalValues(kM * kCols, 11);
+  auto on_tiles = [&](const float* rows, int64_t m) {
+    const PreparedActivations prepared =
+        PrepareActivations(Isa::kAvx512, ActivationFormat::kBf16, rows, m, kCols, pool);
+    std::vector<float> y(m * kRows);
+    LinearRowsPackedBf16Amx(packed_view, prepared, 0, kRows, y.data());
+    return y;
+  };
+  const std::vector<float> batched = on_tiles(x.data(), kM);
+  const PreparedActivations prepared =
+      PrepareActivations(Isa::kAvx512, ActivationFormat::kBf16, x.data(), kM, kCols, pool);
+  std::vector<float> on_dots(kM * kRows);
+  LinearRowsPackedBf16DotAvx512(packed_view, prepared, 0, kRows, on_dots.data());
+  const std::vector<float> magnitudes = TermMagnitudes(weight, x, kM);
+  for (int64_t i = 0; i < kM * kRows; ++i) {
+    ASSERT_NEAR(batched[i], on_dots[i], 2e-6f * magnitudes[i] + 1e-30f) << "at " << i;
+  }
+  for (int64_t first : {0, 5, 31, 130, 144}) {
+    for (int64_t m : {1, 6, 16, 17, 37}) {
+      if (first + m > kM) continue;
+      const std::vector<float> part = on_tiles(x.data() + first * kCols, m);
+      for (int64_t i = 0; i < m * kRows; ++i) {
+        ASSERT_EQ(std::memcmp(&part[i], &batched[first * kRows + i], sizeof(float)), 0)
+            << "x rows from " << first << ", m " << m << " at " << i;
+      }
+    }
+  }
+}
+
 // The float weights have packed forms on AVX-512, so the test above covers them: BF16 (vdpbf16ps)
 // and F16 (converted to f32), in groups of 16 rows and blocks of 32 columns.
 TEST(LinearTest, FloatWeightsHavePackedFormsOnAvx512) {

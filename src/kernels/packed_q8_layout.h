@@ -32,12 +32,15 @@ void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivat
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
-// BF16's two kernels, which LinearRowsPackedBf16Avx512 chooses between (Bf16DotsOnFma()):
-// vdpbf16ps on x's bf16 bits, and f32 FMAs on x's bf16_as_f32 values, bit for bit the same.
+// BF16's three kernels, which LinearRowsPackedBf16Avx512 chooses between (Bf16WeightPath()):
+// vdpbf16ps on x's bf16 bits, and f32 FMAs on x's bf16_as_f32 values, bit for bit the same; AMX
+// tiles on x's bf16 bits (only where AmxBf16Usable()).
 void LinearRowsPackedBf16DotAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                    int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedBf16FmaAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                    int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedBf16Amx(const PackedWeightView& w, const PreparedActivations& x,
+                             int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedF16Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                int64_t row_begin, int64_t row_end, float* y);
 

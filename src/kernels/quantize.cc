@@ -122,8 +122,8 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
   const int64_t count = m * cols;
   const int64_t blocks_per_row = cols / kQuantBlockSize;
   // BF16 weights take x as bf16 bits (vdpbf16ps) and, on the FMA kernels, as f32 values.
-  const bool bf16_as_f32 =
-      format == ActivationFormat::kBf16 && (isa != Isa::kAvx512 || Bf16DotsOnFma());
+  const bool bf16_as_f32 = format == ActivationFormat::kBf16 &&
+                           (isa != Isa::kAvx512 || Bf16WeightPath() == Bf16Path::kFmas);
   if (format == ActivationFormat::kBf16) {
     prepared.bf16.resize(count);
     if (bf16_as_f32) prepared.bf16_as_f32.resize(count);

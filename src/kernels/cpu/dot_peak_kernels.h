@@ -14,12 +14,15 @@ constexpr int kDotPeakChains = 12;
 constexpr double kOpsPerVpdpbusd512 = 2 * 64;   // 16 lanes x 4 u8 x s8 products
 constexpr double kOpsPerVdpbf16ps512 = 2 * 32;  // 16 lanes x 2 bf16 products
 constexpr double kOpsPerFma512 = 2 * 16;
+constexpr double kOpsPerTdpbf16ps = 2 * 16 * 16 * 32;  // 16 x 16 sums of 32 bf16 products
 constexpr double kOpsPerInt8Step256 = 2 * 32;  // vpmaddubsw + vpmaddwd + vpaddd: 32 products
 constexpr double kOpsPerFma256 = 2 * 8;
 
 float Int8DotLoopAvx512(int64_t iterations);
 float Bf16DotLoopAvx512(int64_t iterations);
 float F32FmaLoopAvx512(int64_t iterations);
+// Configures and releases the calling thread's tiles; only where AmxBf16Usable().
+float Bf16TileLoopAmx(int64_t iterations);
 float Int8DotLoopAvx2(int64_t iterations);
 float F32FmaLoopAvx2(int64_t iterations);
 

@@ -124,11 +124,11 @@ struct Bf16Step {
   }
 };
 // BF16 on f32 fused multiply-adds, for CPUs whose vdpbf16ps multiplies at under the FMA rate
-// (Bf16DotsOnFma()). A lane's pair of bf16 values (even column in the low half, odd in the high)
-// gives both columns as f32 exactly (shift / mask), the product of two bf16 values is exact in f32,
-// and vdpbf16ps adds the odd column's product, then the even one's, each rounded to nearest with
-// denormal inputs and results flushed to zero: the two FMAs in that order under FTZ and DAZ
-// (set by the caller) give the same bits.
+// (Bf16DotsOnFma()) and which have no AMX. A lane's pair of bf16 values (even column in the low
+// half, odd in the high) gives both columns as f32 exactly (shift / mask), the product of two bf16
+// values is exact in f32, and vdpbf16ps adds the odd column's product, then the even one's, each
+// rounded to nearest with denormal inputs and results flushed to zero: the two FMAs in that order
+// under FTZ and DAZ (set by the caller) give the same bits.
 struct Bf16FmaStep {
   static constexpr GgmlType kType = GgmlType::kBF16;
   static constexpr int kColsPerStep = 2;
@@ -281,10 +281,16 @@ void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivat
 
 void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
-  if (Bf16DotsOnFma()) {
-    LinearRowsPackedBf16FmaAvx512(w, x, row_begin, row_end, y);
-  } else {
-    LinearRowsPackedBf16DotAvx512(w, x, row_begin, row_end, y);
+  switch (Bf16WeightPath()) {
+    case Bf16Path::kDots:
+      LinearRowsPackedBf16DotAvx512(w, x, row_begin, row_end, y);
+      break;
+    case Bf16Path::kFmas:
+      LinearRowsPackedBf16FmaAvx512(w, x, row_begin, row_end, y);
+      break;
+    case Bf16Path::kTiles:
+      LinearRowsPackedBf16Amx(w, x, row_begin, row_end, y);
+      break;
   }
 }
 
