@@ -39,6 +39,10 @@ struct PreparedActivations {
   // AVX-512 where Bf16WeightPath() is kFmas).
   std::vector<uint16_t> bf16;      // [m, cols]
   std::vector<float> bf16_as_f32;  // [m, cols]
+  // The same bits as AMX A tiles (where Bf16WeightPath() is kTiles): x tile t (rows [16 t, + 16),
+  // fewer in the last) starts at value 16 t cols and holds, per block of 32 columns, its rows'
+  // 32 values one after another.
+  std::vector<uint16_t> bf16_tiles;  // [m / 16 tiles][cols / 32][tile rows][32]
   // Integer weights: x quantized to Q8_0 blocks, their scales as f32, and the integer sums of
   // their quants per 32 and per 16 values.
   std::vector<BlockQ8_0> q8;          // [m, cols / 32]

@@ -267,13 +267,14 @@ TEST(LinearTest, Bf16KernelsOnDotsAndOnFmasAgreeBitwise) {
 
 // BF16's AMX kernel: within rounding of the vdpbf16ps kernel, and each x row's sums the same bits
 // wherever the row sits (in a pair of x tiles, a lone whole tile, a short last tile of any height,
-// past the first block of 128 x rows), for a pair of W groups and a group left over.
+// past the first block of x rows: 32 rows at this many columns), for a pair of W groups and a group
+// left over.
 TEST(LinearTest, Bf16TileKernelMatchesTheDotKernelAndIsBatchInvariant) {
   if (!AmxBf16Usable()) GTEST_SKIP() << "no AMX BF16 on this CPU";
   ThreadPool pool(ThreadPool::Options{.num_threads = 1});
   constexpr int64_t kRows = 48;
-  constexpr int64_t kCols = 320;
-  constexpr int64_t kM = 150;  // 128 + 16 + a tile of 6
+  constexpr int64_t kCols = 4160;
+  constexpr int64_t kM = 150;  // 4 blocks of 32 + 16 + a tile of 6
   TestWeight weight = MakeWeight(GgmlType::kBF16, kRows, kCols, 10);
   const TypeTraits* traits = FindTypeTraits(GgmlType::kBF16);
   std::vector<uint8_t> packed(traits->packed.packed_bytes(kRows, kCols));

@@ -2,6 +2,7 @@
 // per-call activation preparation.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "common/half.h"
 #include "kernels/linear_internal.h"
@@ -110,6 +111,21 @@ void QuantizeRowQ4_0(const float* x, int64_t n, void* out) {
   }
 }
 
+// x's bf16 rows [begin, end) into their places in bf16_tiles.
+void CopyRowsToTiles(PreparedActivations& x, int64_t begin, int64_t end) {
+  constexpr int64_t kTileRows = 16;
+  const int64_t num_blocks = x.cols / kQuantBlockSize;
+  for (int64_t i = begin; i < end; ++i) {
+    const int64_t first_row = i / kTileRows * kTileRows;
+    const int64_t tile_rows = std::min(kTileRows, x.m - first_row);
+    uint16_t* tile = x.bf16_tiles.data() + first_row * x.cols;
+    for (int64_t b = 0; b < num_blocks; ++b) {
+      std::memcpy(tile + (b * tile_rows + i - first_row) * kQuantBlockSize,
+                  x.bf16.data() + i * x.cols + b * kQuantBlockSize, kQuantBlockSize * 2);
+    }
+  }
+}
+
 // Activations converted on the calling thread below this many values (about 20 µs of work).
 constexpr int64_t kValuesPerParallelConversion = int64_t{1} << 15;
 
@@ -124,9 +140,12 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
   // BF16 weights take x as bf16 bits (vdpbf16ps) and, on the FMA kernels, as f32 values.
   const bool bf16_as_f32 = format == ActivationFormat::kBf16 &&
                            (isa != Isa::kAvx512 || Bf16WeightPath() == Bf16Path::kFmas);
+  const bool bf16_tiles = format == ActivationFormat::kBf16 && isa == Isa::kAvx512 &&
+                          Bf16WeightPath() == Bf16Path::kTiles;
   if (format == ActivationFormat::kBf16) {
     prepared.bf16.resize(count);
     if (bf16_as_f32) prepared.bf16_as_f32.resize(count);
+    if (bf16_tiles) prepared.bf16_tiles.resize(count);
   } else if (format == ActivationFormat::kQ8 || format == ActivationFormat::kQ8K) {
     prepared.q8.resize(m * blocks_per_row);
     prepared.q8_scales.resize(m * blocks_per_row);
@@ -144,6 +163,7 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
         DequantizeRowBf16(prepared.bf16.data() + offset, length,
                           prepared.bf16_as_f32.data() + offset);
       }
+      if (bf16_tiles) CopyRowsToTiles(prepared, begin, end);
       return;
     }
     if (format != ActivationFormat::kQ8 && format != ActivationFormat::kQ8K) return;

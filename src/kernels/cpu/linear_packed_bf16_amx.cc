@@ -1,9 +1,9 @@
 // The AMX kernel for packed BF16 weights (packed_q8_layout.h), where Bf16WeightPath() is kTiles.
 // A packed group block (16 steps of 16 W rows x a pair of columns) is one B tile exactly as
-// TDPBF16PS reads it; 16 x rows x 32 columns of x's bf16 bits are one A tile (rows cols * 2 bytes
-// apart); a C tile holds the f32 sums of 16 x rows x 16 W rows. Every x row's sums are the same
-// instructions over the same blocks in the same order whatever m is and wherever the row sits in
-// its tile, so the results do not depend on the batch.
+// TDPBF16PS reads it; 16 x rows x 32 columns of x's bf16 bits are one A tile (64 contiguous bytes
+// per row in PreparedActivations::bf16_tiles); a C tile holds the f32 sums of 16 x rows x 16 W
+// rows. Every x row's sums are the same instructions over the same blocks in the same order
+// whatever m is and wherever the row sits in its tile, so the results do not depend on the batch.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -21,8 +21,11 @@ namespace {
 constexpr int kTileBytesPerRow = 64;  // as ConfigureTiles sets
 constexpr int64_t kBlockBytes = PackedBytesPerGroupBlock(GgmlType::kBF16);  // one B tile
 // x rows whose A tiles stay in L2 while a pair of W groups (2 x 16 rows x cols x 2 bytes) is read
-// from memory once for all of them.
-constexpr int64_t kXRowsPerBlock = 128;
+// from memory once for all of them: about kXBlockBytes of x, in pairs of tiles.
+constexpr int64_t kXBlockBytes = int64_t{512} << 10;
+int64_t XRowsPerBlock(int64_t cols) {
+  return std::max<int64_t>(1, kXBlockBytes / (cols * 2 * 32)) * 32;
+}
 
 // A and C tiles of `x_rows` rows (16, or the last x rows of the batch), B tiles of 16.
 void ConfigureXRows(int x_rows) {
@@ -37,8 +40,9 @@ void TilesTimesGroups(const PackedWeightView& w, const PreparedActivations& x, i
   const int64_t num_blocks = w.cols / kQuantBlockSize;
   const int64_t group_bytes = num_blocks * kBlockBytes;
   const uint8_t* values = w.data + group * group_bytes;
-  const uint16_t* x_tile = x.bf16.data() + first_x_row * w.cols;
-  const int64_t x_row_bytes = w.cols * 2;
+  // x tiles as bf16_tiles lays them out: 64 bytes per row of a block, tile_rows rows per block.
+  const uint16_t* x_tile = x.bf16_tiles.data() + first_x_row * w.cols;
+  const int64_t tile_rows = std::min<int64_t>(16, x.m - first_x_row);
   const int64_t x_tile_values = 16 * w.cols;
   _tile_zero(0);
   if constexpr (G > 1) _tile_zero(1);
@@ -47,11 +51,11 @@ void TilesTimesGroups(const PackedWeightView& w, const PreparedActivations& x, i
   for (int64_t b = 0; b < num_blocks; ++b) {
     _tile_loadd(6, values + b * kBlockBytes, kTileBytesPerRow);
     if constexpr (G > 1) _tile_loadd(7, values + group_bytes + b * kBlockBytes, kTileBytesPerRow);
-    _tile_loadd(4, x_tile + b * kQuantBlockSize, x_row_bytes);
+    _tile_loadd(4, x_tile + b * tile_rows * kQuantBlockSize, kTileBytesPerRow);
     _tile_dpbf16ps(0, 4, 6);
     if constexpr (G > 1) _tile_dpbf16ps(1, 4, 7);
     if constexpr (XT > 1) {
-      _tile_loadd(5, x_tile + x_tile_values + b * kQuantBlockSize, x_row_bytes);
+      _tile_loadd(5, x_tile + x_tile_values + b * 16 * kQuantBlockSize, kTileBytesPerRow);
       _tile_dpbf16ps(2, 5, 6);
       if constexpr (G > 1) _tile_dpbf16ps(3, 5, 7);
     }
@@ -88,9 +92,10 @@ void LinearRowsPackedBf16Amx(const PackedWeightView& w, const PreparedActivation
   const int64_t whole_tile_rows = x.m / 16 * 16;
   if (whole_tile_rows > 0) {
     ConfigureXRows(16);
-    for (int64_t x_begin = 0; x_begin < whole_tile_rows; x_begin += kXRowsPerBlock) {
+    const int64_t x_rows_per_block = XRowsPerBlock(w.cols);
+    for (int64_t x_begin = 0; x_begin < whole_tile_rows; x_begin += x_rows_per_block) {
       TilesOverGroups(w, x, group_begin, group_end, x_begin,
-                      std::min(x_begin + kXRowsPerBlock, whole_tile_rows), y);
+                      std::min(x_begin + x_rows_per_block, whole_tile_rows), y);
     }
   }
   if (x.m > whole_tile_rows) {
