@@ -70,6 +70,7 @@ void QuantizeKvRow(KvCacheDtype dtype, const float* x, int64_t n, void* out, flo
 void AttendTile(const AttentionTile& tile, const AttentionState& state, float* scratch) {
   switch (BestIsa()) {
     case Isa::kAvx512:
+      if (UsesAmxAttention(tile)) return AttendTileAmx(tile, state, scratch);
       return AttendTileAvx512(tile, state, scratch);
     case Isa::kAvx2:
       return AttendTileAvx2(tile, state, scratch);

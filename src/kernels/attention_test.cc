@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "common/half.h"
 #include "kernels/attention_internal.h"
 #include "kernels/isa.h"
 #include "kernels/random_values_for_test.h"
@@ -113,7 +115,8 @@ TEST(KvRowTest, AZeroRowStoresZerosWithAZeroScale) {
 std::vector<float> AttendInTiles(AttendTileFn attend, const std::vector<float>& q, int64_t num_rows,
                                  int64_t head_dim, const StoredRows& keys, const StoredRows& values,
                                  KvCacheDtype dtype, int num_keys, const std::vector<int>& first,
-                                 const std::vector<int>& last, float scale, float softcap) {
+                                 const std::vector<int>& last, float scale, float softcap,
+                                 const uint16_t* q_bf16 = nullptr) {
   const int64_t stride = AttentionAccStride(head_dim);
   std::vector<float> row_max(num_rows, -std::numeric_limits<float>::infinity());
   std::vector<float> row_sum(num_rows, 0.0f);
@@ -127,6 +130,7 @@ std::vector<float> AttendInTiles(AttendTileFn attend, const std::vector<float>& 
       last_key[r] = std::min(last[r] - begin, tile_keys - 1);
     }
     attend({.q = q.data(),
+            .q_bf16 = q_bf16,
             .num_rows = num_rows,
             .head_dim = head_dim,
             .keys = keys.view(dtype, head_dim, begin),
@@ -227,6 +231,86 @@ TEST(AttendTileTest, RowsThatSeeTheSameKeysEachGiveTheirResultAlone) {
           EXPECT_EQ(row, by_itself) << "row " << r;
         }
       }
+    }
+  }
+}
+
+// The AMX path (bf16 keys and values): q and the softmax weights are rounded to bf16 for the
+// products, so it meets the reference taken on bf16 q within the weights' rounding (2^-9 of each,
+// so of the result's scale, max |v|); 37 rows make two whole groups of 16 and a short one, the
+// ranges run inside one tile, across tiles, over one key and over all.
+TEST(AttendTileTest, AmxPathMatchesTheReferenceWithinBf16Rounding) {
+  if (!AttentionTakesBf16Queries(KvCacheDtype::kBFloat16, 64)) GTEST_SKIP() << "no AMX BF16";
+  const int num_keys = 41;
+  const int64_t num_rows = 37;
+  std::vector<int> first(num_rows), last(num_rows);
+  for (int r = 0; r < num_rows; ++r) {
+    first[r] = (r * 7) % 23;
+    last[r] = std::min(num_keys - 1, first[r] + (r * 11) % 30);
+  }
+  for (int64_t head_dim : {32, 64, 96, 128}) {
+    std::vector<float> q = RandomNormalValues(num_rows * head_dim, 11);
+    const StoredRows keys =
+        Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 12), head_dim);
+    const StoredRows values =
+        Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 13), head_dim);
+    std::vector<float> q_rounded(q.size());
+    for (size_t i = 0; i < q.size(); ++i) q_rounded[i] = Bf16ToFp32(Fp32ToBf16(q[i]));
+    float max_value = 0.0f;
+    for (float v : values.dequantized) max_value = std::max(max_value, std::fabs(v));
+    for (float softcap : {0.0f, 5.0f}) {
+      SCOPED_TRACE(testing::Message() << "head_dim " << head_dim << " softcap " << softcap);
+      const std::vector<float> out =
+          AttendInTiles(AttendTileAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
+                        num_keys, first, last, 0.3f, softcap);
+      for (int64_t r = 0; r < num_rows; ++r) {
+        std::vector<float> expected(head_dim);
+        AttentionRef(q_rounded.data() + r * head_dim, keys.dequantized.data() + first[r] * head_dim,
+                     values.dequantized.data() + first[r] * head_dim, last[r] - first[r] + 1,
+                     head_dim, 0.3f, softcap, nullptr, expected.data());
+        for (int64_t d = 0; d < head_dim; ++d) {
+          ASSERT_NEAR(out[r * head_dim + d], expected[d], 4e-3f * max_value) << r << " " << d;
+        }
+      }
+    }
+  }
+}
+
+// On the AMX path each row's bits are its own: alone (decode: one row in a padded group) as among
+// rows that widen the tiles' key ranges, with q rounded by the kernel or given as q_bf16.
+TEST(AttendTileTest, AmxRowsGiveTheirResultAlone) {
+  if (!AttentionTakesBf16Queries(KvCacheDtype::kBFloat16, 64)) GTEST_SKIP() << "no AMX BF16";
+  const int64_t head_dim = 64;
+  const int num_keys = 40;
+  const int64_t num_rows = 21;
+  std::vector<int> first(num_rows), last(num_rows);
+  for (int r = 0; r < num_rows; ++r) {
+    first[r] = (r * 5) % 19;
+    last[r] = std::min(num_keys - 1, first[r] + (r * 13) % 25);
+  }
+  const std::vector<float> q = RandomNormalValues(num_rows * head_dim, 14);
+  const StoredRows keys =
+      Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 15), head_dim);
+  const StoredRows values =
+      Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 16), head_dim);
+  std::vector<uint16_t> q_bf16(32 * head_dim);
+  QueriesToBf16(q.data(), num_rows * head_dim, q_bf16.data());
+  for (float softcap : {0.0f, 5.0f}) {
+    const std::vector<float> together =
+        AttendInTiles(AttendTileAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
+                      num_keys, first, last, 0.2f, softcap);
+    const std::vector<float> given_bf16 =
+        AttendInTiles(AttendTileAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
+                      num_keys, first, last, 0.2f, softcap, q_bf16.data());
+    EXPECT_EQ(together, given_bf16) << "softcap " << softcap;
+    for (int64_t r = 0; r < num_rows; ++r) {
+      const std::vector<float> alone(q.begin() + r * head_dim, q.begin() + (r + 1) * head_dim);
+      const std::vector<float> by_itself =
+          AttendInTiles(AttendTileAmx, alone, 1, head_dim, keys, values, KvCacheDtype::kBFloat16,
+                        num_keys, {first[r]}, {last[r]}, 0.2f, softcap);
+      const std::vector<float> row(together.begin() + r * head_dim,
+                                   together.begin() + (r + 1) * head_dim);
+      EXPECT_EQ(row, by_itself) << "row " << r << " softcap " << softcap;
     }
   }
 }

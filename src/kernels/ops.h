@@ -131,9 +131,20 @@ constexpr int64_t AttentionTileScratchFloats(int64_t head_dim) {
   return 2 * kAttentionTileKeys * AttentionAccStride(head_dim);
 }
 
+// Whether AttendTile multiplies bf16 queries for keys and values of this dtype and head_dim (AMX
+// tiles): a caller that streams many tiles past the same rows may then round them once
+// (QueriesToBf16) and pass them as AttentionTile::q_bf16.
+bool AttentionTakesBf16Queries(KvCacheDtype dtype, int64_t head_dim);
+// out[i] = q[i] rounded to bf16 (nearest even), i < n (a multiple of 32); only where
+// AttentionTakesBf16Queries.
+void QueriesToBf16(const float* q, int64_t n, uint16_t* out);
+
 // Query rows against one tile of up to kAttentionTileKeys consecutive key positions.
 struct AttentionTile {
   const float* q = nullptr;  // [num_rows, head_dim]
+  // Optional where AttentionTakesBf16Queries: q rounded to bf16, [num_rows rounded up to 16,
+  // head_dim] (the padding rows' values are never used).
+  const uint16_t* q_bf16 = nullptr;
   int64_t num_rows = 0;
   int64_t head_dim = 0;
   KvRows keys;    // the tile's rows

@@ -18,12 +18,13 @@ struct TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64);
 
-// Every tile row is 64 bytes (16 f32, 32 bf16 or 16 bf16 pairs); tile t has rows[t] rows.
-inline void ConfigureTiles(const int (&rows)[8]) {
-  constexpr int kBytesPerRow = 64;
+// Tile t gets rows[t] rows of bytes_per_row[t] bytes (64 by default: 16 f32, 32 bf16 or 16 bf16
+// pairs).
+inline void ConfigureTiles(const int (&rows)[8],
+                           const int (&bytes_per_row)[8] = {64, 64, 64, 64, 64, 64, 64, 64}) {
   TileConfig config;
   for (int t = 0; t < 8; ++t) {
-    config.bytes_per_row[t] = kBytesPerRow;
+    config.bytes_per_row[t] = static_cast<uint16_t>(bytes_per_row[t]);
     config.rows[t] = static_cast<uint8_t>(rows[t]);
   }
   // GCC's _tile_loadconfig tells the compiler it reads 8 bytes only, so the other stores would be

@@ -15,6 +15,7 @@ constexpr int64_t kTileTokens = 16;
 // One thread's buffers, grown to the largest tile seen and reused by every call after it.
 struct AttentionScratch {
   std::vector<float> q;            // [rows, head_dim]: the tile's queries, row = token · G + head
+  std::vector<uint16_t> q_bf16;    // [rows rounded up to 16, head_dim]: as bf16, for AMX tiles
   std::vector<float> row_max;      // [rows]
   std::vector<float> row_sum;      // [rows]
   std::vector<float> acc;          // [rows, AttentionAccStride(head_dim)]
@@ -28,6 +29,7 @@ struct AttentionScratch {
       if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
     };
     grow(q, num_rows * head_dim);
+    grow(q_bf16, (num_rows + 15) / 16 * 16 * head_dim);
     grow(row_max, num_rows);
     grow(row_sum, num_rows);
     grow(acc, num_rows * kernels::AttentionAccStride(head_dim));
@@ -119,6 +121,10 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
     std::copy_n(q + (t * num_heads + first_head) * head_dim, heads_per_kv_head * head_dim,
                 scratch.q.data() + i * heads_per_kv_head * head_dim);
   }
+  const bool bf16_queries = kernels::AttentionTakesBf16Queries(kv.dtype(), head_dim);
+  if (bf16_queries) {
+    kernels::QueriesToBf16(scratch.q.data(), num_rows * head_dim, scratch.q_bf16.data());
+  }
   std::fill_n(scratch.row_max.data(), num_rows, -INFINITY);
   std::fill_n(scratch.row_sum.data(), num_rows, 0.0f);
   std::fill_n(scratch.acc.data(), num_rows * kernels::AttentionAccStride(head_dim), 0.0f);
@@ -139,6 +145,7 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
         std::fill_n(scratch.last_key.data() + i * heads_per_kv_head, heads_per_kv_head, last);
       }
       kernels::AttendTile({.q = scratch.q.data(),
+                           .q_bf16 = bf16_queries ? scratch.q_bf16.data() : nullptr,
                            .num_rows = num_rows,
                            .head_dim = head_dim,
                            .keys = kv.keys(layer, table[block], offset, kv_head),
