@@ -170,7 +170,9 @@ struct AttentionState {
 // s_j = q·k_j · scale (soft-capped), m' = max(row_max, max_j s_j),
 // acc = acc · exp(row_max - m') + Σ_j exp(s_j - m') v_j (j ascending), row_sum likewise, with K/V
 // converted to f32 once per tile into `scratch` (AttentionTileScratchFloats(head_dim) floats).
-// A row's arithmetic depends only on its own query, keys and range, never on the other rows.
+// Where AttentionTakesBf16Queries, AMX tiles multiply q and exp(s_j - m') rounded to bf16 and sum
+// the products in their own order. A row's arithmetic depends only on its own query, keys and
+// range, never on the other rows.
 void AttendTile(const AttentionTile& tile, const AttentionState& state, float* scratch);
 
 // --- Dense bidirectional attention (encoders: no KV cache, every key of the sequence) ---

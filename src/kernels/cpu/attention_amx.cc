@@ -1,7 +1,8 @@
 // AttendTile on AMX tiles (UsesAmxAttention: bf16 keys and values, head_dim a multiple of 32).
 // Per group of 16 query rows:
 //   S [16 rows, 16 keys] = Q (bf16) · K (bf16), summed in f32 by TDPBF16PS over head_dim
-//   each row's online-softmax step on S in f32, as AttendRow's (SoftmaxStep): p, rescale
+//   each row's online-softmax step on S in f32 (SoftmaxColumns: the 16 rows side by side; row by
+//   row through SoftmaxStep where logits are soft-capped): p, rescale
 //   acc = acc · rescale (rows whose max moved), then acc += P (p rounded to bf16) · V (bf16) by
 //   TDPBF16PS over the 16 keys, on acc's own rows
 // Keys no row sees enter K and V as zeros, so the other rows' keys add exact zeros to a row's
