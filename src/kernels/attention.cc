@@ -1,6 +1,8 @@
 // KV cache rows: quantization on write, the dtype names, and AttendTile's run-time dispatch.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "common/half.h"
 #include "kernels/attention_internal.h"
@@ -11,6 +13,8 @@ namespace {
 
 constexpr float kFp8E4m3Max = 448.0f;
 constexpr float kInt8Max = 127.0f;
+// Head dims AttendSpanAmx takes: multiples of one Q tile row (32 bf16), up to kMaxAmxHeadDim.
+constexpr int64_t kAmxHeadDimStep = 32;
 
 // |x| ≤ 448 as an e4m3fn byte, rounded to nearest even.
 uint8_t EncodeFp8E4m3(float x) {
@@ -70,7 +74,6 @@ void QuantizeKvRow(KvCacheDtype dtype, const float* x, int64_t n, void* out, flo
 void AttendTile(const AttentionTile& tile, const AttentionState& state, float* scratch) {
   switch (BestIsa()) {
     case Isa::kAvx512:
-      if (UsesAmxAttention(tile)) return AttendTileAmx(tile, state, scratch);
       return AttendTileAvx512(tile, state, scratch);
     case Isa::kAvx2:
       return AttendTileAvx2(tile, state, scratch);
@@ -78,6 +81,52 @@ void AttendTile(const AttentionTile& tile, const AttentionState& state, float* s
       break;
   }
   AttendTileScalar(tile, state, scratch);
+}
+
+void AttendSpanByTiles(const AttentionSpan& span, const AttentionState& state, float* scratch) {
+  thread_local std::vector<int32_t> first_key, last_key;  // [num_rows]: a slot's ranges
+  if (static_cast<int64_t>(first_key.size()) < span.num_rows) {
+    first_key.resize(span.num_rows);
+    last_key.resize(span.num_rows);
+  }
+  for (int slot = 0; slot < kAttentionSpanTiles; ++slot) {
+    const int32_t num_keys = span.tile_keys[slot];
+    if (num_keys == 0) continue;
+    const int32_t offset = span.key_offset[slot];
+    for (int64_t r = 0; r < span.num_rows; ++r) {
+      first_key[r] = std::max(span.first_key[r] - offset, 0);
+      last_key[r] = std::min(span.last_key[r] - offset, num_keys - 1);
+    }
+    AttendTile({.q = span.q,
+                .num_rows = span.num_rows,
+                .head_dim = span.head_dim,
+                .keys = span.keys[slot],
+                .values = span.values[slot],
+                .first_key = first_key.data(),
+                .last_key = last_key.data(),
+                .scale = span.scale,
+                .logit_softcap = span.logit_softcap},
+               state, scratch);
+  }
+}
+
+bool AttentionTakesBf16Queries(KvCacheDtype dtype, int64_t head_dim) {
+  return AmxBf16Usable() && dtype == KvCacheDtype::kBFloat16 && head_dim % kAmxHeadDimStep == 0 &&
+         head_dim <= kMaxAmxHeadDim;
+}
+
+bool UsesAmxAttention(const AttentionSpan& span) {
+  for (int slot = 0; slot < kAttentionSpanTiles; ++slot) {
+    if (span.tile_keys[slot] == 0) continue;
+    return span.keys[slot].dtype == span.values[slot].dtype &&
+           AttentionTakesBf16Queries(span.keys[slot].dtype, span.head_dim);
+  }
+  return false;
+}
+
+void AttendSpan(const AttentionSpan& span, const AttentionState& state, float* scratch) {
+  if (UsesAmxAttention(span)) return AttendSpanAmx(span, state, scratch);
+  AttendSpanByTiles(span, state, scratch);
 }
 
 }  // namespace vllm::kernels

@@ -13,11 +13,14 @@ namespace vllm::kernels {
 void AttendTileScalar(const AttentionTile& tile, const AttentionState& state, float* scratch);
 void AttendTileAvx2(const AttentionTile& tile, const AttentionState& state, float* scratch);
 void AttendTileAvx512(const AttentionTile& tile, const AttentionState& state, float* scratch);
-// Where AMX BF16 is usable, bf16 keys and values with head_dim a multiple of 32 take AMX tiles
-// instead (cpu/attention_amx.cc): q and the softmax weights rounded to bf16 for the products, sums
-// and softmax in f32; for every batch size alike.
-bool UsesAmxAttention(const AttentionTile& tile);
-void AttendTileAmx(const AttentionTile& tile, const AttentionState& state, float* scratch);
+// AttendSpan where AMX BF16 is usable and keys and values are bf16 with head_dim a multiple of
+// 32, up to kMaxAmxHeadDim (cpu/attention_amx.cc): q and the softmax weights rounded to bf16 for
+// the products, sums and softmax in f32; for every batch size alike.
+constexpr int64_t kMaxAmxHeadDim = 256;
+bool UsesAmxAttention(const AttentionSpan& span);
+void AttendSpanAmx(const AttentionSpan& span, const AttentionState& state, float* scratch);
+// AttendSpan elsewhere: AttendTile over each slot in turn.
+void AttendSpanByTiles(const AttentionSpan& span, const AttentionState& state, float* scratch);
 
 // AttendAllKeys (ops.h) per path: AVX-512 for head_dim a multiple of 16, and the scalar one (keys
 // and values gathered, then AttentionRef per row), which is its reference.

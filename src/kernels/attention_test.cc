@@ -110,27 +110,48 @@ TEST(KvRowTest, AZeroRowStoresZerosWithAZeroScale) {
   }
 }
 
-// Query rows streamed through AttendTile over num_keys keys in tiles of 16 (the last one partial),
-// row r seeing keys [first[r], last[r]]; the normalized result, [num_rows, head_dim].
+// An online-softmax state of num_rows rows, and its normalized result, [num_rows, head_dim].
+struct RowStates {
+  int64_t head_dim, stride;
+  std::vector<float> row_max, row_sum, acc;
+  RowStates(int64_t num_rows, int64_t dims)
+      : head_dim(dims),
+        stride(AttentionAccStride(dims)),
+        row_max(num_rows, -std::numeric_limits<float>::infinity()),
+        row_sum(num_rows, 0.0f),
+        acc(num_rows * stride, 0.0f) {}
+  AttentionState state() {
+    return {.row_max = row_max.data(), .row_sum = row_sum.data(), .acc = acc.data()};
+  }
+  std::vector<float> Result() const {
+    const int64_t num_rows = static_cast<int64_t>(row_sum.size());
+    std::vector<float> out(num_rows * head_dim);
+    for (int64_t r = 0; r < num_rows; ++r) {
+      for (int64_t d = 0; d < head_dim; ++d) {
+        out[r * head_dim + d] = acc[r * stride + d] / row_sum[r];
+      }
+    }
+    return out;
+  }
+};
+
+// Query rows streamed through AttendTile over num_keys keys in tiles of tile_keys (the last one
+// partial), row r seeing keys [first[r], last[r]]; the normalized result, [num_rows, head_dim].
 std::vector<float> AttendInTiles(AttendTileFn attend, const std::vector<float>& q, int64_t num_rows,
                                  int64_t head_dim, const StoredRows& keys, const StoredRows& values,
                                  KvCacheDtype dtype, int num_keys, const std::vector<int>& first,
                                  const std::vector<int>& last, float scale, float softcap,
-                                 const uint16_t* q_bf16 = nullptr) {
-  const int64_t stride = AttentionAccStride(head_dim);
-  std::vector<float> row_max(num_rows, -std::numeric_limits<float>::infinity());
-  std::vector<float> row_sum(num_rows, 0.0f);
-  std::vector<float> acc(num_rows * stride, 0.0f);
+                                 int tile_keys = kAttentionTileKeys) {
+  RowStates rows(num_rows, head_dim);
   std::vector<float> scratch(AttentionTileScratchFloats(head_dim), std::nanf(""));
-  for (int begin = 0; begin < num_keys; begin += kAttentionTileKeys) {
-    const int tile_keys = std::min(kAttentionTileKeys, num_keys - begin);
+  for (int begin = 0; begin < num_keys; begin += tile_keys) {
+    const int keys_here = std::min(tile_keys, num_keys - begin);
     std::vector<int32_t> first_key(num_rows), last_key(num_rows);
     for (int64_t r = 0; r < num_rows; ++r) {
       first_key[r] = std::max(first[r] - begin, 0);
-      last_key[r] = std::min(last[r] - begin, tile_keys - 1);
+      last_key[r] = std::min(last[r] - begin, keys_here - 1);
     }
     attend({.q = q.data(),
-            .q_bf16 = q_bf16,
             .num_rows = num_rows,
             .head_dim = head_dim,
             .keys = keys.view(dtype, head_dim, begin),
@@ -139,14 +160,53 @@ std::vector<float> AttendInTiles(AttendTileFn attend, const std::vector<float>& 
             .last_key = last_key.data(),
             .scale = scale,
             .logit_softcap = softcap},
-           {.row_max = row_max.data(), .row_sum = row_sum.data(), .acc = acc.data()},
-           scratch.data());
+           rows.state(), scratch.data());
   }
-  std::vector<float> out(num_rows * head_dim);
-  for (int64_t r = 0; r < num_rows; ++r) {
-    for (int64_t d = 0; d < head_dim; ++d) out[r * head_dim + d] = acc[r * stride + d] / row_sum[r];
+  return rows.Result();
+}
+
+using AttendSpanFn = void (*)(const AttentionSpan&, const AttentionState&, float*);
+
+// The same through AttendSpan: tile t in span t / kAttentionSpanTiles, slot t %
+// kAttentionSpanTiles, slots of tiles no row sees left empty.
+std::vector<float> AttendInSpans(AttendSpanFn attend, const std::vector<float>& q, int64_t num_rows,
+                                 int64_t head_dim, const StoredRows& keys, const StoredRows& values,
+                                 KvCacheDtype dtype, int num_keys, const std::vector<int>& first,
+                                 const std::vector<int>& last, float scale, float softcap,
+                                 const uint16_t* q_bf16 = nullptr,
+                                 int tile_keys = kAttentionTileKeys) {
+  RowStates rows(num_rows, head_dim);
+  std::vector<float> scratch(AttentionSpanScratchFloats(head_dim), std::nanf(""));
+  const int lowest = *std::min_element(first.begin(), first.end());
+  const int highest = *std::max_element(last.begin(), last.end());
+  const int span_keys = kAttentionSpanTiles * tile_keys;
+  for (int begin = 0; begin < num_keys; begin += span_keys) {
+    AttentionSpan span = {.q = q.data(),
+                          .q_bf16 = q_bf16,
+                          .num_rows = num_rows,
+                          .head_dim = head_dim,
+                          .scale = scale,
+                          .logit_softcap = softcap};
+    for (int slot = 0; slot < kAttentionSpanTiles; ++slot) {
+      const int tile_begin = begin + slot * tile_keys;
+      span.key_offset[slot] = slot * tile_keys;
+      if (tile_begin >= num_keys || tile_begin + tile_keys <= lowest || tile_begin > highest) {
+        continue;
+      }
+      span.tile_keys[slot] = std::min(tile_keys, num_keys - tile_begin);
+      span.keys[slot] = keys.view(dtype, head_dim, tile_begin);
+      span.values[slot] = values.view(dtype, head_dim, tile_begin);
+    }
+    std::vector<int32_t> first_key(num_rows), last_key(num_rows);
+    for (int64_t r = 0; r < num_rows; ++r) {
+      first_key[r] = std::clamp(first[r] - begin, 0, span_keys);
+      last_key[r] = std::clamp(last[r] - begin, -1, span_keys - 1);
+    }
+    span.first_key = first_key.data();
+    span.last_key = last_key.data();
+    attend(span, rows.state(), scratch.data());
   }
-  return out;
+  return rows.Result();
 }
 
 TEST(AttendTileTest, EveryPathMatchesTheReferenceOnTheStoredValuesForEveryDtype) {
@@ -235,58 +295,85 @@ TEST(AttendTileTest, RowsThatSeeTheSameKeysEachGiveTheirResultAlone) {
   }
 }
 
-// The AMX path (bf16 keys and values): q and the softmax weights are rounded to bf16 for the
-// products, so it meets the reference taken on bf16 q within the weights' rounding (2^-9 of each,
-// so of the result's scale, max |v|); 37 rows make two whole groups of 16 and a short one, the
-// ranges run inside one tile, across tiles, over one key and over all.
-TEST(AttendTileTest, AmxPathMatchesTheReferenceWithinBf16Rounding) {
-  if (!AttentionTakesBf16Queries(KvCacheDtype::kBFloat16, 64)) GTEST_SKIP() << "no AMX BF16";
-  const int num_keys = 41;
-  const int64_t num_rows = 37;
-  std::vector<int> first(num_rows), last(num_rows);
-  for (int r = 0; r < num_rows; ++r) {
-    first[r] = (r * 7) % 23;
-    last[r] = std::min(num_keys - 1, first[r] + (r * 11) % 30);
-  }
-  for (int64_t head_dim : {32, 64, 96, 128}) {
-    std::vector<float> q = RandomNormalValues(num_rows * head_dim, 11);
-    const StoredRows keys =
-        Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 12), head_dim);
-    const StoredRows values =
-        Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 13), head_dim);
-    std::vector<float> q_rounded(q.size());
-    for (size_t i = 0; i < q.size(); ++i) q_rounded[i] = Bf16ToFp32(Fp32ToBf16(q[i]));
-    float max_value = 0.0f;
-    for (float v : values.dequantized) max_value = std::max(max_value, std::fabs(v));
-    for (float softcap : {0.0f, 5.0f}) {
-      SCOPED_TRACE(testing::Message() << "head_dim " << head_dim << " softcap " << softcap);
-      const std::vector<float> out =
-          AttendInTiles(AttendTileAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
-                        num_keys, first, last, 0.3f, softcap);
-      for (int64_t r = 0; r < num_rows; ++r) {
-        std::vector<float> expected(head_dim);
-        AttentionRef(q_rounded.data() + r * head_dim, keys.dequantized.data() + first[r] * head_dim,
-                     values.dequantized.data() + first[r] * head_dim, last[r] - first[r] + 1,
-                     head_dim, 0.3f, softcap, nullptr, expected.data());
-        for (int64_t d = 0; d < head_dim; ++d) {
-          ASSERT_NEAR(out[r * head_dim + d], expected[d], 4e-3f * max_value) << r << " " << d;
-        }
-      }
+// Away from AMX, AttendSpan is AttendTile slot by slot, bit for bit: whole tiles of 16 keys and
+// tiles of 8 (a block size of 8), spans whose first slots are empty, ranges across spans.
+TEST(AttendSpanTest, ByTilesGivesAttendTilesBits) {
+  const int num_keys = 150;
+  const int64_t num_rows = 5;
+  const std::vector<int> first = {70, 3, 100, 149, 80};
+  const std::vector<int> last = {149, 90, 100, 149, 130};
+  const int64_t head_dim = 32;
+  const std::vector<float> q = RandomNormalValues(num_rows * head_dim, 21);
+  for (KvCacheDtype dtype : kAllDtypes) {
+    const StoredRows keys = Store(dtype, RandomNormalValues(num_keys * head_dim, 22), head_dim);
+    const StoredRows values = Store(dtype, RandomNormalValues(num_keys * head_dim, 23), head_dim);
+    for (int tile_keys : {16, 8}) {
+      SCOPED_TRACE(testing::Message() << KvCacheDtypeName(dtype) << " tiles of " << tile_keys);
+      EXPECT_EQ(AttendInSpans(AttendSpanByTiles, q, num_rows, head_dim, keys, values, dtype,
+                              num_keys, first, last, 0.3f, 0.0f, nullptr, tile_keys),
+                AttendInTiles(AttendTile, q, num_rows, head_dim, keys, values, dtype, num_keys,
+                              first, last, 0.3f, 0.0f, tile_keys));
     }
   }
 }
 
-// On the AMX path each row's bits are its own: alone (decode: one row in a padded group) as among
-// rows that widen the tiles' key ranges, with q rounded by the kernel or given as q_bf16.
-TEST(AttendTileTest, AmxRowsGiveTheirResultAlone) {
+// The AMX path (bf16 keys and values): q and the softmax weights are rounded to bf16 for the
+// products, so it meets the reference taken on bf16 q within the weights' rounding (2^-9 of each,
+// so of the result's scale, max |v|); 37 rows make two whole groups of 16 and a short one, the
+// ranges run inside one tile, across tiles and spans, over one key and over all; tiles of 16 and
+// of 8 keys (a block size of 8: every slot's keys at their own offset).
+TEST(AttendSpanTest, AmxPathMatchesTheReferenceWithinBf16Rounding) {
+  if (!AttentionTakesBf16Queries(KvCacheDtype::kBFloat16, 64)) GTEST_SKIP() << "no AMX BF16";
+  const int num_keys = 141;
+  const int64_t num_rows = 37;
+  std::vector<int> first(num_rows), last(num_rows);
+  for (int r = 0; r < num_rows; ++r) {
+    first[r] = (r * 29) % 97;
+    last[r] = std::min(num_keys - 1, first[r] + (r * 37) % 90);
+  }
+  for (int tile_keys : {16, 8})
+    for (int64_t head_dim : {32, 64, 96, 128}) {
+      std::vector<float> q = RandomNormalValues(num_rows * head_dim, 11);
+      const StoredRows keys =
+          Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 12), head_dim);
+      const StoredRows values =
+          Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 13), head_dim);
+      std::vector<float> q_rounded(q.size());
+      for (size_t i = 0; i < q.size(); ++i) q_rounded[i] = Bf16ToFp32(Fp32ToBf16(q[i]));
+      float max_value = 0.0f;
+      for (float v : values.dequantized) max_value = std::max(max_value, std::fabs(v));
+      for (float softcap : {0.0f, 5.0f}) {
+        SCOPED_TRACE(testing::Message() << "head_dim " << head_dim << " softcap " << softcap
+                                        << " tiles of " << tile_keys);
+        const std::vector<float> out = AttendInSpans(
+            AttendSpanAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16, num_keys,
+            first, last, 0.3f, softcap, nullptr, tile_keys);
+        for (int64_t r = 0; r < num_rows; ++r) {
+          std::vector<float> expected(head_dim);
+          AttentionRef(q_rounded.data() + r * head_dim,
+                       keys.dequantized.data() + first[r] * head_dim,
+                       values.dequantized.data() + first[r] * head_dim, last[r] - first[r] + 1,
+                       head_dim, 0.3f, softcap, nullptr, expected.data());
+          for (int64_t d = 0; d < head_dim; ++d) {
+            ASSERT_NEAR(out[r * head_dim + d], expected[d], 4e-3f * max_value) << r << " " << d;
+          }
+        }
+      }
+    }
+}
+
+// On the AMX path each row's bits are its own: alone (decode: one row in a padded group, the
+// span's other slots empty) as among rows that widen the spans' key ranges, with q rounded by the
+// kernel or given as q_bf16.
+TEST(AttendSpanTest, AmxRowsGiveTheirResultAlone) {
   if (!AttentionTakesBf16Queries(KvCacheDtype::kBFloat16, 64)) GTEST_SKIP() << "no AMX BF16";
   const int64_t head_dim = 64;
-  const int num_keys = 40;
+  const int num_keys = 140;
   const int64_t num_rows = 21;
   std::vector<int> first(num_rows), last(num_rows);
   for (int r = 0; r < num_rows; ++r) {
-    first[r] = (r * 5) % 19;
-    last[r] = std::min(num_keys - 1, first[r] + (r * 13) % 25);
+    first[r] = (r * 23) % 89;
+    last[r] = std::min(num_keys - 1, first[r] + (r * 13) % 50);
   }
   const std::vector<float> q = RandomNormalValues(num_rows * head_dim, 14);
   const StoredRows keys =
@@ -297,16 +384,16 @@ TEST(AttendTileTest, AmxRowsGiveTheirResultAlone) {
   QueriesToBf16(q.data(), num_rows * head_dim, q_bf16.data());
   for (float softcap : {0.0f, 5.0f}) {
     const std::vector<float> together =
-        AttendInTiles(AttendTileAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
+        AttendInSpans(AttendSpanAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
                       num_keys, first, last, 0.2f, softcap);
     const std::vector<float> given_bf16 =
-        AttendInTiles(AttendTileAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
+        AttendInSpans(AttendSpanAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
                       num_keys, first, last, 0.2f, softcap, q_bf16.data());
     EXPECT_EQ(together, given_bf16) << "softcap " << softcap;
     for (int64_t r = 0; r < num_rows; ++r) {
       const std::vector<float> alone(q.begin() + r * head_dim, q.begin() + (r + 1) * head_dim);
       const std::vector<float> by_itself =
-          AttendInTiles(AttendTileAmx, alone, 1, head_dim, keys, values, KvCacheDtype::kBFloat16,
+          AttendInSpans(AttendSpanAmx, alone, 1, head_dim, keys, values, KvCacheDtype::kBFloat16,
                         num_keys, {first[r]}, {last[r]}, 0.2f, softcap);
       const std::vector<float> row(together.begin() + r * head_dim,
                                    together.begin() + (r + 1) * head_dim);

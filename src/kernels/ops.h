@@ -131,9 +131,9 @@ constexpr int64_t AttentionTileScratchFloats(int64_t head_dim) {
   return 2 * kAttentionTileKeys * AttentionAccStride(head_dim);
 }
 
-// Whether AttendTile multiplies bf16 queries for keys and values of this dtype and head_dim (AMX
-// tiles): a caller that streams many tiles past the same rows may then round them once
-// (QueriesToBf16) and pass them as AttentionTile::q_bf16.
+// Whether AttendSpan multiplies bf16 queries for keys and values of this dtype and head_dim (AMX
+// tiles): a caller that streams many spans past the same rows may then round them once
+// (QueriesToBf16) and pass them as AttentionSpan::q_bf16.
 bool AttentionTakesBf16Queries(KvCacheDtype dtype, int64_t head_dim);
 // out[i] = q[i] rounded to bf16 (nearest even), i < n (a multiple of 32); only where
 // AttentionTakesBf16Queries.
@@ -142,9 +142,6 @@ void QueriesToBf16(const float* q, int64_t n, uint16_t* out);
 // Query rows against one tile of up to kAttentionTileKeys consecutive key positions.
 struct AttentionTile {
   const float* q = nullptr;  // [num_rows, head_dim]
-  // Optional where AttentionTakesBf16Queries: q rounded to bf16, [num_rows rounded up to 16,
-  // head_dim] (the padding rows' values are never used).
-  const uint16_t* q_bf16 = nullptr;
   int64_t num_rows = 0;
   int64_t head_dim = 0;
   KvRows keys;    // the tile's rows
@@ -170,10 +167,47 @@ struct AttentionState {
 // s_j = q·k_j · scale (soft-capped), m' = max(row_max, max_j s_j),
 // acc = acc · exp(row_max - m') + Σ_j exp(s_j - m') v_j (j ascending), row_sum likewise, with K/V
 // converted to f32 once per tile into `scratch` (AttentionTileScratchFloats(head_dim) floats).
-// Where AttentionTakesBf16Queries, AMX tiles multiply q and exp(s_j - m') rounded to bf16 and sum
-// the products in their own order. A row's arithmetic depends only on its own query, keys and
-// range, never on the other rows.
+// A row's arithmetic depends only on its own query, keys and range, never on the other rows.
 void AttendTile(const AttentionTile& tile, const AttentionState& state, float* scratch);
+
+// The most tiles one AttendSpan call takes, and the floats of scratch it needs.
+constexpr int kAttentionSpanTiles = 4;
+constexpr int64_t AttentionSpanScratchFloats(int64_t head_dim) {
+  return kAttentionSpanTiles * kAttentionTileKeys * AttentionAccStride(head_dim);
+}
+
+// Query rows against up to kAttentionSpanTiles tiles of consecutive key positions, one per slot.
+// A caller streaming a sequence's tiles t = 0, 1, ... (position order) puts tile t into span
+// t / kAttentionSpanTiles at slot t % kAttentionSpanTiles, so a key's slot depends only on its
+// position; slots of tiles no row needs stay empty.
+struct AttentionSpan {
+  const float* q = nullptr;  // [num_rows, head_dim]
+  // Optional where AttentionTakesBf16Queries: q rounded to bf16, [num_rows rounded up to 16,
+  // head_dim] (the padding rows' values are never used).
+  const uint16_t* q_bf16 = nullptr;
+  int64_t num_rows = 0;
+  int64_t head_dim = 0;
+  KvRows keys[kAttentionSpanTiles];    // each slot's rows
+  KvRows values[kAttentionSpanTiles];  // each slot's rows
+  // Keys of each slot (at most kAttentionTileKeys; 0: empty), and the position of its first key
+  // counted from the span's first: slot i's keys follow slot i - 1's.
+  int32_t tile_keys[kAttentionSpanTiles] = {};
+  int32_t key_offset[kAttentionSpanTiles] = {};
+  // Row r sees the span's key positions [first_key[r], last_key[r]]; first_key[r] > last_key[r]:
+  // none, and its state is left as is. Keys no row sees are never read.
+  const int32_t* first_key = nullptr;  // [num_rows]
+  const int32_t* last_key = nullptr;   // [num_rows]
+  float scale = 1.0f;                  // multiplies q·k
+  float logit_softcap = 0.0f;          // C > 0: a logit s becomes C·tanh(s / C)
+};
+
+// Folds a span into the state of each row that sees some of its keys. Where
+// AttentionTakesBf16Queries, in one online-softmax step over all the span's keys a row sees, on
+// AMX tiles: q and exp(s_j - m') rounded to bf16, the products summed in the tiles' order;
+// elsewhere as AttendTile over each slot in turn, bit for bit. `scratch`:
+// AttentionSpanScratchFloats(head_dim) floats. A row's arithmetic depends only on its own query,
+// range and keys (and their slots), never on the other rows.
+void AttendSpan(const AttentionSpan& span, const AttentionState& state, float* scratch);
 
 // --- Dense bidirectional attention (encoders: no KV cache, every key of the sequence) ---
 

@@ -19,7 +19,7 @@ struct AttentionScratch {
   std::vector<float> row_max;      // [rows]
   std::vector<float> row_sum;      // [rows]
   std::vector<float> acc;          // [rows, AttentionAccStride(head_dim)]
-  std::vector<float> tile;         // AttentionTileScratchFloats(head_dim)
+  std::vector<float> tile;         // AttentionSpanScratchFloats(head_dim)
   std::vector<int32_t> first_key;  // [rows]
   std::vector<int32_t> last_key;   // [rows]
 
@@ -33,7 +33,7 @@ struct AttentionScratch {
     grow(row_max, num_rows);
     grow(row_sum, num_rows);
     grow(acc, num_rows * kernels::AttentionAccStride(head_dim));
-    grow(tile, kernels::AttentionTileScratchFloats(head_dim));
+    grow(tile, kernels::AttentionSpanScratchFloats(head_dim));
     grow(first_key, num_rows);
     grow(last_key, num_rows);
   }
@@ -93,9 +93,10 @@ struct AttentionCall {
 
 // Each item attends the tokens [begin, end) of one sequence (at most kTileTokens of them) with
 // the G = num_heads / num_kv_heads query heads of one KV head, as rows token · G + head of one
-// tile: key tiles of up to kAttentionTileKeys positions of one block go by in position order,
-// from the first block any row sees to the last, and each row folds in exactly the tiles its own
-// range [first position, position] touches. A row's arithmetic therefore depends only on its
+// tile: spans of kAttentionSpanTiles key tiles (each of up to kAttentionTileKeys positions of one
+// block) go by in position order, from the first tile any row sees to the last, and each row
+// folds in exactly the keys its own range [first position, position] touches, in spans and slots
+// fixed by the keys' positions. A row's arithmetic therefore depends only on its
 // query, its position and the keys: the same alone (decode), in any tile and any batch.
 //
 //   keys:  | block b0 | block b1 | block b2 | ...    (block_size positions each, via the table)
@@ -131,31 +132,50 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
   const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
                                          .row_sum = scratch.row_sum.data(),
                                          .acc = scratch.acc.data()};
-  for (int64_t block = lowest / block_size; block <= highest / block_size; ++block) {
-    for (int64_t offset = 0; offset < block_size; offset += kernels::kAttentionTileKeys) {
-      const int64_t first_key_position = block * block_size + offset;
-      const int64_t num_keys = std::min<int64_t>(kernels::kAttentionTileKeys, block_size - offset);
-      for (int64_t i = 0; i < num_tile_tokens; ++i) {
-        const int64_t t = begin + i;
-        const auto first =
-            static_cast<int32_t>(std::max<int64_t>(FirstPosition(t) - first_key_position, 0));
-        const auto last = static_cast<int32_t>(
-            std::min<int64_t>(batch.positions[t] - first_key_position, num_keys - 1));
-        std::fill_n(scratch.first_key.data() + i * heads_per_kv_head, heads_per_kv_head, first);
-        std::fill_n(scratch.last_key.data() + i * heads_per_kv_head, heads_per_kv_head, last);
-      }
-      kernels::AttendTile({.q = scratch.q.data(),
-                           .q_bf16 = bf16_queries ? scratch.q_bf16.data() : nullptr,
-                           .num_rows = num_rows,
-                           .head_dim = head_dim,
-                           .keys = kv.keys(layer, table[block], offset, kv_head),
-                           .values = kv.values(layer, table[block], offset, kv_head),
-                           .first_key = scratch.first_key.data(),
-                           .last_key = scratch.last_key.data(),
-                           .scale = options.scale,
-                           .logit_softcap = options.logit_softcap},
-                          state, scratch.tile.data());
+  // Tile t of the sequence: block t / tiles_per_block, keys from kAttentionTileKeys · (t mod
+  // tiles_per_block) on; spans take kAttentionSpanTiles tiles each, counted from position 0.
+  constexpr int64_t kTileKeys = kernels::kAttentionTileKeys;
+  constexpr int64_t kSpanTiles = kernels::kAttentionSpanTiles;
+  const int64_t tiles_per_block = (block_size + kTileKeys - 1) / kTileKeys;
+  auto tile_of = [&](int64_t position) {
+    return position / block_size * tiles_per_block + position % block_size / kTileKeys;
+  };
+  auto tile_position = [&](int64_t tile) {
+    return tile / tiles_per_block * block_size + tile % tiles_per_block * kTileKeys;
+  };
+  const int64_t first_tile = tile_of(lowest), last_tile = tile_of(highest);
+  for (int64_t span_tile = first_tile / kSpanTiles * kSpanTiles; span_tile <= last_tile;
+       span_tile += kSpanTiles) {
+    const int64_t span_position = tile_position(span_tile);
+    const int64_t span_keys = tile_position(span_tile + kSpanTiles) - span_position;
+    kernels::AttentionSpan span = {.q = scratch.q.data(),
+                                   .q_bf16 = bf16_queries ? scratch.q_bf16.data() : nullptr,
+                                   .num_rows = num_rows,
+                                   .head_dim = head_dim,
+                                   .scale = options.scale,
+                                   .logit_softcap = options.logit_softcap};
+    for (int64_t slot = 0; slot < kSpanTiles; ++slot) {
+      const int64_t tile = span_tile + slot;
+      span.key_offset[slot] = static_cast<int32_t>(tile_position(tile) - span_position);
+      if (tile < first_tile || tile > last_tile) continue;
+      const int64_t block = tile / tiles_per_block;
+      const int64_t offset = tile % tiles_per_block * kTileKeys;
+      span.tile_keys[slot] = static_cast<int32_t>(std::min(kTileKeys, block_size - offset));
+      span.keys[slot] = kv.keys(layer, table[block], offset, kv_head);
+      span.values[slot] = kv.values(layer, table[block], offset, kv_head);
     }
+    for (int64_t i = 0; i < num_tile_tokens; ++i) {
+      const int64_t t = begin + i;
+      const auto first =
+          static_cast<int32_t>(std::clamp<int64_t>(FirstPosition(t) - span_position, 0, span_keys));
+      const auto last = static_cast<int32_t>(
+          std::clamp<int64_t>(batch.positions[t] - span_position, -1, span_keys - 1));
+      std::fill_n(scratch.first_key.data() + i * heads_per_kv_head, heads_per_kv_head, first);
+      std::fill_n(scratch.last_key.data() + i * heads_per_kv_head, heads_per_kv_head, last);
+    }
+    span.first_key = scratch.first_key.data();
+    span.last_key = scratch.last_key.data();
+    kernels::AttendSpan(span, state, scratch.tile.data());
   }
   WriteRows(begin, num_rows, first_head, scratch);
 }

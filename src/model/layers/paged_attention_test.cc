@@ -31,6 +31,7 @@ struct ProblemOptions {
   // sequence 2 has 6 of which the last is new (decode).
   std::vector<int> seq_lens = {9, 13, 6};
   std::vector<int> num_new = {9, 2, 1};
+  int head_dim = kHeadDim;
 };
 
 // Random K/V for the sequences in scattered blocks, already cached or written by the batch, and
@@ -40,25 +41,28 @@ struct ProblemOptions {
 struct AttentionProblem {
   int num_heads;
   int num_kv_heads;
+  int head_dim;
   std::unique_ptr<KvStorage> kv;
   ForwardBatch batch;
-  // Per sequence [seq_len, num_kv_heads, kHeadDim], as stored: what the storage's dtype decodes to.
+  // Per sequence [seq_len, num_kv_heads, head_dim], as stored: what the storage's dtype decodes to.
   std::vector<std::vector<float>> keys, values;
-  std::vector<float> q;  // [num_tokens, num_heads, kHeadDim]
+  std::vector<float> q;  // [num_tokens, num_heads, head_dim]
 };
 
 // `values` rounded through `dtype` row by row (one row per KV head), as KvStorage stores them.
-void RoundThroughDtype(KvCacheDtype dtype, std::vector<float>& values) {
-  std::vector<uint8_t> stored(kHeadDim * sizeof(float));
-  for (size_t row = 0; row < values.size(); row += kHeadDim) {
+void RoundThroughDtype(KvCacheDtype dtype, int head_dim, std::vector<float>& values) {
+  std::vector<uint8_t> stored(head_dim * sizeof(float));
+  for (size_t row = 0; row < values.size(); row += head_dim) {
     float scale = 0.0f;
-    kernels::QuantizeKvRow(dtype, &values[row], kHeadDim, stored.data(), &scale);
-    kernels::DequantizeKvRow(dtype, stored.data(), scale, kHeadDim, &values[row]);
+    kernels::QuantizeKvRow(dtype, &values[row], head_dim, stored.data(), &scale);
+    kernels::DequantizeKvRow(dtype, stored.data(), scale, head_dim, &values[row]);
   }
 }
 
 AttentionProblem MakeProblem(int num_heads, int num_kv_heads, const ProblemOptions& options = {}) {
-  AttentionProblem problem{.num_heads = num_heads, .num_kv_heads = num_kv_heads};
+  const int head_dim = options.head_dim;
+  AttentionProblem problem{
+      .num_heads = num_heads, .num_kv_heads = num_kv_heads, .head_dim = head_dim};
   const int block_size = options.block_size;
   int num_blocks = 1;  // block 0 left unused
   for (int len : options.seq_lens) num_blocks += (len + block_size - 1) / block_size;
@@ -66,7 +70,7 @@ AttentionProblem MakeProblem(int num_heads, int num_kv_heads, const ProblemOptio
                                .num_blocks = num_blocks,
                                .block_size = block_size,
                                .num_kv_heads = num_kv_heads,
-                               .head_dim = kHeadDim,
+                               .head_dim = head_dim,
                                .dtype = options.dtype});
   EXPECT_TRUE(kv.ok());
   problem.kv = std::move(*kv);
@@ -74,7 +78,7 @@ AttentionProblem MakeProblem(int num_heads, int num_kv_heads, const ProblemOptio
   std::vector<int32_t> block_ids(num_blocks - 1);
   std::iota(block_ids.begin(), block_ids.end(), 1);
   std::shuffle(block_ids.begin(), block_ids.end(), std::mt19937(5));
-  const int row = num_kv_heads * kHeadDim;
+  const int row = num_kv_heads * head_dim;
   ForwardBatch& batch = problem.batch;
   batch.query_start_loc = {0};
   KvGroupTables& group = batch.kv_groups.emplace_back();  // one group of both layers
@@ -84,15 +88,15 @@ AttentionProblem MakeProblem(int num_heads, int num_kv_heads, const ProblemOptio
     const int seq_len = options.seq_lens[s];
     auto& keys = problem.keys.emplace_back(seq_len * row);
     auto& values = problem.values.emplace_back(seq_len * row);
-    std::vector<float> queries(seq_len * num_heads * kHeadDim);
+    std::vector<float> queries(seq_len * num_heads * head_dim);
     // One generator per sequence and tensor, so a longer sequence extends a shorter one.
     for (auto [tensor, seed] : {std::pair{&keys, 1}, {&values, 2}, {&queries, 3}}) {
       std::mt19937 rng(static_cast<uint32_t>(10 * s + seed));
       std::normal_distribution<float> normal;
       for (auto& x : *tensor) x = normal(rng);
     }
-    RoundThroughDtype(options.dtype, keys);
-    RoundThroughDtype(options.dtype, values);
+    RoundThroughDtype(options.dtype, head_dim, keys);
+    RoundThroughDtype(options.dtype, head_dim, values);
     std::vector<int32_t>& table = group.block_tables.emplace_back();
     for (int b = 0; b < (seq_len + block_size - 1) / block_size; ++b) {
       table.push_back(block_ids[next_block++]);
@@ -109,8 +113,8 @@ AttentionProblem MakeProblem(int num_heads, int num_kv_heads, const ProblemOptio
       group.slot_mapping.push_back(slot);
       new_k.insert(new_k.end(), &keys[p * row], &keys[p * row] + row);
       new_v.insert(new_v.end(), &values[p * row], &values[p * row] + row);
-      problem.q.insert(problem.q.end(), &queries[p * num_heads * kHeadDim],
-                       &queries[(p + 1) * num_heads * kHeadDim]);
+      problem.q.insert(problem.q.end(), &queries[p * num_heads * head_dim],
+                       &queries[(p + 1) * num_heads * head_dim]);
     }
     batch.query_start_loc.push_back(static_cast<int32_t>(batch.token_ids.size()));
     batch.seq_lens.push_back(seq_len);
@@ -137,19 +141,20 @@ std::vector<float> NaiveAttention(const AttentionProblem& problem,
   const ForwardBatch& batch = problem.batch;
   const int num_heads = problem.num_heads;
   const int num_kv_heads = problem.num_kv_heads;
+  const int head_dim = problem.head_dim;
   const int window = static_cast<int>(options.sliding_window);
   std::vector<float> out(problem.q.size());
   for (int64_t s = 0; s < batch.num_seqs(); ++s) {
     for (int t = batch.query_start_loc[s]; t < batch.query_start_loc[s + 1]; ++t) {
       for (int h = 0; h < num_heads; ++h) {
         int kv_head = h / (num_heads / num_kv_heads);
-        const float* query = &problem.q[(t * num_heads + h) * kHeadDim];
+        const float* query = &problem.q[(t * num_heads + h) * head_dim];
         const int first = window > 0 ? std::max(0, batch.positions[t] - window + 1) : 0;
         std::vector<double> logits;  // [positions[t] + 1 - first], then the sink's
         for (int j = first; j <= batch.positions[t]; ++j) {
-          const float* key = &problem.keys[s][(j * num_kv_heads + kv_head) * kHeadDim];
+          const float* key = &problem.keys[s][(j * num_kv_heads + kv_head) * head_dim];
           double dot = 0;
-          for (int d = 0; d < kHeadDim; ++d) dot += double{query[d]} * key[d];
+          for (int d = 0; d < head_dim; ++d) dot += double{query[d]} * key[d];
           double logit = dot * options.scale;
           if (options.logit_softcap > 0) {
             logit = options.logit_softcap * std::tanh(logit / options.logit_softcap);
@@ -161,13 +166,13 @@ std::vector<float> NaiveAttention(const AttentionProblem& problem,
         const double max_logit = *std::max_element(logits.begin(), logits.end());
         double sum = 0;
         for (double& w : logits) sum += (w = std::exp(w - max_logit));
-        for (int d = 0; d < kHeadDim; ++d) {
+        for (int d = 0; d < head_dim; ++d) {
           double acc = 0;
           for (size_t j = 0; j < context_len; ++j) {
             acc += logits[j] / sum *
-                   problem.values[s][((first + j) * num_kv_heads + kv_head) * kHeadDim + d];
+                   problem.values[s][((first + j) * num_kv_heads + kv_head) * head_dim + d];
           }
-          out[(t * num_heads + h) * kHeadDim + d] = static_cast<float>(acc);
+          out[(t * num_heads + h) * head_dim + d] = static_cast<float>(acc);
         }
       }
     }
@@ -176,11 +181,12 @@ std::vector<float> NaiveAttention(const AttentionProblem& problem,
 }
 
 void ExpectMatchesNaiveAttention(int num_heads, int num_kv_heads, const AttentionOptions& options,
-                                 const ProblemOptions& problem_options = {}) {
+                                 const ProblemOptions& problem_options = {},
+                                 float tolerance = 1e-5f) {
   AttentionProblem problem = MakeProblem(num_heads, num_kv_heads, problem_options);
   std::vector<float> out = RunPagedAttention(problem, options);
   std::vector<float> expected = NaiveAttention(problem, options);
-  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], tolerance) << i;
 }
 
 // [num_heads] sink logits spread around the size of the attention logits.
@@ -212,7 +218,7 @@ TEST(PagedAttentionTest, ASlidingGroupIsReadOnlyInsideTheWindowThroughItsOwnTabl
   constexpr int kWindow = 5;
   constexpr int kSeqLen = 13;
   constexpr int kNumNew = 2;
-  AttentionProblem problem{.num_heads = 4, .num_kv_heads = 2};
+  AttentionProblem problem{.num_heads = 4, .num_kv_heads = 2, .head_dim = kHeadDim};
   auto kv =
       KvStorage::Create({.num_layers = 2,
                          .num_blocks = 32,
@@ -378,11 +384,11 @@ TEST(PagedAttentionTest, LongSequencesAndBlockSizesAroundTheKeyTile) {
   }
 }
 
-// Rows [first_token, first_token + num_tokens) of `a` and `b` ([tokens, num_heads, kHeadDim])
+// Rows [first_token, first_token + num_tokens) of `a` and `b` ([tokens, num_heads, head_dim])
 // are equal bit for bit.
 void ExpectSameRows(const std::vector<float>& a, int64_t a_first, const std::vector<float>& b,
-                    int64_t b_first, int64_t num_tokens, int num_heads) {
-  const int64_t row = num_heads * kHeadDim;
+                    int64_t b_first, int64_t num_tokens, int num_heads, int head_dim = kHeadDim) {
+  const int64_t row = num_heads * head_dim;
   const std::vector<float> a_rows(a.begin() + a_first * row,
                                   a.begin() + (a_first + num_tokens) * row);
   const std::vector<float> b_rows(b.begin() + b_first * row,
@@ -422,6 +428,39 @@ TEST(PagedAttentionTest, APromptInTwoChunksEqualsOneChunkBitForBit) {
         MakeProblem(4, 2, {.dtype = dtype, .seq_lens = {50}, .num_new = {27}});
     ExpectSameRows(one_chunk, 0, RunPagedAttention(first, options), 0, 23, 4);
     ExpectSameRows(one_chunk, 23, RunPagedAttention(second, options), 0, 27, 4);
+  }
+}
+
+// Head dim 64 with bf16 KV: where the CPU has AMX BF16 this runs the tile path (q and softmax
+// weights in bf16, one softmax step per span of 64 keys), elsewhere the vector path. Prompts of
+// 150 tokens cross spans; blocks of 8, 16 and 48 keys put tiles in spans differently. A decode
+// gives the bits of the same token inside a prefill (whose first key, with the window, lies in a
+// tile before the decode's), and both stay within bf16 rounding of the
+// naive attention (the values are normal, so |v| stays under 5).
+TEST(PagedAttentionTest, Bf16KvAtHeadDim64GivesADecodeItsPrefillBitsAndMatchesNaiveAttention) {
+  const std::vector<float> sinks = RandomSinks(8);
+  for (int block_size : {8, 16, 48}) {
+    for (const AttentionOptions& options :
+         {AttentionOptions{.scale = 0.125f},
+          AttentionOptions{.scale = 0.125f, .sliding_window = 37},
+          AttentionOptions{.scale = 0.125f, .logit_softcap = 3.0f, .sinks = sinks.data()}}) {
+      SCOPED_TRACE(testing::Message()
+                   << "block size " << block_size << ", window " << options.sliding_window
+                   << ", softcap " << options.logit_softcap);
+      const ProblemOptions base = {
+          .dtype = KvCacheDtype::kBFloat16, .block_size = block_size, .head_dim = 64};
+      ProblemOptions prefill = base, decode = base;
+      prefill.seq_lens = {150, 20};
+      prefill.num_new = {150, 1};
+      decode.seq_lens = {142};
+      decode.num_new = {1};
+      AttentionProblem whole = MakeProblem(8, 2, prefill);
+      AttentionProblem alone = MakeProblem(8, 2, decode);
+      const std::vector<float> out = RunPagedAttention(whole, options);
+      ExpectSameRows(out, 141, RunPagedAttention(alone, options), 0, 1, 8, 64);
+      const std::vector<float> expected = NaiveAttention(whole, options);
+      for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], expected[i], 2e-2f) << i;
+    }
   }
 }
 
