@@ -13,8 +13,9 @@ namespace {
 
 constexpr float kFp8E4m3Max = 448.0f;
 constexpr float kInt8Max = 127.0f;
-// Head dims AttendSpanAmx takes: multiples of one Q tile row (32 bf16), up to kMaxAmxHeadDim.
+// Head dims AttendSpanAmx takes: multiples of one Q^T tile part (32 dims), up to 256.
 constexpr int64_t kAmxHeadDimStep = 32;
+constexpr int64_t kMaxAmxHeadDim = 256;
 
 // |x| ≤ 448 as an e4m3fn byte, rounded to nearest even.
 uint8_t EncodeFp8E4m3(float x) {
@@ -118,8 +119,7 @@ bool AttentionTakesBf16Queries(KvCacheDtype dtype, int64_t head_dim) {
 bool UsesAmxAttention(const AttentionSpan& span) {
   for (int slot = 0; slot < kAttentionSpanTiles; ++slot) {
     if (span.tile_keys[slot] == 0) continue;
-    return span.keys[slot].dtype == span.values[slot].dtype &&
-           AttentionTakesBf16Queries(span.keys[slot].dtype, span.head_dim);
+    return AttentionTakesBf16Queries(span.keys[slot].dtype, span.head_dim);
   }
   return false;
 }

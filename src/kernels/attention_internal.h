@@ -13,10 +13,9 @@ namespace vllm::kernels {
 void AttendTileScalar(const AttentionTile& tile, const AttentionState& state, float* scratch);
 void AttendTileAvx2(const AttentionTile& tile, const AttentionState& state, float* scratch);
 void AttendTileAvx512(const AttentionTile& tile, const AttentionState& state, float* scratch);
-// AttendSpan where AMX BF16 is usable and keys and values are bf16 with head_dim a multiple of
-// 32, up to kMaxAmxHeadDim (cpu/attention_amx.cc): q and the softmax weights rounded to bf16 for
-// the products, sums and softmax in f32; for every batch size alike.
-constexpr int64_t kMaxAmxHeadDim = 256;
+// AttendSpan where AttentionTakesBf16Queries (cpu/attention_amx.cc): q and the softmax weights
+// rounded to bf16 for the products, sums and softmax in f32, acc in the tile layout; for every
+// batch size alike. Keys and values share one dtype.
 bool UsesAmxAttention(const AttentionSpan& span);
 void AttendSpanAmx(const AttentionSpan& span, const AttentionState& state, float* scratch);
 // AttendSpan elsewhere: AttendTile over each slot in turn.

@@ -110,16 +110,19 @@ TEST(KvRowTest, AZeroRowStoresZerosWithAZeroScale) {
   }
 }
 
-// An online-softmax state of num_rows rows, and its normalized result, [num_rows, head_dim].
+// An online-softmax state of num_rows rows (acc in the tile layout where tile_layout), and its
+// normalized result, [num_rows, head_dim].
 struct RowStates {
   int64_t head_dim, stride;
+  bool tile_layout;
   std::vector<float> row_max, row_sum, acc;
-  RowStates(int64_t num_rows, int64_t dims)
+  RowStates(int64_t num_rows, int64_t dims, bool tiles = false)
       : head_dim(dims),
         stride(AttentionAccStride(dims)),
+        tile_layout(tiles),
         row_max(num_rows, -std::numeric_limits<float>::infinity()),
         row_sum(num_rows, 0.0f),
-        acc(num_rows * stride, 0.0f) {}
+        acc((num_rows + 15) / 16 * 16 * stride, 0.0f) {}
   AttentionState state() {
     return {.row_max = row_max.data(), .row_sum = row_sum.data(), .acc = acc.data()};
   }
@@ -128,7 +131,7 @@ struct RowStates {
     std::vector<float> out(num_rows * head_dim);
     for (int64_t r = 0; r < num_rows; ++r) {
       for (int64_t d = 0; d < head_dim; ++d) {
-        out[r * head_dim + d] = acc[r * stride + d] / row_sum[r];
+        out[r * head_dim + d] = acc[AttentionAccOffset(tile_layout, stride, r, d)] / row_sum[r];
       }
     }
     return out;
@@ -175,7 +178,7 @@ std::vector<float> AttendInSpans(AttendSpanFn attend, const std::vector<float>& 
                                  const std::vector<int>& last, float scale, float softcap,
                                  const uint16_t* q_bf16 = nullptr,
                                  int tile_keys = kAttentionTileKeys) {
-  RowStates rows(num_rows, head_dim);
+  RowStates rows(num_rows, head_dim, attend == AttendSpanAmx);
   std::vector<float> scratch(AttentionSpanScratchFloats(head_dim), std::nanf(""));
   const int lowest = *std::min_element(first.begin(), first.end());
   const int highest = *std::max_element(last.begin(), last.end());
@@ -381,7 +384,7 @@ TEST(AttendSpanTest, AmxRowsGiveTheirResultAlone) {
   const StoredRows values =
       Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 16), head_dim);
   std::vector<uint16_t> q_bf16(32 * head_dim);
-  QueriesToBf16(q.data(), num_rows * head_dim, q_bf16.data());
+  QueriesToBf16(q.data(), num_rows, head_dim, q_bf16.data());
   for (float softcap : {0.0f, 5.0f}) {
     const std::vector<float> together =
         AttendInSpans(AttendSpanAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,

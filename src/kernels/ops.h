@@ -131,13 +131,22 @@ constexpr int64_t AttentionTileScratchFloats(int64_t head_dim) {
   return 2 * kAttentionTileKeys * AttentionAccStride(head_dim);
 }
 
-// Whether AttendSpan multiplies bf16 queries for keys and values of this dtype and head_dim (AMX
-// tiles): a caller that streams many spans past the same rows may then round them once
-// (QueriesToBf16) and pass them as AttentionSpan::q_bf16.
+// Whether AttendSpan runs on AMX tiles for keys and values of this dtype and head_dim. Then it
+// multiplies bf16 queries (a caller that streams many spans past the same rows may round them
+// once, QueriesToBf16, and pass them as AttentionSpan::q_bf16) and keeps acc in the tile layout
+// (AttentionAccOffset).
 bool AttentionTakesBf16Queries(KvCacheDtype dtype, int64_t head_dim);
-// out[i] = q[i] rounded to bf16 (nearest even), i < n (a multiple of 32); only where
-// AttentionTakesBf16Queries.
-void QueriesToBf16(const float* q, int64_t n, uint16_t* out);
+// q: [num_rows, head_dim] rounded to bf16 (nearest even) as the AMX path reads them: by groups of
+// 16 rows (the last padded with zeros), each [head_dim / 32][16 dim pairs][16 rows] pairs of bf16;
+// out holds num_rows rounded up to 16 times head_dim values. Only where AttentionTakesBf16Queries.
+void QueriesToBf16(const float* q, int64_t num_rows, int64_t head_dim, uint16_t* out);
+
+// Where AttentionState::acc keeps row r's dimension d. Row by row ([num_rows, stride]) unless
+// tile_layout (AttendSpan where AttentionTakesBf16Queries): by groups of 16 rows, each transposed
+// ([stride][16 rows]), so acc then needs num_rows rounded up to 16 rows.
+constexpr int64_t AttentionAccOffset(bool tile_layout, int64_t stride, int64_t r, int64_t d) {
+  return tile_layout ? (r / 16 * stride + d) * 16 + r % 16 : r * stride + d;
+}
 
 // Query rows against one tile of up to kAttentionTileKeys consecutive key positions.
 struct AttentionTile {
@@ -182,8 +191,7 @@ constexpr int64_t AttentionSpanScratchFloats(int64_t head_dim) {
 // position; slots of tiles no row needs stay empty.
 struct AttentionSpan {
   const float* q = nullptr;  // [num_rows, head_dim]
-  // Optional where AttentionTakesBf16Queries: q rounded to bf16, [num_rows rounded up to 16,
-  // head_dim] (the padding rows' values are never used).
+  // Optional where AttentionTakesBf16Queries: q as QueriesToBf16 lays it out.
   const uint16_t* q_bf16 = nullptr;
   int64_t num_rows = 0;
   int64_t head_dim = 0;
@@ -194,7 +202,8 @@ struct AttentionSpan {
   int32_t tile_keys[kAttentionSpanTiles] = {};
   int32_t key_offset[kAttentionSpanTiles] = {};
   // Row r sees the span's key positions [first_key[r], last_key[r]]; first_key[r] > last_key[r]:
-  // none, and its state is left as is. Keys no row sees are never read.
+  // none, and its state is left as is. Keys no row sees never change a result; their rows are read
+  // only in a slot of kAttentionTileKeys keys that some row sees.
   const int32_t* first_key = nullptr;  // [num_rows]
   const int32_t* last_key = nullptr;   // [num_rows]
   float scale = 1.0f;                  // multiplies q·k
@@ -203,8 +212,9 @@ struct AttentionSpan {
 
 // Folds a span into the state of each row that sees some of its keys. Where
 // AttentionTakesBf16Queries, in one online-softmax step over all the span's keys a row sees, on
-// AMX tiles: q and exp(s_j - m') rounded to bf16, the products summed in the tiles' order;
-// elsewhere as AttendTile over each slot in turn, bit for bit. `scratch`:
+// AMX tiles: q and exp(s_j - m') rounded to bf16, the products summed in the tiles' order, acc in
+// the tile layout (AttentionAccOffset); elsewhere as AttendTile over each slot in turn, bit for
+// bit. `scratch`:
 // AttentionSpanScratchFloats(head_dim) floats. A row's arithmetic depends only on its own query,
 // range and keys (and their slots), never on the other rows.
 void AttendSpan(const AttentionSpan& span, const AttentionState& state, float* scratch);

@@ -18,7 +18,7 @@ struct AttentionScratch {
   std::vector<uint16_t> q_bf16;    // [rows rounded up to 16, head_dim]: as bf16, for AMX tiles
   std::vector<float> row_max;      // [rows]
   std::vector<float> row_sum;      // [rows]
-  std::vector<float> acc;          // [rows, AttentionAccStride(head_dim)]
+  std::vector<float> acc;          // [rows rounded up to 16, AttentionAccStride(head_dim)]
   std::vector<float> tile;         // AttentionSpanScratchFloats(head_dim)
   std::vector<int32_t> first_key;  // [rows]
   std::vector<int32_t> last_key;   // [rows]
@@ -32,7 +32,7 @@ struct AttentionScratch {
     grow(q_bf16, (num_rows + 15) / 16 * 16 * head_dim);
     grow(row_max, num_rows);
     grow(row_sum, num_rows);
-    grow(acc, num_rows * kernels::AttentionAccStride(head_dim));
+    grow(acc, (num_rows + 15) / 16 * 16 * kernels::AttentionAccStride(head_dim));
     grow(tile, kernels::AttentionSpanScratchFloats(head_dim));
     grow(first_key, num_rows);
     grow(last_key, num_rows);
@@ -86,8 +86,8 @@ struct AttentionCall {
 
   void Attend(int64_t item, AttentionScratch& scratch) const;
   // softmax · V = acc / row_sum for the tile's rows (a sink joins the denominator at its own
-  // max), into `out`.
-  void WriteRows(int64_t begin, int64_t num_rows, int64_t first_head,
+  // max), into `out`; acc in the tile layout (AttentionAccOffset) where tile_layout.
+  void WriteRows(int64_t begin, int64_t num_rows, int64_t first_head, bool tile_layout,
                  const AttentionScratch& scratch) const;
 };
 
@@ -124,11 +124,12 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
   }
   const bool bf16_queries = kernels::AttentionTakesBf16Queries(kv.dtype(), head_dim);
   if (bf16_queries) {
-    kernels::QueriesToBf16(scratch.q.data(), num_rows * head_dim, scratch.q_bf16.data());
+    kernels::QueriesToBf16(scratch.q.data(), num_rows, head_dim, scratch.q_bf16.data());
   }
   std::fill_n(scratch.row_max.data(), num_rows, -INFINITY);
   std::fill_n(scratch.row_sum.data(), num_rows, 0.0f);
-  std::fill_n(scratch.acc.data(), num_rows * kernels::AttentionAccStride(head_dim), 0.0f);
+  std::fill_n(scratch.acc.data(), (num_rows + 15) / 16 * 16 * kernels::AttentionAccStride(head_dim),
+              0.0f);
   const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
                                          .row_sum = scratch.row_sum.data(),
                                          .acc = scratch.acc.data()};
@@ -177,10 +178,10 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
     span.last_key = scratch.last_key.data();
     kernels::AttendSpan(span, state, scratch.tile.data());
   }
-  WriteRows(begin, num_rows, first_head, scratch);
+  WriteRows(begin, num_rows, first_head, bf16_queries, scratch);
 }
 
-void AttentionCall::WriteRows(int64_t begin, int64_t num_rows, int64_t first_head,
+void AttentionCall::WriteRows(int64_t begin, int64_t num_rows, int64_t first_head, bool tile_layout,
                               const AttentionScratch& scratch) const {
   const int64_t acc_stride = kernels::AttentionAccStride(head_dim);
   for (int64_t r = 0; r < num_rows; ++r) {
@@ -193,9 +194,10 @@ void AttentionCall::WriteRows(int64_t begin, int64_t num_rows, int64_t first_hea
       const float rescale = std::exp(scratch.row_max[r] - max);
       factor = rescale / (scratch.row_sum[r] * rescale + std::exp(sink - max));
     }
-    const float* acc = scratch.acc.data() + r * acc_stride;
     float* result = out + ((begin + i) * num_heads + head) * head_dim;
-    for (int64_t d = 0; d < head_dim; ++d) result[d] = acc[d] * factor;
+    for (int64_t d = 0; d < head_dim; ++d) {
+      result[d] = scratch.acc[kernels::AttentionAccOffset(tile_layout, acc_stride, r, d)] * factor;
+    }
   }
 }
 
