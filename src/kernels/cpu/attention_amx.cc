@@ -206,39 +206,72 @@ __m512 SoftCap(__m512 x, float cap) {
   return _mm512_mul_ps(tanh_y, _mm512_set1_ps(cap));
 }
 
-// The online-softmax step of rows [r0, r0 + 16), a lane per row, over the seen slots' logits
-// st ([key][row], as S^T's tiles stored them): each row's max over the keys it sees,
-// p_j = e^(s_j - m') there and 0 elsewhere, Σ p_j in key order, its state moved on; p_tiles gets
-// P^T as B tiles ([half][16 key pairs][16 rows] pairs of bf16) for the seen halves, rescale each
-// row's factor for acc. Rows past num_rows or seeing no key keep their state (factor 1, p = 0).
+// The polynomial terms of the softmax's e^x: p is rounded to bf16 for P · V, so about 3e-6
+// relative is plenty.
+constexpr int kSoftmaxExpTerms = 4;
+
+// The rows of [r0, r0 + 16) that see each key of the seen slots (sees[c] for key c): `live` for
+// the keys every live row sees (no comparison), 0 past a slot's keys.
+void RowsThatSee(const AttentionSpan& span, const SeenSlots& seen, int64_t r0, __mmask16 live,
+                 __mmask16 (&sees)[kSpanColumns]) {
+  const __m512i first = _mm512_maskz_loadu_epi32(live, span.first_key + r0);
+  const __m512i last = _mm512_maskz_loadu_epi32(live, span.last_key + r0);
+  // Positions every live row sees: [latest first, earliest last].
+  const int32_t common_first = _mm512_mask_reduce_max_epi32(live, first);
+  const int32_t common_last = _mm512_mask_reduce_min_epi32(live, last);
+  for (int slot = seen.lo; slot <= seen.hi; ++slot) {
+    for (int j = 0; j < kAttentionTileKeys; ++j) {
+      const int c = slot * kAttentionTileKeys + j;
+      const int32_t position = span.key_offset[slot] + j;
+      if (j >= span.tile_keys[slot]) {
+        sees[c] = 0;
+      } else if (position >= common_first && position <= common_last) {
+        sees[c] = live;
+      } else {
+        const __m512i at = _mm512_set1_epi32(position);
+        sees[c] =
+            _mm512_mask_cmple_epi32_mask(_mm512_mask_cmple_epi32_mask(live, first, at), at, last);
+      }
+    }
+  }
+}
+
+// The online-softmax step of rows [r0, r0 + 16), a lane per row, over the seen slots' products
+// st ([key][row] q·k, as S^T's tiles stored them): each row's max m' over the logits s_j of the
+// keys it sees, p_j = e^(s_j - m') there and 0 elsewhere, Σ p_j in key order, its state moved on;
+// p_tiles gets P^T as B tiles ([half][16 key pairs][16 rows] pairs of bf16) for the seen halves.
+// Without soft-capping s_j = q·k · scale enters the exponent as one fused q·k · scale - m' (the
+// max of q·k times scale is the max of the logits for scale > 0); with it, the capped logits are
+// stored first. Returns each row's factor for acc. Rows past num_rows or seeing no key keep their
+// state (factor 1, p = 0).
 __m512 SoftmaxStep(const AttentionSpan& span, const SeenSlots& seen, const AttentionState& state,
                    int64_t r0, float (&st)[kSpanColumns][kGroupRows], uint32_t* p_tiles) {
   const int rows = static_cast<int>(std::min<int64_t>(kGroupRows, span.num_rows - r0));
   const auto live = static_cast<__mmask16>((1u << rows) - 1);
-  const __m512i first = _mm512_maskz_loadu_epi32(live, span.first_key + r0);
-  const __m512i last = _mm512_maskz_loadu_epi32(live, span.last_key + r0);
-  __mmask16 sees[kSpanColumns];  // rows that see key c
+  __mmask16 sees[kSpanColumns];
+  RowsThatSee(span, seen, r0, live, sees);
+  const bool fused_scale = span.logit_softcap == 0.0f && span.scale > 0.0f;
+  const __m512 scale = _mm512_set1_ps(span.scale);
   const __m512 minus_infinity = _mm512_set1_ps(-__builtin_inff());
   __m512 span_max = minus_infinity;
   const int begin = seen.lo * kAttentionTileKeys, end = (seen.hi + 1) * kAttentionTileKeys;
   for (int c = begin; c < end; ++c) {
-    const int slot = c / kAttentionTileKeys, j = c % kAttentionTileKeys;
-    const __m512i position = _mm512_set1_epi32(span.key_offset[slot] + j);
-    sees[c] = j < span.tile_keys[slot]
-                  ? _mm512_mask_cmple_epi32_mask(
-                        _mm512_mask_cmple_epi32_mask(live, first, position), position, last)
-                  : __mmask16{0};
-    __m512 logit = _mm512_mul_ps(_mm512_load_ps(st[c]), _mm512_set1_ps(span.scale));
-    if (span.logit_softcap > 0.0f) logit = SoftCap(logit, span.logit_softcap);
-    span_max = _mm512_mask_max_ps(span_max, sees[c], span_max, logit);
-    _mm512_store_ps(st[c], logit);
+    __m512 x = _mm512_load_ps(st[c]);
+    if (!fused_scale) {
+      x = _mm512_mul_ps(x, scale);
+      if (span.logit_softcap > 0.0f) x = SoftCap(x, span.logit_softcap);
+      _mm512_store_ps(st[c], x);
+    }
+    span_max = _mm512_mask_max_ps(span_max, sees[c], span_max, x);
   }
+  if (fused_scale) span_max = _mm512_mul_ps(span_max, scale);
   const __m512 old_max = _mm512_mask_loadu_ps(minus_infinity, live, state.row_max + r0);
   const __m512 new_max = _mm512_max_ps(old_max, span_max);
+  const __m512 exp_scale = fused_scale ? scale : _mm512_set1_ps(1.0f);
   __m512 span_sum = _mm512_setzero_ps();
   for (int c = begin; c < end; ++c) {
-    const __m512 p =
-        _mm512_maskz_mov_ps(sees[c], Exp(_mm512_sub_ps(_mm512_load_ps(st[c]), new_max)));
+    const __m512 argument = _mm512_fmsub_ps(_mm512_load_ps(st[c]), exp_scale, new_max);
+    const __m512 p = _mm512_maskz_mov_ps(sees[c], Exp<kSoftmaxExpTerms>(argument));
     span_sum = _mm512_add_ps(span_sum, p);
     _mm512_store_ps(st[c], p);
   }
