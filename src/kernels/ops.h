@@ -214,9 +214,8 @@ struct AttentionSpan {
 // AttentionTakesBf16Queries, in one online-softmax step over all the span's keys a row sees, on
 // AMX tiles: q and exp(s_j - m') rounded to bf16, the products summed in the tiles' order, acc in
 // the tile layout (AttentionAccOffset); elsewhere as AttendTile over each slot in turn, bit for
-// bit. `scratch`:
-// AttentionSpanScratchFloats(head_dim) floats. A row's arithmetic depends only on its own query,
-// range and keys (and their slots), never on the other rows.
+// bit. `scratch`: AttentionSpanScratchFloats(head_dim) floats. A row's arithmetic depends only on
+// its own query, range and keys (and their slots), never on the other rows.
 void AttendSpan(const AttentionSpan& span, const AttentionState& state, float* scratch);
 
 // --- Dense bidirectional attention (encoders: no KV cache, every key of the sequence) ---

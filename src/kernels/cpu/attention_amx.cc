@@ -26,12 +26,12 @@ namespace vllm::kernels {
 namespace {
 #include "kernels/cpu/transpose_avx512.h"
 
-constexpr int kGroupRows = 16;     // query rows per A tile
-constexpr int kDimsPerPart = 32;   // bf16 dims per 64-byte row of a Q tile and of K's B tile rows
-constexpr int kDimsPerSlice = 16;  // f32 dims per 64-byte row of an acc tile
-constexpr int kSlicesPerPass = 4;  // acc tiles 0..3
-constexpr int kSpanColumns = kAttentionSpanTiles * kAttentionTileKeys;  // 64
-constexpr int kKeysPerHalf = 32;  // keys of one P tile's row / one V tile (16 key pairs)
+constexpr int kGroupRows = 16;     // query rows per group: the columns of S^T, P^T and acc^T
+constexpr int kDimsPerPart = 32;   // dims of one Q^T tile (16 dim pairs) and of a K tile's rows
+constexpr int kDimsPerSlice = 16;  // dims of one acc^T tile (its rows)
+constexpr int kSlicesPerPass = 4;  // acc^T tiles 0..3
+constexpr int kSpanColumns = kAttentionSpanTiles * kAttentionTileKeys;  // 64 keys per span
+constexpr int kKeysPerHalf = 32;  // keys of one P^T tile (16 key pairs) and of a V^T tile's rows
 constexpr int kSlotsPerHalf = kKeysPerHalf / kAttentionTileKeys;
 constexpr int kHalves = kSpanColumns / kKeysPerHalf;
 
@@ -67,13 +67,14 @@ void ForEachTileNumber(F f) {
   (std::make_integer_sequence<int, n>());
 }
 
-// Every tile is 16 rows of 64 bytes:
-//   S phase:  0..3: S^T of slots 0..3 [16 keys, 16 rows f32]    4: Q^T part [16 dim pairs, 16 rows
-//   x 2 bf16]
-//             5, 6: K part of a slot [16 keys, 32 dims bf16]
-//   PV phase: 0..3: acc^T slices [16 dims, 16 rows f32]         4: P^T half [16 key pairs, 16 rows
-//   x 2 bf16]
-//             5, 6: V^T slice of a half [16 dims, 32 keys bf16]
+// Every tile is 16 rows of 64 bytes. S phase:
+//   0..3  S^T of slots 0..3           [16 keys, 16 rows] f32
+//   4     Q^T part                    [16 dim pairs, 16 rows x 2] bf16
+//   5, 6  K part of a slot            [16 keys, 32 dims] bf16
+// PV phase:
+//   0..3  acc^T slices                [16 dims, 16 rows] f32
+//   4     P^T half                    [16 key pairs, 16 rows x 2] bf16
+//   5, 6  V^T slice of a half         [16 dims, 32 keys] bf16
 // K and V tiles alternate between 5 and 6 so that a load need not wait for the previous product.
 constexpr int kQOrP = 4;
 template <int i>

@@ -96,8 +96,8 @@ struct AttentionCall {
 // tile: spans of kAttentionSpanTiles key tiles (each of up to kAttentionTileKeys positions of one
 // block) go by in position order, from the first tile any row sees to the last, and each row
 // folds in exactly the keys its own range [first position, position] touches, in spans and slots
-// fixed by the keys' positions. A row's arithmetic therefore depends only on its
-// query, its position and the keys: the same alone (decode), in any tile and any batch.
+// fixed by the keys' positions. A row's arithmetic therefore depends only on its query, its
+// position and the keys: the same alone (decode), in any tile and any batch.
 //
 //   keys:  | block b0 | block b1 | block b2 | ...    (block_size positions each, via the table)
 //   row of token at position p (window W):  sees [max(0, p - W + 1), p]
