@@ -122,7 +122,7 @@ struct RowStates {
         tile_layout(tiles),
         row_max(num_rows, -std::numeric_limits<float>::infinity()),
         row_sum(num_rows, 0.0f),
-        acc((num_rows + 15) / 16 * 16 * stride, 0.0f) {}
+        acc(AttentionAccFloats(num_rows, dims), 0.0f) {}
   AttentionState state() {
     return {.row_max = row_max.data(), .row_sum = row_sum.data(), .acc = acc.data()};
   }

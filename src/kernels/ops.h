@@ -147,6 +147,10 @@ void QueriesToBf16(const float* q, int64_t num_rows, int64_t head_dim, uint16_t*
 constexpr int64_t AttentionAccOffset(bool tile_layout, int64_t stride, int64_t r, int64_t d) {
   return tile_layout ? (r / 16 * stride + d) * 16 + r % 16 : r * stride + d;
 }
+// Floats of acc for num_rows rows in either layout.
+constexpr int64_t AttentionAccFloats(int64_t num_rows, int64_t head_dim) {
+  return (num_rows + 15) / 16 * 16 * AttentionAccStride(head_dim);
+}
 
 // Query rows against one tile of up to kAttentionTileKeys consecutive key positions.
 struct AttentionTile {

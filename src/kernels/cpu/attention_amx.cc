@@ -85,7 +85,8 @@ alignas(64) constexpr uint16_t kInterleave[32] = {0,  16, 1,  17, 2,  18, 3,  19
                                                   21, 6,  22, 7,  23, 8,  24, 9,  25, 10, 26,
                                                   11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
 
-// The slots some row of the span sees, [lo, hi] (hi < lo: none), and the keys of each it sees.
+// The slots some row of the span sees, [lo, hi] (hi < lo: none), and the keys of each slot that
+// some row sees, [first, last] (first > last: none).
 struct SeenSlots {
   int lo = kAttentionSpanTiles, hi = -1;
   int first[kAttentionSpanTiles], last[kAttentionSpanTiles];  // keys within the slot
@@ -158,9 +159,7 @@ void PackValues(const AttentionSpan& span, const SeenSlots& seen, uint32_t* v_ti
   const __m512i interleave = _mm512_load_si512(kInterleave);
   const int64_t slices = span.head_dim / kDimsPerSlice;
   auto dims_of = [&](int slot, int j, int64_t slice) {
-    if (slot < seen.lo || slot > seen.hi || j < seen.first[slot] || j > seen.last[slot]) {
-      return _mm256_setzero_si256();
-    }
+    if (j < seen.first[slot] || j > seen.last[slot]) return _mm256_setzero_si256();
     const KvRows& values = span.values[slot];
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
         values.data + j * values.row_stride_bytes + slice * kDimsPerSlice * 2));

@@ -15,10 +15,10 @@ constexpr int64_t kTileTokens = 16;
 // One thread's buffers, grown to the largest tile seen and reused by every call after it.
 struct AttentionScratch {
   std::vector<float> q;            // [rows, head_dim]: the tile's queries, row = token · G + head
-  std::vector<uint16_t> q_bf16;    // [rows rounded up to 16, head_dim]: as bf16, for AMX tiles
+  std::vector<uint16_t> q_bf16;    // [rows rounded up to 16, head_dim]: QueriesToBf16's layout
   std::vector<float> row_max;      // [rows]
   std::vector<float> row_sum;      // [rows]
-  std::vector<float> acc;          // [rows rounded up to 16, AttentionAccStride(head_dim)]
+  std::vector<float> acc;          // AttentionAccFloats(rows, head_dim)
   std::vector<float> tile;         // AttentionSpanScratchFloats(head_dim)
   std::vector<int32_t> first_key;  // [rows]
   std::vector<int32_t> last_key;   // [rows]
@@ -32,7 +32,7 @@ struct AttentionScratch {
     grow(q_bf16, (num_rows + 15) / 16 * 16 * head_dim);
     grow(row_max, num_rows);
     grow(row_sum, num_rows);
-    grow(acc, (num_rows + 15) / 16 * 16 * kernels::AttentionAccStride(head_dim));
+    grow(acc, kernels::AttentionAccFloats(num_rows, head_dim));
     grow(tile, kernels::AttentionSpanScratchFloats(head_dim));
     grow(first_key, num_rows);
     grow(last_key, num_rows);
@@ -128,8 +128,7 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
   }
   std::fill_n(scratch.row_max.data(), num_rows, -INFINITY);
   std::fill_n(scratch.row_sum.data(), num_rows, 0.0f);
-  std::fill_n(scratch.acc.data(), (num_rows + 15) / 16 * 16 * kernels::AttentionAccStride(head_dim),
-              0.0f);
+  std::fill_n(scratch.acc.data(), kernels::AttentionAccFloats(num_rows, head_dim), 0.0f);
   const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
                                          .row_sum = scratch.row_sum.data(),
                                          .acc = scratch.acc.data()};
