@@ -43,6 +43,9 @@ struct BenchServeOptions {
   // long_prompt_delay seconds into the closed loop, on a connection of its own; 0: none.
   int long_prompt_len = 0;
   double long_prompt_delay = 5.0;
+  // vLLM's --extra-body: a JSON object whose fields are added to (and override) every request's
+  // body, e.g. a logit_bias given to both servers of a side-by-side run.
+  nlohmann::json extra_body = nlohmann::json::object();
 };
 
 struct RequestResult {
@@ -55,6 +58,10 @@ struct RequestResult {
   std::vector<double> itls;                 // gaps between chunks with text
   std::vector<Clock::time_point> itl_ends;  // [itls.size()] when each gap ended
   Clock::time_point sent_at;
+  bool keep_alive = false;  // the server keeps the connection open for the next request
+  // The connection failed before a response header arrived: on a kept-alive connection, the
+  // server closed it while idle (llama-server does after a stream, despite Keep-Alive).
+  bool no_response = false;
 };
 
 struct BenchRequest {
@@ -72,6 +79,7 @@ RequestResult RunRequest(const BenchServeOptions& options, beast::tcp_stream& st
                          {"temperature", 0.0},       {"ignore_eos", true},
                          {"stream", true},           {"stream_options", {{"include_usage", true}}}};
   if (!options.model.empty()) body["model"] = options.model;
+  body.update(options.extra_body);
   http::request<http::string_body> http_request{http::verb::post, "/v1/completions", 11};
   http_request.set(http::field::host, options.host);
   http_request.set(http::field::content_type, "application/json");
@@ -86,6 +94,7 @@ RequestResult RunRequest(const BenchServeOptions& options, beast::tcp_stream& st
   http::write(stream, http_request, error);
   if (error) {
     result.error = error.message();
+    result.no_response = true;
     return result;
   }
   beast::flat_buffer buffer;
@@ -133,9 +142,11 @@ RequestResult RunRequest(const BenchServeOptions& options, beast::tcp_stream& st
   http::read(stream, buffer, parser, error);
   if (error) {
     result.error = error.message();
+    result.no_response = !parser.is_header_done();
     return result;
   }
   result.latency = Seconds(Clock::now() - start);
+  result.keep_alive = parser.get().keep_alive();
   if (parser.get().result() != http::status::ok) {
     result.error = "HTTP " + std::to_string(parser.get().result_int()) + ": " + parser.get().body();
     return result;
@@ -309,18 +320,23 @@ int RunBenchServe(const BenchServeOptions& options) {
       asio::io_context client_context;
       std::unique_ptr<beast::tcp_stream> stream;
       for (size_t i = next++; i < requests.size(); i = next++) {
-        if (!stream) {
-          stream = std::make_unique<beast::tcp_stream>(client_context);
-          beast::error_code connect_error;
-          stream->connect(endpoints, connect_error);
-          if (connect_error) {
-            results[i].error = connect_error.message();
-            stream.reset();
-            continue;
+        // A request on a kept-alive connection that got no response is sent once more, on a new
+        // connection.
+        for (bool reused = stream != nullptr;; reused = false) {
+          if (!stream) {
+            stream = std::make_unique<beast::tcp_stream>(client_context);
+            beast::error_code connect_error;
+            stream->connect(endpoints, connect_error);
+            if (connect_error) {
+              results[i].error = connect_error.message();
+              stream.reset();
+              break;
+            }
           }
+          results[i] = RunRequest(options, *stream, requests[i]);
+          if (!results[i].ok || !results[i].keep_alive) stream.reset();
+          if (!reused || !results[i].no_response) break;
         }
-        results[i] = RunRequest(options, *stream, requests[i]);
-        if (!results[i].ok) stream.reset();
       }
     });
   }
@@ -419,6 +435,17 @@ void RegisterBenchServeCommand(CLI::App& bench) {
       ->add_option("--long-prompt-delay", options->long_prompt_delay,
                    "Seconds after the loop starts that the long prompt is sent")
       ->capture_default_str();
+  command
+      ->add_option_function<std::string>(
+          "--extra-body",
+          [options](const std::string& text) {
+            options->extra_body = nlohmann::json::parse(text, nullptr, false);
+            if (!options->extra_body.is_object()) {
+              throw CLI::ValidationError("--extra-body", "must be a JSON object");
+            }
+          },
+          "JSON object whose fields are added to every request's body")
+      ->type_name("JSON");
   command->callback([options] { std::exit(RunBenchServe(*options)); });
 }
 
