@@ -34,6 +34,7 @@ CpuFeatures Detect() {
     features.avx512f = os_avx512 && (ebx & bit_AVX512F) != 0;
     features.avx512bw = os_avx512 && (ebx & bit_AVX512BW) != 0;
     features.avx512vl = os_avx512 && (ebx & bit_AVX512VL) != 0;
+    features.avx512dq = os_avx512 && (ebx & bit_AVX512DQ) != 0;
     features.avx512vnni = os_avx512 && (ecx & bit_AVX512VNNI) != 0;
     features.amx_tile = os_amx && (edx & bit_AMX_TILE) != 0;
     features.amx_bf16 = features.amx_tile && (edx & bit_AMX_BF16) != 0;
@@ -45,7 +46,7 @@ CpuFeatures Detect() {
   if (cap != nullptr && std::strcmp(cap, "avx512") == 0) {
     features.amx_tile = features.amx_bf16 = false;
   } else if (cap != nullptr && std::strcmp(cap, "avx2") == 0) {
-    features.avx512f = features.avx512bw = features.avx512vl = false;
+    features.avx512f = features.avx512bw = features.avx512vl = features.avx512dq = false;
     features.avx512vnni = features.avx512bf16 = false;
     features.amx_tile = features.amx_bf16 = false;
   } else if (cap != nullptr && std::strcmp(cap, "scalar") == 0) {
@@ -69,6 +70,7 @@ std::string CpuFeatures::ToString() const {
   add(avx512f, "avx512f");
   add(avx512bw, "avx512bw");
   add(avx512vl, "avx512vl");
+  add(avx512dq, "avx512dq");
   add(avx512vnni, "avx512vnni");
   add(avx512bf16, "avx512bf16");
   add(amx_tile, "amx_tile");

@@ -1,11 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
 #include <vector>
 
 #include "common/cpu_features.h"
+#include "kernels/cpu/exp_polynomial.h"
 #include "kernels/isa.h"
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
@@ -28,6 +30,18 @@ TEST(ElementwiseTest, GeluTanhMulMatchesTheTanhFormulaInDoublePrecision) {
   EXPECT_EQ(out[4], 0.0f);
   EXPECT_NEAR(out[8], 7.5f * -0.5f, 1e-5);
   EXPECT_NEAR(out[0], 0.0f, 1e-6);
+}
+
+// The AMX softmax's 2^f = 1 + f q(f) on [0, 1], evaluated with fused multiply-adds as there.
+TEST(ElementwiseTest, Exp2PolynomialIsWithin3e6OfTwoToTheF) {
+  double worst = 0.0;
+  for (int i = 0; i <= 1 << 20; ++i) {
+    const float f = static_cast<float>(i) / (1 << 20);
+    float q = kExp2Coefficients[0];
+    for (int k = 1; k < kNumExp2Coefficients; ++k) q = std::fma(q, f, kExp2Coefficients[k]);
+    worst = std::max(worst, std::abs(std::fma(q, f, 1.0f) / std::exp2(double{f}) - 1.0));
+  }
+  EXPECT_LT(worst, 3.0e-6);
 }
 
 TEST(ElementwiseTest, GeluTanhMulMayWriteOverItsGateInput) {

@@ -22,7 +22,8 @@ Isa BestIsa() {
 bool AmxBf16Usable() {
   static const bool usable = [] {
     const CpuFeatures& features = GetCpuFeatures();
-    if (BestIsa() != Isa::kAvx512 || !features.amx_bf16) return false;
+    // The AMX translation units also use AVX512DQ (vreduceps), which every AMX CPU has.
+    if (BestIsa() != Isa::kAvx512 || !features.amx_bf16 || !features.avx512dq) return false;
     // Linux (5.16 on) allocates the tile data state only for processes that ask for it.
     constexpr int kArchRequestXcompPermission = 0x1023;
     constexpr int kXfeatureTileData = 18;

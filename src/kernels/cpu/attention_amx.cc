@@ -206,9 +206,19 @@ __m512 SoftCap(__m512 x, float cap) {
   return _mm512_mul_ps(tanh_y, _mm512_set1_ps(cap));
 }
 
-// The polynomial terms of the softmax's e^x: p is rounded to bf16 for P · V, so about 3e-6
-// relative is plenty.
-constexpr int kSoftmaxExpTerms = 4;
+// The softmax's weights, 2^x per lane (x in base 2), 0 where `keep` is clear: x = floor(x) + f
+// with f in [0, 1] from one vreduceps, 2^f = 1 + f q(f) (exp_polynomial.h: 3e-6 relative; p is
+// rounded to bf16 for P · V anyway), times 2^floor(x) by vscalefps, which gives 0 below the float
+// range and inf above, so x needs no clamp.
+__m512 MaskzExp2(__mmask16 keep, __m512 x) {
+  const __m512 f = _mm512_reduce_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  __m512 q = _mm512_set1_ps(kExp2Coefficients[0]);
+#pragma GCC unroll 4
+  for (int i = 1; i < kNumExp2Coefficients; ++i) {
+    q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(kExp2Coefficients[i]));
+  }
+  return _mm512_maskz_scalef_ps(keep, _mm512_fmadd_ps(q, f, _mm512_set1_ps(1.0f)), x);
+}
 
 // The rows of [r0, r0 + 16) that see each key of the seen slots (sees[c] for key c): `live` for
 // the keys every live row sees (no comparison), 0 past a slot's keys.
@@ -240,10 +250,10 @@ void RowsThatSee(const AttentionSpan& span, const SeenSlots& seen, int64_t r0, _
 // st ([key][row] q·k, as S^T's tiles stored them): each row's max m' over the logits s_j of the
 // keys it sees, p_j = e^(s_j - m') there and 0 elsewhere, Σ p_j in key order, its state moved on;
 // p_tiles gets P^T as B tiles ([half][16 key pairs][16 rows] pairs of bf16) for the seen halves.
-// Without soft-capping s_j = q·k · scale enters the exponent as one fused q·k · scale - m' (the
-// max of q·k times scale is the max of the logits for scale > 0); with it, the capped logits are
-// stored first. Returns each row's factor for acc. Rows past num_rows or seeing no key keep their
-// state (factor 1, p = 0).
+// The exponent is taken in base 2, (s_j - m') log2 e. Without soft-capping s_j = q·k · scale
+// enters it as one fused q·k · (scale log2 e) - m' log2 e (the max of q·k times scale is the max
+// of the logits for scale > 0); with it, the capped logits are stored first. Returns each row's
+// factor for acc. Rows past num_rows or seeing no key keep their state (factor 1, p = 0).
 __m512 SoftmaxStep(const AttentionSpan& span, const SeenSlots& seen, const AttentionState& state,
                    int64_t r0, float (&st)[kSpanColumns][kGroupRows], uint32_t* p_tiles) {
   const int rows = static_cast<int>(std::min<int64_t>(kGroupRows, span.num_rows - r0));
@@ -267,11 +277,13 @@ __m512 SoftmaxStep(const AttentionSpan& span, const SeenSlots& seen, const Atten
   if (fused_scale) span_max = _mm512_mul_ps(span_max, scale);
   const __m512 old_max = _mm512_mask_loadu_ps(minus_infinity, live, state.row_max + r0);
   const __m512 new_max = _mm512_max_ps(old_max, span_max);
-  const __m512 exp_scale = fused_scale ? scale : _mm512_set1_ps(1.0f);
+  const __m512 log2e = _mm512_set1_ps(kLog2e);
+  const __m512 exp2_scale = fused_scale ? _mm512_set1_ps(span.scale * kLog2e) : log2e;
+  const __m512 exp2_max = _mm512_mul_ps(new_max, log2e);
   __m512 span_sum = _mm512_setzero_ps();
   for (int c = begin; c < end; ++c) {
-    const __m512 argument = _mm512_fmsub_ps(_mm512_load_ps(st[c]), exp_scale, new_max);
-    const __m512 p = _mm512_maskz_mov_ps(sees[c], Exp<kSoftmaxExpTerms>(argument));
+    const __m512 p =
+        MaskzExp2(sees[c], _mm512_fmsub_ps(_mm512_load_ps(st[c]), exp2_scale, exp2_max));
     span_sum = _mm512_add_ps(span_sum, p);
     _mm512_store_ps(st[c], p);
   }
