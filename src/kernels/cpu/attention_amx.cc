@@ -263,17 +263,25 @@ __m512 SoftmaxStep(const AttentionSpan& span, const SeenSlots& seen, const Atten
   const bool fused_scale = span.logit_softcap == 0.0f && span.scale > 0.0f;
   const __m512 scale = _mm512_set1_ps(span.scale);
   const __m512 minus_infinity = _mm512_set1_ps(-__builtin_inff());
-  __m512 span_max = minus_infinity;
   const int begin = seen.lo * kAttentionTileKeys, end = (seen.hi + 1) * kAttentionTileKeys;
-  for (int c = begin; c < end; ++c) {
-    __m512 x = _mm512_load_ps(st[c]);
-    if (!fused_scale) {
-      x = _mm512_mul_ps(x, scale);
-      if (span.logit_softcap > 0.0f) x = SoftCap(x, span.logit_softcap);
-      _mm512_store_ps(st[c], x);
+  // Four running maxima, of keys c mod 4, so that the loop is not one chain of vmaxps latencies
+  // (a max is exact: their order does not change it).
+  constexpr int kMaxima = 4;
+  __m512 maxima[kMaxima] = {minus_infinity, minus_infinity, minus_infinity, minus_infinity};
+  for (int c0 = begin; c0 < end; c0 += kMaxima) {
+#pragma GCC unroll 4
+    for (int i = 0; i < kMaxima; ++i) {
+      __m512 x = _mm512_load_ps(st[c0 + i]);
+      if (!fused_scale) {
+        x = _mm512_mul_ps(x, scale);
+        if (span.logit_softcap > 0.0f) x = SoftCap(x, span.logit_softcap);
+        _mm512_store_ps(st[c0 + i], x);
+      }
+      maxima[i] = _mm512_mask_max_ps(maxima[i], sees[c0 + i], maxima[i], x);
     }
-    span_max = _mm512_mask_max_ps(span_max, sees[c], span_max, x);
   }
+  __m512 span_max =
+      _mm512_max_ps(_mm512_max_ps(maxima[0], maxima[1]), _mm512_max_ps(maxima[2], maxima[3]));
   if (fused_scale) span_max = _mm512_mul_ps(span_max, scale);
   const __m512 old_max = _mm512_mask_loadu_ps(minus_infinity, live, state.row_max + r0);
   const __m512 new_max = _mm512_max_ps(old_max, span_max);
@@ -341,9 +349,9 @@ void AddValues(const AttentionSpan& span, const SeenSlots& seen, const Attention
   }
 }
 
-// Query rows [r0, r0 + 16) against the span's keys and packed values.
-void AttendGroup(const AttentionSpan& span, const SeenSlots& seen, const AttentionState& state,
-                 const uint16_t* q, int64_t r0, const KeyRows& keys, const uint32_t* v_tiles) {
+// S^T of query rows [r0, r0 + 16) in tiles 0..3 (the seen slots'), summed over head_dim.
+void ScoreGroup(const AttentionSpan& span, const SeenSlots& seen, const uint16_t* q, int64_t r0,
+                const KeyRows& keys) {
   const int64_t head_dim = span.head_dim;
   const int64_t parts = head_dim / kDimsPerPart;
   auto seen_slot = [&](int slot) { return slot >= seen.lo && slot <= seen.hi; };
@@ -359,13 +367,13 @@ void AttendGroup(const AttentionSpan& span, const SeenSlots& seen, const Attenti
       DotTiles<slot, kKOrV<slot>, kQOrP>();
     });
   }
-  alignas(64) float st[kSpanColumns][kGroupRows];
+}
+
+// Tiles 0..3 (the seen slots') into st ([key][row]).
+void StoreScores(const SeenSlots& seen, float (&st)[kSpanColumns][kGroupRows]) {
   ForEachTileNumber<kAttentionSpanTiles>([&](auto slot) {
-    if (seen_slot(slot)) StoreTile<slot>(st[slot * kAttentionTileKeys], 64);
+    if (slot >= seen.lo && slot <= seen.hi) StoreTile<slot>(st[slot * kAttentionTileKeys], 64);
   });
-  alignas(64) uint32_t p_tiles[kHalves * 16 * 16];
-  const __m512 rescale = SoftmaxStep(span, seen, state, r0, st, p_tiles);
-  AddValues(span, seen, state, r0, rescale, p_tiles, v_tiles);
 }
 
 }  // namespace
@@ -399,13 +407,32 @@ void AttendSpanAmx(const AttentionSpan& span, const AttentionState& state, float
   const KeyRows keys = LocateKeys(span, seen, key_copies);
   PackValues(span, seen, v_tiles);
   const uint16_t* q = QueriesAsBf16(span);
-  ConfigureTiles({16, 16, 16, 16, 16, 16, 16, 16});
-  for (int64_t r0 = 0; r0 < span.num_rows; r0 += kGroupRows) {
-    bool any_keys = false;
-    for (int64_t r = r0; r < std::min<int64_t>(r0 + kGroupRows, span.num_rows); ++r) {
-      any_keys = any_keys || span.first_key[r] <= span.last_key[r];
+  // The groups of 16 rows of which some row sees a key, from r0 on (num_rows: none).
+  auto next_group = [&](int64_t r0) {
+    for (; r0 < span.num_rows; r0 += kGroupRows) {
+      for (int64_t r = r0; r < std::min<int64_t>(r0 + kGroupRows, span.num_rows); ++r) {
+        if (span.first_key[r] <= span.last_key[r]) return r0;
+      }
     }
-    if (any_keys) AttendGroup(span, seen, state, q, r0, keys, v_tiles);
+    return span.num_rows;
+  };
+  ConfigureTiles({16, 16, 16, 16, 16, 16, 16, 16});
+  // Software-pipelined: the next group's S^T products are issued before this group's softmax,
+  // which does not wait for them, so that the tiles and the vector units work side by side.
+  alignas(64) float st[2][kSpanColumns][kGroupRows];  // this group's S^T, the next one's
+  alignas(64) uint32_t p_tiles[kHalves * 16 * 16];
+  int64_t r0 = next_group(0);
+  if (r0 < span.num_rows) {
+    ScoreGroup(span, seen, q, r0, keys);
+    StoreScores(seen, st[0]);
+  }
+  for (int current = 0; r0 < span.num_rows; current ^= 1) {
+    const int64_t next = next_group(r0 + kGroupRows);
+    if (next < span.num_rows) ScoreGroup(span, seen, q, next, keys);
+    const __m512 rescale = SoftmaxStep(span, seen, state, r0, st[current], p_tiles);
+    if (next < span.num_rows) StoreScores(seen, st[current ^ 1]);
+    AddValues(span, seen, state, r0, rescale, p_tiles, v_tiles);
+    r0 = next;
   }
   _tile_release();
 }
