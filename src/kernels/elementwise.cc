@@ -8,13 +8,25 @@
 namespace vllm::kernels {
 
 void RmsNorm(const float* x, const float* weight, int64_t m, int64_t n, float eps, float* out) {
+  // Σ x² in double (each square is exact there), in kSums running sums of the values i mod kSums
+  // then added pairwise: independent chains, which the compiler may also vectorize; the same
+  // order on every CPU.
+  constexpr int64_t kSums = 8;
   for (int64_t r = 0; r < m; ++r) {
     const float* row = x + r * n;
     float* out_row = out + r * n;
-    double sum_squares = 0.0;
-    for (int64_t i = 0; i < n; ++i) sum_squares += double{row[i]} * row[i];
+    double sums[kSums] = {};
+    int64_t i = 0;
+    for (; i + kSums <= n; i += kSums) {
+      for (int64_t k = 0; k < kSums; ++k) sums[k] += double{row[i + k]} * row[i + k];
+    }
+    for (; i < n; ++i) sums[i % kSums] += double{row[i]} * row[i];
+    for (int64_t width = kSums / 2; width > 0; width /= 2) {
+      for (int64_t k = 0; k < width; ++k) sums[k] += sums[k + width];
+    }
+    const double sum_squares = sums[0];
     const float scale = 1.0f / std::sqrt(static_cast<float>(sum_squares / n) + eps);
-    for (int64_t i = 0; i < n; ++i) out_row[i] = row[i] * scale * weight[i];
+    for (int64_t j = 0; j < n; ++j) out_row[j] = row[j] * scale * weight[j];
   }
 }
 
