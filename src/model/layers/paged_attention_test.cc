@@ -368,7 +368,7 @@ TEST(PagedAttentionTest, EveryKvCacheDtypeMatchesNaiveAttentionOnTheValuesItStor
 }
 
 TEST(PagedAttentionTest, LongSequencesAndBlockSizesAroundTheKeyTile) {
-  // Prompts of several query tiles (16 tokens) and key tiles, lengths not multiples of the block
+  // Prompts of several query tiles (64 tokens) and key tiles, lengths not multiples of the block
   // size; blocks smaller than, equal to and larger than a key tile (32 and 48: several per block).
   for (int block_size : {1, 5, 16, 32, 48}) {
     for (KvCacheDtype dtype : {KvCacheDtype::kFloat32, KvCacheDtype::kInt8}) {
