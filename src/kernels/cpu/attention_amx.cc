@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -221,14 +222,24 @@ __m512 MaskzExp2(__mmask16 keep, __m512 x) {
 }
 
 // The rows of [r0, r0 + 16) that see each key of the seen slots (sees[c] for key c): `live` for
-// the keys every live row sees (no comparison), 0 past a slot's keys.
-void RowsThatSee(const AttentionSpan& span, const SeenSlots& seen, int64_t r0, __mmask16 live,
+// the keys every live row sees (no comparison), 0 past a slot's keys. Returns true, leaving
+// `sees` unset, where every live row sees every key of the seen slots (all of them full), as
+// off the diagonal: then each key's rows are `live`.
+bool RowsThatSee(const AttentionSpan& span, const SeenSlots& seen, int64_t r0, __mmask16 live,
                  __mmask16 (&sees)[kSpanColumns]) {
   const __m512i first = _mm512_maskz_loadu_epi32(live, span.first_key + r0);
   const __m512i last = _mm512_maskz_loadu_epi32(live, span.last_key + r0);
   // Positions every live row sees: [latest first, earliest last].
   const int32_t common_first = _mm512_mask_reduce_max_epi32(live, first);
   const int32_t common_last = _mm512_mask_reduce_min_epi32(live, last);
+  bool full = true;
+  for (int slot = seen.lo; slot <= seen.hi; ++slot) {
+    full = full && span.tile_keys[slot] == kAttentionTileKeys;
+  }
+  if (full && common_first <= span.key_offset[seen.lo] &&
+      common_last >= span.key_offset[seen.hi] + kAttentionTileKeys - 1) {
+    return true;
+  }
   for (int slot = seen.lo; slot <= seen.hi; ++slot) {
     for (int j = 0; j < kAttentionTileKeys; ++j) {
       const int c = slot * kAttentionTileKeys + j;
@@ -244,6 +255,7 @@ void RowsThatSee(const AttentionSpan& span, const SeenSlots& seen, int64_t r0, _
       }
     }
   }
+  return false;
 }
 
 // The online-softmax step of rows [r0, r0 + 16), a lane per row, over the seen slots' products
@@ -259,7 +271,11 @@ __m512 SoftmaxStep(const AttentionSpan& span, const SeenSlots& seen, const Atten
   const int rows = static_cast<int>(std::min<int64_t>(kGroupRows, span.num_rows - r0));
   const auto live = static_cast<__mmask16>((1u << rows) - 1);
   __mmask16 sees[kSpanColumns];
-  RowsThatSee(span, seen, r0, live, sees);
+  const bool all_see_all = RowsThatSee(span, seen, r0, live, sees);
+  // Each key's rows: `live` as a constant where all see all, so that no loop reads a mask per key.
+  const auto rows_of = [&](auto constant_live) {
+    return [&, constant_live](int c) { return constant_live ? live : sees[c]; };
+  };
   const bool fused_scale = span.logit_softcap == 0.0f && span.scale > 0.0f;
   const __m512 scale = _mm512_set1_ps(span.scale);
   const __m512 minus_infinity = _mm512_set1_ps(-__builtin_inff());
@@ -268,18 +284,21 @@ __m512 SoftmaxStep(const AttentionSpan& span, const SeenSlots& seen, const Atten
   // (a max is exact: their order does not change it).
   constexpr int kMaxima = 4;
   __m512 maxima[kMaxima] = {minus_infinity, minus_infinity, minus_infinity, minus_infinity};
-  for (int c0 = begin; c0 < end; c0 += kMaxima) {
+  auto take_maxima = [&](auto rows_that_see) {
+    for (int c0 = begin; c0 < end; c0 += kMaxima) {
 #pragma GCC unroll 4
-    for (int i = 0; i < kMaxima; ++i) {
-      __m512 x = _mm512_load_ps(st[c0 + i]);
-      if (!fused_scale) {
-        x = _mm512_mul_ps(x, scale);
-        if (span.logit_softcap > 0.0f) x = SoftCap(x, span.logit_softcap);
-        _mm512_store_ps(st[c0 + i], x);
+      for (int i = 0; i < kMaxima; ++i) {
+        __m512 x = _mm512_load_ps(st[c0 + i]);
+        if (!fused_scale) {
+          x = _mm512_mul_ps(x, scale);
+          if (span.logit_softcap > 0.0f) x = SoftCap(x, span.logit_softcap);
+          _mm512_store_ps(st[c0 + i], x);
+        }
+        maxima[i] = _mm512_mask_max_ps(maxima[i], rows_that_see(c0 + i), maxima[i], x);
       }
-      maxima[i] = _mm512_mask_max_ps(maxima[i], sees[c0 + i], maxima[i], x);
     }
-  }
+  };
+  all_see_all ? take_maxima(rows_of(std::true_type())) : take_maxima(rows_of(std::false_type()));
   __m512 span_max =
       _mm512_max_ps(_mm512_max_ps(maxima[0], maxima[1]), _mm512_max_ps(maxima[2], maxima[3]));
   if (fused_scale) span_max = _mm512_mul_ps(span_max, scale);
@@ -289,12 +308,15 @@ __m512 SoftmaxStep(const AttentionSpan& span, const SeenSlots& seen, const Atten
   const __m512 exp2_scale = fused_scale ? _mm512_set1_ps(span.scale * kLog2e) : log2e;
   const __m512 exp2_max = _mm512_mul_ps(new_max, log2e);
   __m512 span_sum = _mm512_setzero_ps();
-  for (int c = begin; c < end; ++c) {
-    const __m512 p =
-        MaskzExp2(sees[c], _mm512_fmsub_ps(_mm512_load_ps(st[c]), exp2_scale, exp2_max));
-    span_sum = _mm512_add_ps(span_sum, p);
-    _mm512_store_ps(st[c], p);
-  }
+  auto take_weights = [&](auto rows_that_see) {
+    for (int c = begin; c < end; ++c) {
+      const __m512 p =
+          MaskzExp2(rows_that_see(c), _mm512_fmsub_ps(_mm512_load_ps(st[c]), exp2_scale, exp2_max));
+      span_sum = _mm512_add_ps(span_sum, p);
+      _mm512_store_ps(st[c], p);
+    }
+  };
+  all_see_all ? take_weights(rows_of(std::true_type())) : take_weights(rows_of(std::false_type()));
   // e^(old - new): 0 on a row's first keys (old = -inf), exactly 1 while the max stays.
   const __m512 factor =
       _mm512_mask_blend_ps(_mm512_cmp_ps_mask(old_max, new_max, _CMP_EQ_OQ),
