@@ -89,6 +89,7 @@ alignas(64) constexpr uint16_t kInterleave[32] = {0,  16, 1,  17, 2,  18, 3,  19
 // The slots some row of the span sees, [lo, hi] (hi < lo: none), and the keys of each slot that
 // some row sees, [first, last] (first > last: none).
 struct SeenSlots {
+  bool Sees(int slot) const { return slot >= lo && slot <= hi; }
   int lo = kAttentionSpanTiles, hi = -1;
   int first[kAttentionSpanTiles], last[kAttentionSpanTiles];  // keys within the slot
 };
@@ -376,15 +377,14 @@ void ScoreGroup(const AttentionSpan& span, const SeenSlots& seen, const uint16_t
                 const KeyRows& keys) {
   const int64_t head_dim = span.head_dim;
   const int64_t parts = head_dim / kDimsPerPart;
-  auto seen_slot = [&](int slot) { return slot >= seen.lo && slot <= seen.hi; };
   ForEachTileNumber<kAttentionSpanTiles>([&](auto slot) {
-    if (seen_slot(slot)) ZeroTile<slot>();
+    if (seen.Sees(slot)) ZeroTile<slot>();
   });
   const uint16_t* q_group = q + r0 * head_dim;  // [parts][16 dim pairs][16 rows] pairs
   for (int64_t part = 0; part < parts; ++part) {
     LoadTile<kQOrP>(q_group + part * kDimsPerPart * kGroupRows, 64);
     ForEachTileNumber<kAttentionSpanTiles>([&](auto slot) {
-      if (!seen_slot(slot)) return;
+      if (!seen.Sees(slot)) return;
       LoadTile<kKOrV<slot>>(keys.data[slot] + part * kDimsPerPart * 2, keys.row_bytes[slot]);
       DotTiles<slot, kKOrV<slot>, kQOrP>();
     });
@@ -394,7 +394,7 @@ void ScoreGroup(const AttentionSpan& span, const SeenSlots& seen, const uint16_t
 // Tiles 0..3 (the seen slots') into st ([key][row]).
 void StoreScores(const SeenSlots& seen, float (&st)[kSpanColumns][kGroupRows]) {
   ForEachTileNumber<kAttentionSpanTiles>([&](auto slot) {
-    if (slot >= seen.lo && slot <= seen.hi) StoreTile<slot>(st[slot * kAttentionTileKeys], 64);
+    if (seen.Sees(slot)) StoreTile<slot>(st[slot * kAttentionTileKeys], 64);
   });
 }
 

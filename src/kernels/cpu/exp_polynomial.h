@@ -1,4 +1,5 @@
-// Internal: the constants of the vectorized e^t (activations_avx512.cc, activations_avx2.cc).
+// Internal: the constants of the vectorized e^t (activations_avx512.cc, activations_avx2.cc) and
+// of the AMX softmax's 2^f (attention_amx.cc).
 // t = n ln2 + r with n = round(t log2 e) and r = t - n ln2 in two parts (Cody and Waite), so
 // |r| <= ln2 / 2; e^r = 1 + r + r² p(r) with the degree-5 minimax polynomial p of the Cephes
 // library's expf (relative error about 2e-7 over that range).

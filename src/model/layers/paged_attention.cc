@@ -10,8 +10,8 @@ namespace vllm {
 namespace {
 
 // Query tokens of one sequence that share the loads of each key tile (and, on AMX, each span's
-// values laid out as tiles: 64 tokens x 8 query heads per KV head make 32 groups of 16 rows per
-// layout; pp8192 +5 % over 16 tokens).
+// values laid out as tiles: with 8 query heads per KV head, as TinyLlama, 64 tokens make 32 groups
+// of 16 rows per layout; its pp8192 +5 % over 16 tokens).
 constexpr int64_t kTileTokens = 64;
 
 // One thread's buffers, grown to the largest tile seen and reused by every call after it.
