@@ -51,6 +51,13 @@ void RegisterMakeRandomModelCommand(CLI::App& app) {
   command->add_option("--seed", options->seed, "Weights seed")->capture_default_str();
   command->add_option("--num-layers", options->num_layers_override,
                       "Override the shape's layer count");
+  command
+      ->add_option("--residual-scale", options->residual_scale,
+                   "Scale of the matrices writing into the residual stream (attn_output, "
+                   "ffn_down) of a decoder: below 1, a --num-layers cut of the model with the same "
+                   "seed predicts its tokens, a draft model for speculative decoding")
+      ->check(CLI::Range(1e-6f, 1e6f))
+      ->capture_default_str();
   command->callback([options, hf_tokenizer] {
     Status status = hf_tokenizer->empty() ? WriteRandomModel(*options)
                                           : WriteHfDirectory(*options, *hf_tokenizer);

@@ -60,6 +60,7 @@ Expected<SpeculativeConfig> ParseSpeculativeConfig(std::string_view json_text) {
 }
 
 std::string SpecDecodingSummary(const SpecDecodingStats& stats) {
+  if (stats.num_drafts == 0) return "Speculative decoding: no drafts proposed";
   char line[200];
   std::snprintf(
       line, sizeof(line),

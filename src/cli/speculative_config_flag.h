@@ -15,7 +15,8 @@ namespace vllm {
 // unset). Invalid JSON, another key or a value of the wrong type is an error naming it.
 Expected<SpeculativeConfig> ParseSpeculativeConfig(std::string_view json_text);
 
-// One line for the CLI's reports: drafts, accepted tokens and the mean acceptance length.
+// One line for the CLI's reports: drafts, accepted tokens and the mean acceptance length (or that
+// no draft was proposed).
 std::string SpecDecodingSummary(const SpecDecodingStats& stats);
 
 }  // namespace vllm

@@ -38,23 +38,26 @@ EngineArgs DraftArgs(const std::string& draft_path, EngineArgs args = StoriesArg
   return args;
 }
 
-// A random 2-layer model of `shape` over the tokens of `vocab_path`'s tokenizer.
-std::string WriteRandomDraft(const std::string& shape, const std::string& name,
-                             const std::string& vocab_path = StoriesPath()) {
+// A random model of `shape` cut to `num_layers` layers over the tokens of `vocab_path`'s
+// tokenizer, its residual-writing matrices scaled by `residual_scale`.
+std::string WriteRandomModelFile(const std::string& shape, const std::string& name,
+                                 const std::string& vocab_path = StoriesPath(),
+                                 int64_t num_layers = 2, float residual_scale = 1.0f) {
   static const TempTestDir files("draft_model_engine_test");  // removed when the program exits
   const std::string path = files.File(name + ".gguf");
   const Status written = WriteRandomModel({.shape = shape,
                                            .vocab_path = vocab_path,
                                            .output_path = path,
                                            .seed = 77,
-                                           .num_layers_override = 2});
+                                           .num_layers_override = num_layers,
+                                           .residual_scale = residual_scale});
   EXPECT_TRUE(written.ok()) << written.message();
   return path;
 }
 
 // stories260K's shape and vocabulary, written once per test process.
 const std::string& RandomDraftPath() {
-  static const std::string path = WriteRandomDraft("stories260k", "random_draft");
+  static const std::string path = WriteRandomModelFile("stories260k", "random_draft");
   return path;
 }
 
@@ -93,6 +96,27 @@ TEST(DraftModelEngineTest, RandomDraftMatchesPlainDecodingWithFewAcceptances) {
   const SpecDecodingStats& stats = speculative.engine().stats().spec_decoding;
   EXPECT_GT(stats.num_drafts, 0);
   EXPECT_LT(stats.num_accepted_tokens * 2, stats.num_draft_tokens);
+}
+
+// A draft that agrees with the target only in part: the target's first layer, of a target whose
+// residual-writing matrices are scaled by 0.3 (64 % of draft tokens accepted; about a quarter
+// unscaled). Drafts are rejected at every position, the rest of each run is rolled back, and the
+// output stays plain decoding's.
+TEST(DraftModelEngineTest, PartlyAgreeingDraftMatchesPlainDecoding) {
+  constexpr float kResidualScale = 0.3f;
+  const std::string target =
+      WriteRandomModelFile("llama-tiny", "target", StoriesPath(), 4, kResidualScale);
+  const std::string draft =
+      WriteRandomModelFile("llama-tiny", "cut", StoriesPath(), 1, kResidualScale);
+  LLM plain(TestArgs(target));
+  LLM speculative(DraftArgs(draft, TestArgs(target)));
+  ExpectSameCompletions(speculative.Generate(kPrompts, Greedy(60), false),
+                        plain.Generate(kPrompts, Greedy(60), false));
+  const SpecDecodingStats& stats = speculative.engine().stats().spec_decoding;
+  EXPECT_GT(stats.num_accepted_tokens * 5, stats.num_draft_tokens * 2);  // over two fifths
+  EXPECT_LT(stats.num_accepted_tokens * 5, stats.num_draft_tokens * 4);  // under four fifths
+  ASSERT_EQ(stats.num_accepted_tokens_per_pos.size(), static_cast<size_t>(kNumSpeculativeTokens));
+  EXPECT_GT(stats.num_accepted_tokens_per_pos.back(), 0);  // some drafts accepted whole
 }
 
 TEST(DraftModelEngineTest, StopsInsideAnAcceptedRunMatchPlainDecoding) {
@@ -277,13 +301,13 @@ TEST(DraftModelEngineTest, ConfigErrorsAreClear) {
   EngineArgs no_model = DraftArgs("");
   EXPECT_THAT(error_of(no_model), HasSubstr("\"draft_model\" needs \"model\""));
   const std::string other_vocab =
-      WriteRandomDraft("stories260k", "llama_vocab_draft",
-                       std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf");
+      WriteRandomModelFile("stories260k", "llama_vocab_draft",
+                           std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf");
   EXPECT_THAT(error_of(DraftArgs(other_vocab)),
               HasSubstr("the draft model's vocabulary size (32000) differs from the target "
                         "model's (512)"));
   // llama-tiny's context is 1024 positions; stories260K's 2048.
-  const std::string short_draft = WriteRandomDraft("llama-tiny", "short_draft");
+  const std::string short_draft = WriteRandomModelFile("llama-tiny", "short_draft");
   EXPECT_THAT(error_of(DraftArgs(short_draft)),
               HasSubstr("the draft model's max_model_len (1024) is less than the engine's (2048)"));
   EngineArgs fits = DraftArgs(short_draft);

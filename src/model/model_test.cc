@@ -205,6 +205,39 @@ TEST(ModelLoadTest, TiedEmbeddingsServeAsTheOutputHead) {
   EXPECT_TRUE(std::all_of(logits.begin(), logits.end(), [](float v) { return std::isfinite(v); }));
 }
 
+// --residual-scale multiplies the matrices writing into the residual stream and nothing else, so
+// a cut of the model to its first layers stays the same model's first layers.
+TEST(ModelLoadTest, ResidualScaleMultipliesOnlyTheResidualWriters) {
+  const std::string base = ::testing::TempDir() + "/residual_" + std::to_string(::getpid());
+  for (const float scale : {1.0f, 0.25f}) {
+    ASSERT_TRUE(WriteRandomModel({.shape = "llama-tiny",
+                                  .vocab_path = VocabPath(),
+                                  .output_path = base + std::to_string(scale) + ".gguf",
+                                  .num_layers_override = 1,
+                                  .residual_scale = scale})
+                    .ok());
+  }
+  auto plain = GgufFile::Open(base + std::to_string(1.0f) + ".gguf");
+  auto scaled = GgufFile::Open(base + std::to_string(0.25f) + ".gguf");
+  std::remove((base + std::to_string(1.0f) + ".gguf").c_str());
+  std::remove((base + std::to_string(0.25f) + ".gguf").c_str());
+  ASSERT_TRUE(plain.ok() && scaled.ok());
+  for (const GgufTensor& tensor : (*plain)->tensors()) {
+    const GgufTensor* other = (*scaled)->FindTensor(tensor.name);
+    ASSERT_NE(other, nullptr) << tensor.name;
+    ASSERT_EQ(tensor.type, GgmlType::kF32);
+    ASSERT_EQ(other->num_bytes, tensor.num_bytes);
+    const bool residual =
+        tensor.name == "blk.0.attn_output.weight" || tensor.name == "blk.0.ffn_down.weight";
+    const auto* values = reinterpret_cast<const float*>(tensor.data);
+    const auto* other_values = reinterpret_cast<const float*>(other->data);
+    for (int64_t i = 0; i < tensor.num_elements(); ++i) {
+      ASSERT_FLOAT_EQ(other_values[i], residual ? 0.25f * values[i] : values[i])
+          << tensor.name << " [" << i << "]";
+    }
+  }
+}
+
 TEST(ModelLoadTest, ReportsUnsupportedArchitectureAndMissingTensors) {
   // The vocabulary file is a GGUF with no model tensors.
   auto file = GgufFile::Open(VocabPath());

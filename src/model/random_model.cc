@@ -62,6 +62,7 @@ const ModelShape* FindModelShape(const std::string& name) {
 
 Status WriteRandomModel(const RandomModelOptions& options) {
   if (const EncoderShape* encoder = FindEncoderShape(options.shape)) {
+    if (options.residual_scale != 1.0f) return Error{"--residual-scale: decoder shapes only"};
     return WriteRandomEncoder(options, *encoder);
   }
   const ModelShape* found = FindModelShape(options.shape);
@@ -90,6 +91,7 @@ Status WriteRandomModel(const RandomModelOptions& options) {
   // Scales keep activations O(1) through the residual stream: 1/sqrt(fan_in) per matrix.
   // Matrices start in the recipe's base type; its mix and fallbacks are applied below.
   RandomModelPlan model(shape, recipe->base_type());
+  model.residual_scale = options.residual_scale;
   const int64_t head_dim = model.head_dim();
   model.AddKey("vocab_size", GgufValue::Uint32(static_cast<uint32_t>(vocab_size)));
   model.AddKey("context_length", GgufValue::Uint32(shape.context_length));

@@ -55,6 +55,7 @@ struct RandomModelOptions {
   std::string output_path;
   uint64_t seed = 0;
   int64_t num_layers_override = 0;  // > 0: use this many layers instead of the shape's
+  float residual_scale = 1.0f;      // RandomModelPlan::residual_scale
 };
 
 // The same seed gives the same f32 values whatever the dtype, so files of different dtypes

@@ -44,6 +44,11 @@ void RandomModelPlan::AddMatrix(const std::string& name, std::vector<int64_t> sh
   tensors_.push_back({name, std::move(shape), matrix_type_, row_scale});
 }
 
+void RandomModelPlan::AddResidualMatrix(const std::string& name, std::vector<int64_t> shape) {
+  const float scale = residual_scale / std::sqrt(static_cast<float>(shape[0]));
+  AddMatrix(name, std::move(shape), scale);
+}
+
 void RandomModelPlan::AddF32(const std::string& name, std::vector<int64_t> shape, float scale) {
   tensors_.push_back({name, std::move(shape), GgmlType::kF32, scale});
 }
@@ -80,7 +85,7 @@ void RandomModelPlan::AddAttention(int64_t layer, const AttentionPlanOptions& op
     AddF32(p + "attn_q_norm.weight", {head_dim()}, -0.5f);
     AddF32(p + "attn_k_norm.weight", {head_dim()}, -0.5f);
   }
-  AddMatrix(p + "attn_output.weight", {q_size, hidden});
+  AddResidualMatrix(p + "attn_output.weight", {q_size, hidden});
   if (options.output_bias) AddF32(p + "attn_output.bias", {hidden}, kBiasScale);
   if (options.attention_sinks) AddF32(p + "attn_sinks.weight", {shape_.num_heads}, 1.0f);
   if (options.post_norm) AddNorm(p + "post_attention_norm.weight", hidden);
@@ -99,7 +104,7 @@ void RandomModelPlan::AddFeedForward(int64_t layer, const FeedForwardPlanOptions
            1.0f / std::sqrt(static_cast<float>(hidden)));
     AddMatrix(p + "ffn_gate_exps.weight", {hidden, ffn, experts});
     AddMatrix(p + "ffn_up_exps.weight", {hidden, ffn, experts});
-    AddMatrix(p + "ffn_down_exps.weight", {ffn, hidden, experts});
+    AddResidualMatrix(p + "ffn_down_exps.weight", {ffn, hidden, experts});
     if (options.expert_biases) {
       AddF32(p + "ffn_gate_inp.bias", {experts}, kBiasScale);
       AddF32(p + "ffn_gate_exps.bias", {ffn, experts}, kBiasScale);
@@ -108,11 +113,11 @@ void RandomModelPlan::AddFeedForward(int64_t layer, const FeedForwardPlanOptions
     }
   } else if (options.fused_gate_up) {
     AddMatrix(p + "ffn_up.weight", {hidden, 2 * ffn});
-    AddMatrix(p + "ffn_down.weight", {ffn, hidden});
+    AddResidualMatrix(p + "ffn_down.weight", {ffn, hidden});
   } else {
     AddMatrix(p + "ffn_gate.weight", {hidden, ffn});
     AddMatrix(p + "ffn_up.weight", {hidden, ffn});
-    AddMatrix(p + "ffn_down.weight", {ffn, hidden});
+    AddResidualMatrix(p + "ffn_down.weight", {ffn, hidden});
   }
   if (options.post_norm) AddNorm(p + "post_ffw_norm.weight", hidden);
 }

@@ -56,6 +56,10 @@ class RandomModelPlan {
   // The scale of norm weights: 0 (all ones), or negative for weights around one (Gemma's
   // norms, whose GGUF weights include the +1).
   float norm_scale = 0.0f;
+  // Multiplies the matrices that write into the residual stream (attn_output, ffn_down and the
+  // experts' down projections): below 1, each layer changes the stream less, so that a cut of the
+  // model to its first layers predicts its output (a draft model for speculative decoding).
+  float residual_scale = 1.0f;
 
   // "<architecture>.<suffix>" = value.
   void AddKey(const std::string& suffix, GgufValue value);
@@ -63,6 +67,8 @@ class RandomModelPlan {
   // says otherwise.
   void AddMatrix(const std::string& name, std::vector<int64_t> shape,
                  std::optional<float> scale = std::nullopt);
+  // A matrix writing into the residual stream: AddMatrix's scale times residual_scale.
+  void AddResidualMatrix(const std::string& name, std::vector<int64_t> shape);
   void AddF32(const std::string& name, std::vector<int64_t> shape, float scale);
   void AddValues(const std::string& name, std::vector<float> values);
   void AddNorm(const std::string& name, int64_t length);
