@@ -6,6 +6,7 @@
 #include "server/header_value.h"
 #include "server/openai/api_error.h"
 #include "server/openai/chat/handler.h"
+#include "server/openai/chat/protocol.h"
 #include "server/openai/classify/handler.h"
 #include "server/openai/completions/handler.h"
 #include "server/openai/embeddings/handler.h"
@@ -65,19 +66,30 @@ void HandleModels(ServingContext& context, ResponseWriter& writer) {
   SendJson(writer, {{"object", "list"}, {"data", std::move(data)}});
 }
 
-// POST /tokenize, on a worker.
+// POST /tokenize, on a worker: {"prompt"} (special tokens added by default), or vLLM's chat form
+// {"messages", ...} rendered as /v1/chat/completions renders it (add_generation_prompt,
+// continue_final_message, tools, chat_template_kwargs; special tokens not added by default).
 void HandleTokenize(ServingContext& context, const Json& body,
                     const std::shared_ptr<ResponseWriter>& writer) {
   const Tokenizer& tokenizer = context.engine.tokenizer();
+  const bool chat = body.contains("messages");
   std::optional<std::string> prompt;
-  bool add_special_tokens = true;
+  bool add_special_tokens = !chat;
   bool return_token_strs = false;
-  std::optional<ApiError> error = ReadField(body, "prompt", GetString, &prompt);
-  if (!error && !prompt) error = ApiError::BadRequest("prompt: Field required", "prompt");
+  std::optional<ApiError> error;
+  if (chat) {
+    ChatPrompt rendered;
+    error = RenderChatPrompt(tokenizer, context.chat_template, context.limits, body, &rendered);
+    if (!error) prompt = std::move(rendered.text);
+  } else {
+    error = ReadField(body, "prompt", GetString, &prompt);
+    if (!error && !prompt) error = ApiError::BadRequest("prompt: Field required", "prompt");
+  }
   if (!error) error = ReadField(body, "add_special_tokens", GetBool, &add_special_tokens);
   if (!error) error = ReadField(body, "return_token_strs", GetBool, &return_token_strs);
   if (!error && prompt->size() > context.limits.max_prompt_bytes) {
-    error = PromptTooLarge(prompt->size(), context.limits.max_prompt_bytes, "prompt");
+    error = PromptTooLarge(prompt->size(), context.limits.max_prompt_bytes,
+                           chat ? "messages" : "prompt");
   }
   if (error) return PostError(writer, *error);
   const std::vector<int32_t> ids = tokenizer.Encode(*prompt, add_special_tokens);

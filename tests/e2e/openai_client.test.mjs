@@ -154,6 +154,36 @@ test('usage: prompt tokens equal the tokenizer\'s count, completion tokens what 
   assert.equal(detokenized.json.prompt, prompt);
 });
 
+test('/tokenize with messages: the chat prompt as /v1/chat/completions renders it', async () => {
+  const messages = [
+    { role: 'system', content: 'You tell short stories.' },
+    { role: 'user', content: 'Tell me about a cat.' },
+  ];
+  const tokenized = await postJson('/tokenize', { model, messages, return_token_strs: true });
+  assert.equal(tokenized.status, 200);
+  const response = await openai.chat.completions.create({ ...greedy, messages, max_tokens: 4 });
+  assert.equal(tokenized.json.count, response.usage.prompt_tokens);
+  assert.equal(tokenized.json.tokens.length, tokenized.json.count);
+  assert.equal(tokenized.json.token_strs.length, tokenized.json.count);
+  // The template's text (chat_template.jinja), without special tokens unless asked for.
+  const rendered = '<|system|>\nYou tell short stories.\n<|user|>\nTell me about a cat.\n<|assistant|>\n';
+  const asPrompt = await postJson('/tokenize', { model, prompt: rendered, add_special_tokens: false });
+  assert.deepEqual(tokenized.json.tokens, asPrompt.json.tokens);
+  const withBos = await postJson('/tokenize', { model, messages, add_special_tokens: true });
+  assert.equal(withBos.json.count, tokenized.json.count + 1);
+  const noGenerationPrompt = await postJson('/tokenize', { model, messages, add_generation_prompt: false });
+  const withoutAssistant = await postJson('/tokenize', {
+    model, prompt: rendered.slice(0, -'<|assistant|>\n'.length), add_special_tokens: false,
+  });
+  assert.deepEqual(noGenerationPrompt.json.tokens, withoutAssistant.json.tokens);
+  // The chat form's errors are the chat endpoint's.
+  const untrusted = await postJson('/tokenize', { model, messages, chat_template: '{{ messages }}' });
+  assert.equal(untrusted.status, 400);
+  assert.match(untrusted.json.error.message, /--trust-request-chat-template/);
+  const badRole = await postJson('/tokenize', { model, messages: [{ content: 'no role' }] });
+  assert.equal(badRole.status, 400);
+});
+
 test('seeds: the same seed gives the same text, another seed another text', async () => {
   const request = { model, prompt: 'The little bird', temperature: 1, max_tokens: 32, ignore_eos: true };
   const a = await openai.completions.create({ ...request, seed: 123 });
