@@ -36,6 +36,7 @@ CpuFeatures Detect() {
     features.avx512vl = os_avx512 && (ebx & bit_AVX512VL) != 0;
     features.avx512dq = os_avx512 && (ebx & bit_AVX512DQ) != 0;
     features.avx512vnni = os_avx512 && (ecx & bit_AVX512VNNI) != 0;
+    features.avx512vbmi = os_avx512 && (ecx & bit_AVX512VBMI) != 0;
     features.amx_tile = os_amx && (edx & bit_AMX_TILE) != 0;
     features.amx_bf16 = features.amx_tile && (edx & bit_AMX_BF16) != 0;
   }
@@ -47,7 +48,7 @@ CpuFeatures Detect() {
     features.amx_tile = features.amx_bf16 = false;
   } else if (cap != nullptr && std::strcmp(cap, "avx2") == 0) {
     features.avx512f = features.avx512bw = features.avx512vl = features.avx512dq = false;
-    features.avx512vnni = features.avx512bf16 = false;
+    features.avx512vnni = features.avx512vbmi = features.avx512bf16 = false;
     features.amx_tile = features.amx_bf16 = false;
   } else if (cap != nullptr && std::strcmp(cap, "scalar") == 0) {
     features = CpuFeatures();
@@ -72,6 +73,7 @@ std::string CpuFeatures::ToString() const {
   add(avx512vl, "avx512vl");
   add(avx512dq, "avx512dq");
   add(avx512vnni, "avx512vnni");
+  add(avx512vbmi, "avx512vbmi");
   add(avx512bf16, "avx512bf16");
   add(amx_tile, "amx_tile");
   add(amx_bf16, "amx_bf16");

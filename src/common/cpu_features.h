@@ -14,6 +14,7 @@ struct CpuFeatures {
   bool avx512vl = false;
   bool avx512dq = false;
   bool avx512vnni = false;
+  bool avx512vbmi = false;  // vpermb
   bool avx512bf16 = false;
   bool amx_tile = false;  // AMX tile registers, with the OS saving their state (XCR0)
   bool amx_bf16 = false;  // TDPBF16PS

@@ -9,6 +9,7 @@
 #include "common/half.h"
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
+#include "kernels/packed_nibble_layout.h"
 #include "kernels/packed_q8_layout.h"
 #include "kernels/random_values_for_test.h"
 
@@ -217,6 +218,50 @@ TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
           ASSERT_EQ(alone[j], batched[i * shape.rows + j]) << name << " x row " << i;  // bitwise
         }
       }
+    }
+  }
+}
+
+// The grid types' kernels with AVX512_VBMI (vpermb on unmasked nibbles) and without (vpshufb on
+// masked ones) give the same bits, over tiles of every height (m 1 ... 13, 70) and both tile
+// widths.
+TEST(LinearTest, GridKernelsWithAndWithoutVbmiAgreeBitwise) {
+  if (BestIsa() != Isa::kAvx512 || !GetCpuFeatures().avx512vbmi) {
+    GTEST_SKIP() << "no AVX-512 VNNI and VBMI on this CPU";
+  }
+  ThreadPool pool(ThreadPool::Options{.num_threads = 1});
+  using Rows = decltype(PackedForm::rows);
+  // Each kernel reads the x terms of its own translation unit.
+  const struct {
+    GgmlType type;
+    Rows vbmi, vpshufb;
+  } kernels[] = {
+      {GgmlType::kQ4_0, LinearRowsPackedQ4_0Vbmi, LinearRowsPackedQ4_0Avx512},
+      {GgmlType::kIQ4_NL, LinearRowsPackedIq4NlVbmi, LinearRowsPackedIq4NlAvx512},
+      {GgmlType::kIQ4_XS, LinearRowsPackedIq4XsVbmi, LinearRowsPackedIq4XsAvx512},
+      {GgmlType::kMXFP4, LinearRowsPackedMxfp4Vbmi, LinearRowsPackedMxfp4Avx512},
+  };
+  constexpr int64_t kRows = 48;  // a tile of two groups and a group left over
+  constexpr int64_t kCols = 512;
+  for (const auto& kernel : kernels) {
+    const TypeTraits* traits = FindTypeTraits(kernel.type);
+    TestWeight weight = MakeWeight(kernel.type, kRows, kCols, 11);
+    std::vector<uint8_t> packed(traits->packed.packed_bytes(kRows, kCols));
+    traits->packed.pack(weight.view, packed.data());
+    const PackedWeightView packed_view{traits, kRows, kCols, packed.data()};
+    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 13, 70}) {
+      std::vector<float> x = RandomNormalValues(m * kCols, 12);
+      PreparedActivations for_vbmi =
+          PrepareActivations(Isa::kAvx512, traits->activation, x.data(), m, kCols, pool);
+      PreparedActivations for_vpshufb = for_vbmi;
+      PrepareGridTermsVbmi(for_vbmi);
+      PrepareGridTermsAvx512(for_vpshufb);
+      std::vector<float> on_vbmi(m * kRows);
+      std::vector<float> on_vpshufb(m * kRows);
+      kernel.vbmi(packed_view, for_vbmi, 0, kRows, on_vbmi.data());
+      kernel.vpshufb(packed_view, for_vpshufb, 0, kRows, on_vpshufb.data());
+      ASSERT_EQ(std::memcmp(on_vbmi.data(), on_vpshufb.data(), on_vbmi.size() * sizeof(float)), 0)
+          << traits->layout.name << " m " << m;
     }
   }
 }

@@ -1,8 +1,10 @@
 // Packing Q4_0 / Q5_0 / IQ4_NL / IQ4_XS / MXFP4 weights into the records of packed_nibble_layout.h
-// (any CPU can pack; cpu/linear_packed_iq4_avx512.cc computes). Their blocks already hold 4-bit
-// codes in Q4_0's order, so the nibbles are copied as they are; only the scales change form (and
-// Q5_0's 5th bits become a plane). Q4_0's blocks are laid out as IQ4_NL's (fp16 d, 16 bytes of
+// (any CPU can pack; cpu/linear_packed_iq4_avx512.cc computes, or for the grid types
+// cpu/linear_packed_grid_vbmi_avx512.cc where the CPU has AVX512_VBMI). Their blocks already hold
+// 4-bit codes in Q4_0's order, so the nibbles are copied as they are; only the scales change form
+// (and Q5_0's 5th bits become a plane). Q4_0's blocks are laid out as IQ4_NL's (fp16 d, 16 bytes of
 // nibbles) and pack into the same record; only the kernel's grid differs.
+#include "common/cpu_features.h"
 #include "kernels/packed_nibble_layout.h"
 
 namespace vllm::kernels {
@@ -47,28 +49,39 @@ void PackMxfp4(const WeightView& w, uint8_t* out) {
       });
 }
 
+// A grid type's form: its AVX512_VBMI kernel where the CPU has VBMI, else its vpshufb kernel,
+// each with the x terms of its own translation unit (their types are local to it).
+template <typename Record, int64_t kBlockCols>
+PackedForm GridForm(void (*pack)(const WeightView&, uint8_t*), decltype(PackedForm::rows) vbmi,
+                    decltype(PackedForm::rows) vpshufb) {
+  if (GetCpuFeatures().avx512vbmi) {
+    return MakeNibbleForm<Record, kBlockCols>(pack, PrepareGridTermsVbmi, vbmi);
+  }
+  return MakeNibbleForm<Record, kBlockCols>(pack, PrepareGridTermsAvx512, vpshufb);
+}
+
 }  // namespace
 
 PackedForm PackedFormQ4_0Avx512() {
   static_assert(sizeof(BlockQ4_0) == sizeof(BlockIq4Nl));
-  return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, PrepareGridTermsAvx512,
-                                                            LinearRowsPackedQ4_0Avx512);
+  return GridForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, LinearRowsPackedQ4_0Vbmi,
+                                                      LinearRowsPackedQ4_0Avx512);
 }
 PackedForm PackedFormQ5_0Avx512() {
   return MakeNibbleForm<PackedQ5_0Record, kQuantBlockSize>(PackQ5_0, PrepareQ5_0TermsAvx512,
                                                            LinearRowsPackedQ5_0Avx512);
 }
 PackedForm PackedFormIq4NlAvx512() {
-  return MakeNibbleForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, PrepareGridTermsAvx512,
-                                                            LinearRowsPackedIq4NlAvx512);
+  return GridForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, LinearRowsPackedIq4NlVbmi,
+                                                      LinearRowsPackedIq4NlAvx512);
 }
 PackedForm PackedFormIq4XsAvx512() {
-  return MakeNibbleForm<PackedIq4XsRecord, kSuperBlockSize>(PackIq4Xs, PrepareGridTermsAvx512,
-                                                            LinearRowsPackedIq4XsAvx512);
+  return GridForm<PackedIq4XsRecord, kSuperBlockSize>(PackIq4Xs, LinearRowsPackedIq4XsVbmi,
+                                                      LinearRowsPackedIq4XsAvx512);
 }
 PackedForm PackedFormMxfp4Avx512() {
-  return MakeNibbleForm<PackedMxfp4Record, kQuantBlockSize>(PackMxfp4, PrepareGridTermsAvx512,
-                                                            LinearRowsPackedMxfp4Avx512);
+  return GridForm<PackedMxfp4Record, kQuantBlockSize>(PackMxfp4, LinearRowsPackedMxfp4Vbmi,
+                                                      LinearRowsPackedMxfp4Avx512);
 }
 
 }  // namespace vllm::kernels

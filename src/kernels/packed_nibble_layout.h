@@ -169,6 +169,7 @@ void PutChunkFifthBits(const FifthBit& fifth_bit, int64_t lane, uint8_t* plane) 
 void PrepareScaleMinTermsAvx512(PreparedActivations& x);
 void PrepareQ6_KTermsAvx512(PreparedActivations& x);
 void PrepareGridTermsAvx512(PreparedActivations& x);
+void PrepareGridTermsVbmi(PreparedActivations& x);  // the terms the Vbmi kernels below read
 void PrepareQ5_0TermsAvx512(PreparedActivations& x);
 
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: chunks in column
@@ -190,5 +191,14 @@ void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w, const PreparedActiva
                                  int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedMxfp4Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y);
+// The grid types' kernels again, for CPUs with AVX512_VBMI (the same bits).
+void LinearRowsPackedQ4_0Vbmi(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedIq4NlVbmi(const PackedWeightView& w, const PreparedActivations& x,
+                               int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedIq4XsVbmi(const PackedWeightView& w, const PreparedActivations& x,
+                               int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedMxfp4Vbmi(const PackedWeightView& w, const PreparedActivations& x,
+                               int64_t row_begin, int64_t row_end, float* y);
 
 }  // namespace vllm::kernels

@@ -143,6 +143,22 @@ inline void ForEachNibbleVector(const uint8_t* const (&nibbles)[G], const Step& 
   if constexpr (kStep < 3) ForEachNibbleVector<G, kStep + 1>(nibbles, step);
 }
 
+// As ForEachNibbleVector, for a lookup that reads only bits 0..3 of each code byte: the low
+// nibbles as loaded and the high ones shifted down, the bits above them left unmasked.
+template <int G, int kStep = 0, typename Step>
+inline void ForEachRawNibbleVector(const uint8_t* const (&nibbles)[G], const Step& step) {
+  __m512i low[G];
+  __m512i high[G];
+#pragma GCC unroll 2
+  for (int g = 0; g < G; ++g) {
+    low[g] = _mm512_loadu_si512(nibbles[g] + 64 * kStep);
+    high[g] = _mm512_srli_epi16(low[g], 4);
+  }
+  step.template operator()<kStep>(low);
+  step.template operator()<kStep + 4>(high);
+  if constexpr (kStep < 3) ForEachRawNibbleVector<G, kStep + 1>(nibbles, step);
+}
+
 // Calls step.template operator()<K>(codes) as ForEachNibbleVector does, for one half of a chunk's
 // weight vectors: K = 0 ... 3 (the low nibbles, values 0 ... 15 of each row) or, with kHigh, K = 4
 // ... 7 (the high nibbles, values 16 ... 31).
