@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/cpu_features.h"
 #include "common/half.h"
 #include "kernels/attention_internal.h"
 #include "kernels/isa.h"
@@ -13,9 +14,16 @@ namespace {
 
 constexpr float kFp8E4m3Max = 448.0f;
 constexpr float kInt8Max = 127.0f;
-// Head dims AttendSpanAmx takes: multiples of one Q^T tile part (32 dims), up to 256.
-constexpr int64_t kAmxHeadDimStep = 32;
-constexpr int64_t kMaxAmxHeadDim = 256;
+// Head dims the transposed bf16 paths take: multiples of one Q^T part (32 dims), up to 256.
+constexpr int64_t kBf16HeadDimStep = 32;
+constexpr int64_t kMaxBf16HeadDim = 256;
+
+// Whether attention runs on vdpbf16ps where there is no AMX: an AVX-512 path CPU with AVX512DQ
+// (the softmax's vreduceps) on which vdpbf16ps multiplies faster than f32 FMAs (Zen 4 / Zen 5; not
+// the Intel cores of bench/RESULTS.md, which take half an FMA's rate).
+bool Bf16DotsOutpaceFmas() {
+  return BestIsa() == Isa::kAvx512 && GetCpuFeatures().avx512dq && !Bf16DotsOnFma();
+}
 
 // |x| ≤ 448 as an e4m3fn byte, rounded to nearest even.
 uint8_t EncodeFp8E4m3(float x) {
@@ -112,11 +120,11 @@ void AttendSpanByTiles(const AttentionSpan& span, const AttentionState& state, f
 }
 
 bool AttentionTakesBf16Queries(KvCacheDtype dtype, int64_t head_dim) {
-  return AmxBf16Usable() && dtype == KvCacheDtype::kBFloat16 && head_dim % kAmxHeadDimStep == 0 &&
-         head_dim <= kMaxAmxHeadDim;
+  return (AmxBf16Usable() || Bf16DotsOutpaceFmas()) && dtype == KvCacheDtype::kBFloat16 &&
+         head_dim % kBf16HeadDimStep == 0 && head_dim <= kMaxBf16HeadDim;
 }
 
-bool UsesAmxAttention(const AttentionSpan& span) {
+bool UsesBf16Attention(const AttentionSpan& span) {
   for (int slot = 0; slot < kAttentionSpanTiles; ++slot) {
     if (span.tile_keys[slot] == 0) continue;
     return AttentionTakesBf16Queries(span.keys[slot].dtype, span.head_dim);
@@ -125,7 +133,10 @@ bool UsesAmxAttention(const AttentionSpan& span) {
 }
 
 void AttendSpan(const AttentionSpan& span, const AttentionState& state, float* scratch) {
-  if (UsesAmxAttention(span)) return AttendSpanAmx(span, state, scratch);
+  if (UsesBf16Attention(span)) {
+    return AmxBf16Usable() ? AttendSpanAmx(span, state, scratch)
+                           : AttendSpanBf16Dots(span, state, scratch);
+  }
   AttendSpanByTiles(span, state, scratch);
 }
 

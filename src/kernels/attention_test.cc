@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/cpu_features.h"
 #include "common/half.h"
 #include "kernels/attention_internal.h"
 #include "kernels/isa.h"
@@ -178,7 +179,7 @@ std::vector<float> AttendInSpans(AttendSpanFn attend, const std::vector<float>& 
                                  const std::vector<int>& last, float scale, float softcap,
                                  const uint16_t* q_bf16 = nullptr,
                                  int tile_keys = kAttentionTileKeys) {
-  RowStates rows(num_rows, head_dim, attend == AttendSpanAmx);
+  RowStates rows(num_rows, head_dim, attend == AttendSpanAmx || attend == AttendSpanBf16Dots);
   std::vector<float> scratch(AttentionSpanScratchFloats(head_dim), std::nanf(""));
   const int lowest = *std::min_element(first.begin(), first.end());
   const int highest = *std::max_element(last.begin(), last.end());
@@ -320,13 +321,24 @@ TEST(AttendSpanTest, ByTilesGivesAttendTilesBits) {
   }
 }
 
-// The AMX path (bf16 keys and values): q and the softmax weights are rounded to bf16 for the
-// products, so it meets the reference taken on bf16 q within the weights' rounding (2^-9 of each,
-// so of the result's scale, max |v|); 37 rows make two whole groups of 16 and a short one, the
-// ranges run inside one tile, across tiles and spans, over one key and over all; tiles of 16 and
-// of 8 keys (a block size of 8: every slot's keys at their own offset).
-TEST(AttendSpanTest, AmxPathMatchesTheReferenceWithinBf16Rounding) {
-  if (!AttentionTakesBf16Queries(KvCacheDtype::kBFloat16, 64)) GTEST_SKIP() << "no AMX BF16";
+// The transposed bf16 paths this CPU can run: AMX tiles, and vdpbf16ps (any CPU of the AVX-512
+// path with AVX512DQ, whether or not AttendSpan picks it here).
+std::vector<std::pair<const char*, AttendSpanFn>> Bf16SpanPaths() {
+  std::vector<std::pair<const char*, AttendSpanFn>> paths;
+  if (AmxBf16Usable()) paths.emplace_back("amx", AttendSpanAmx);
+  if (BestIsa() == Isa::kAvx512 && GetCpuFeatures().avx512dq) {
+    paths.emplace_back("bf16 dots", AttendSpanBf16Dots);
+  }
+  return paths;
+}
+
+// The transposed bf16 paths (bf16 keys and values): q and the softmax weights are rounded to bf16
+// for the products, so each meets the reference taken on bf16 q within the weights' rounding (2^-9
+// of each, so of the result's scale, max |v|); 37 rows make two whole groups of 16 and a short one,
+// the ranges run inside one tile, across tiles and spans, over one key and over all; tiles of 16
+// and of 8 keys (a block size of 8: every slot's keys at their own offset).
+TEST(AttendSpanTest, Bf16PathsMatchTheReferenceWithinBf16Rounding) {
+  if (Bf16SpanPaths().empty()) GTEST_SKIP() << "no AMX BF16 or AVX-512 BF16 path";
   const int num_keys = 141;
   const int64_t num_rows = 37;
   std::vector<int> first(num_rows), last(num_rows);
@@ -334,42 +346,43 @@ TEST(AttendSpanTest, AmxPathMatchesTheReferenceWithinBf16Rounding) {
     first[r] = (r * 29) % 97;
     last[r] = std::min(num_keys - 1, first[r] + (r * 37) % 90);
   }
-  for (int tile_keys : {16, 8})
-    for (int64_t head_dim : {32, 64, 96, 128}) {
-      std::vector<float> q = RandomNormalValues(num_rows * head_dim, 11);
-      const StoredRows keys =
-          Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 12), head_dim);
-      const StoredRows values =
-          Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 13), head_dim);
-      std::vector<float> q_rounded(q.size());
-      for (size_t i = 0; i < q.size(); ++i) q_rounded[i] = Bf16ToFp32(Fp32ToBf16(q[i]));
-      float max_value = 0.0f;
-      for (float v : values.dequantized) max_value = std::max(max_value, std::fabs(v));
-      for (float softcap : {0.0f, 5.0f}) {
-        SCOPED_TRACE(testing::Message() << "head_dim " << head_dim << " softcap " << softcap
-                                        << " tiles of " << tile_keys);
-        const std::vector<float> out = AttendInSpans(
-            AttendSpanAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16, num_keys,
-            first, last, 0.3f, softcap, nullptr, tile_keys);
-        for (int64_t r = 0; r < num_rows; ++r) {
-          std::vector<float> expected(head_dim);
-          AttentionRef(q_rounded.data() + r * head_dim,
-                       keys.dequantized.data() + first[r] * head_dim,
-                       values.dequantized.data() + first[r] * head_dim, last[r] - first[r] + 1,
-                       head_dim, 0.3f, softcap, nullptr, expected.data());
-          for (int64_t d = 0; d < head_dim; ++d) {
-            ASSERT_NEAR(out[r * head_dim + d], expected[d], 4e-3f * max_value) << r << " " << d;
+  for (auto [name, attend] : Bf16SpanPaths())
+    for (int tile_keys : {16, 8})
+      for (int64_t head_dim : {32, 64, 96, 128}) {
+        std::vector<float> q = RandomNormalValues(num_rows * head_dim, 11);
+        const StoredRows keys =
+            Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 12), head_dim);
+        const StoredRows values =
+            Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 13), head_dim);
+        std::vector<float> q_rounded(q.size());
+        for (size_t i = 0; i < q.size(); ++i) q_rounded[i] = Bf16ToFp32(Fp32ToBf16(q[i]));
+        float max_value = 0.0f;
+        for (float v : values.dequantized) max_value = std::max(max_value, std::fabs(v));
+        for (float softcap : {0.0f, 5.0f}) {
+          SCOPED_TRACE(testing::Message() << name << " head_dim " << head_dim << " softcap "
+                                          << softcap << " tiles of " << tile_keys);
+          const std::vector<float> out =
+              AttendInSpans(attend, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
+                            num_keys, first, last, 0.3f, softcap, nullptr, tile_keys);
+          for (int64_t r = 0; r < num_rows; ++r) {
+            std::vector<float> expected(head_dim);
+            AttentionRef(q_rounded.data() + r * head_dim,
+                         keys.dequantized.data() + first[r] * head_dim,
+                         values.dequantized.data() + first[r] * head_dim, last[r] - first[r] + 1,
+                         head_dim, 0.3f, softcap, nullptr, expected.data());
+            for (int64_t d = 0; d < head_dim; ++d) {
+              ASSERT_NEAR(out[r * head_dim + d], expected[d], 4e-3f * max_value) << r << " " << d;
+            }
           }
         }
       }
-    }
 }
 
-// On the AMX path each row's bits are its own: alone (decode: one row in a padded group, the
-// span's other slots empty) as among rows that widen the spans' key ranges, with q rounded by the
-// kernel or given as q_bf16.
-TEST(AttendSpanTest, AmxRowsGiveTheirResultAlone) {
-  if (!AttentionTakesBf16Queries(KvCacheDtype::kBFloat16, 64)) GTEST_SKIP() << "no AMX BF16";
+// On the transposed bf16 paths each row's bits are its own: alone (decode: one row in a padded
+// group, the span's other slots empty) as among rows that widen the spans' key ranges, with q
+// rounded by the kernel or given as q_bf16.
+TEST(AttendSpanTest, Bf16PathRowsGiveTheirResultAlone) {
+  if (Bf16SpanPaths().empty()) GTEST_SKIP() << "no AMX BF16 or AVX-512 BF16 path";
   const int64_t head_dim = 64;
   const int num_keys = 140;
   const int64_t num_rows = 21;
@@ -385,22 +398,25 @@ TEST(AttendSpanTest, AmxRowsGiveTheirResultAlone) {
       Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 16), head_dim);
   std::vector<uint16_t> q_bf16(32 * head_dim);
   QueriesToBf16(q.data(), num_rows, head_dim, q_bf16.data());
-  for (float softcap : {0.0f, 5.0f}) {
-    const std::vector<float> together =
-        AttendInSpans(AttendSpanAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
-                      num_keys, first, last, 0.2f, softcap);
-    const std::vector<float> given_bf16 =
-        AttendInSpans(AttendSpanAmx, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
-                      num_keys, first, last, 0.2f, softcap, q_bf16.data());
-    EXPECT_EQ(together, given_bf16) << "softcap " << softcap;
-    for (int64_t r = 0; r < num_rows; ++r) {
-      const std::vector<float> alone(q.begin() + r * head_dim, q.begin() + (r + 1) * head_dim);
-      const std::vector<float> by_itself =
-          AttendInSpans(AttendSpanAmx, alone, 1, head_dim, keys, values, KvCacheDtype::kBFloat16,
-                        num_keys, {first[r]}, {last[r]}, 0.2f, softcap);
-      const std::vector<float> row(together.begin() + r * head_dim,
-                                   together.begin() + (r + 1) * head_dim);
-      EXPECT_EQ(row, by_itself) << "row " << r << " softcap " << softcap;
+  for (auto [name, attend] : Bf16SpanPaths()) {
+    for (float softcap : {0.0f, 5.0f}) {
+      SCOPED_TRACE(testing::Message() << name << " softcap " << softcap);
+      const std::vector<float> together =
+          AttendInSpans(attend, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
+                        num_keys, first, last, 0.2f, softcap);
+      const std::vector<float> given_bf16 =
+          AttendInSpans(attend, q, num_rows, head_dim, keys, values, KvCacheDtype::kBFloat16,
+                        num_keys, first, last, 0.2f, softcap, q_bf16.data());
+      EXPECT_EQ(together, given_bf16);
+      for (int64_t r = 0; r < num_rows; ++r) {
+        const std::vector<float> alone(q.begin() + r * head_dim, q.begin() + (r + 1) * head_dim);
+        const std::vector<float> by_itself =
+            AttendInSpans(attend, alone, 1, head_dim, keys, values, KvCacheDtype::kBFloat16,
+                          num_keys, {first[r]}, {last[r]}, 0.2f, softcap);
+        const std::vector<float> row(together.begin() + r * head_dim,
+                                     together.begin() + (r + 1) * head_dim);
+        EXPECT_EQ(row, by_itself) << "row " << r;
+      }
     }
   }
 }

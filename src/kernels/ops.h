@@ -131,12 +131,12 @@ constexpr int64_t AttentionTileScratchFloats(int64_t head_dim) {
   return 2 * kAttentionTileKeys * AttentionAccStride(head_dim);
 }
 
-// Whether AttendSpan runs on AMX tiles for keys and values of this dtype and head_dim. Then it
-// multiplies bf16 queries (a caller that streams many spans past the same rows may round them
-// once, QueriesToBf16, and pass them as AttentionSpan::q_bf16) and keeps acc in the tile layout
-// (AttentionAccOffset).
+// Whether AttendSpan runs transposed on bf16 products (AMX tiles, or vdpbf16ps where it outpaces
+// f32 FMAs) for keys and values of this dtype and head_dim. Then it multiplies bf16 queries (a
+// caller that streams many spans past the same rows may round them once, QueriesToBf16, and pass
+// them as AttentionSpan::q_bf16) and keeps acc in the tile layout (AttentionAccOffset).
 bool AttentionTakesBf16Queries(KvCacheDtype dtype, int64_t head_dim);
-// q: [num_rows, head_dim] rounded to bf16 (nearest even) as the AMX path reads them: by groups of
+// q: [num_rows, head_dim] rounded to bf16 (nearest even) as the bf16 paths read them: by groups of
 // 16 rows (the last padded with zeros), each [head_dim / 32][16 dim pairs][16 rows] pairs of bf16;
 // out holds num_rows rounded up to 16 times head_dim values. Only where AttentionTakesBf16Queries.
 void QueriesToBf16(const float* q, int64_t num_rows, int64_t head_dim, uint16_t* out);
@@ -216,10 +216,10 @@ struct AttentionSpan {
 
 // Folds a span into the state of each row that sees some of its keys. Where
 // AttentionTakesBf16Queries, in one online-softmax step over all the span's keys a row sees, on
-// AMX tiles: q and exp(s_j - m') rounded to bf16, the products summed in the tiles' order, acc in
-// the tile layout (AttentionAccOffset); elsewhere as AttendTile over each slot in turn, bit for
-// bit. `scratch`: AttentionSpanScratchFloats(head_dim) floats. A row's arithmetic depends only on
-// its own query, range and keys (and their slots), never on the other rows.
+// AMX tiles or vdpbf16ps: q and exp(s_j - m') rounded to bf16, the products summed in the path's
+// order, acc in the tile layout (AttentionAccOffset); elsewhere as AttendTile over each slot in
+// turn, bit for bit. `scratch`: AttentionSpanScratchFloats(head_dim) floats. A row's arithmetic
+// depends only on its own query, range and keys (and their slots), never on the other rows.
 void AttendSpan(const AttentionSpan& span, const AttentionState& state, float* scratch);
 
 // --- Dense bidirectional attention (encoders: no KV cache, every key of the sequence) ---
