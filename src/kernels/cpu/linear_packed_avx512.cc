@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <any>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -23,6 +24,13 @@ constexpr int64_t kPrefetchBytes = 2048;
 // The integer tile: kQ8Groups groups of 16 W rows x kQ8Rows x rows (2 x 6: 12 accumulators).
 constexpr int kQ8Groups = 2;
 constexpr int kQ8Rows = 6;
+// Q8_0 blocks of x rows from kMinStreamedRows to kMaxStreamedRows (decode of several sequences)
+// go through StreamBlocksOverRows, kStreamRowsSideBySide rows at a time (4 x 2 groups: 8 chains
+// of dots); fewer rows stream one group at a time, more run in GroupsTimesRows' passes. Chosen
+// by timing both on the TinyLlama shape (bench/RESULTS.md, 2026-11-28).
+constexpr int64_t kMinStreamedRows = 8;
+constexpr int64_t kMaxStreamedRows = 48;
+constexpr int kStreamRowsSideBySide = 4;
 
 inline __m512i BroadcastFour(const int8_t* bytes) {
   int32_t four;
@@ -30,20 +38,43 @@ inline __m512i BroadcastFour(const int8_t* bytes) {
   return _mm512_set1_epi32(four);
 }
 
+// A packed Q8_0 weight's groups from `group` on: block b of group g is 8 steps of 64 bytes
+// (Block), its 16 rows' scales fp16 (Scales).
+class PackedQ8_0Groups {
+ public:
+  static constexpr int64_t kBlockBytes = PackedBytesPerGroupBlock(GgmlType::kQ8_0);
+  PackedQ8_0Groups(const PackedWeightView& w, int64_t group)
+      : num_blocks_(w.cols / 32),
+        group_bytes_(num_blocks_ * kBlockBytes),
+        quants_(w.data + group * group_bytes_),
+        scales_(reinterpret_cast<const uint16_t*>(
+                    w.data + PackedQuantBytes(GgmlType::kQ8_0, w.rows, w.cols)) +
+                group * num_blocks_ * kPackedRowsPerGroup) {}
+  int64_t num_blocks() const { return num_blocks_; }
+  const uint8_t* Block(int g, int64_t b) const {
+    return quants_ + g * group_bytes_ + b * kBlockBytes;
+  }
+  __m512 Scales(int g, int64_t b) const {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(scales_ + (g * num_blocks_ + b) * kPackedRowsPerGroup)));
+  }
+
+ private:
+  int64_t num_blocks_;
+  int64_t group_bytes_;
+  const uint8_t* quants_;
+  const uint16_t* scales_;
+};
+
 // y rows [first_x_row, + R), columns [16 group, + 16 G) = W groups [group, + G) · x rows. G
 // groups side by side share each x broadcast, R x rows share each W load; every element's sum runs
 // over the blocks in order, the same for every R and G.
-template <GgmlType kType, int R, int G>
+template <int R, int G>
 void GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
                      int64_t first_x_row, float* y) {
-  constexpr int64_t kGroupBlockBytes = PackedBytesPerGroupBlock(kType);
   const auto& biases = std::any_cast<const std::vector<int32_t>&>(x.packed_terms);
-  const int64_t num_blocks = w.cols / 32;
-  const int64_t group_bytes = num_blocks * kGroupBlockBytes;
-  const uint8_t* quants = w.data + group * group_bytes;
-  const auto* scales =
-      reinterpret_cast<const uint16_t*>(w.data + PackedQuantBytes(kType, w.rows, w.cols)) +
-      group * num_blocks * kPackedRowsPerGroup;
+  const PackedQ8_0Groups groups(w, group);
+  const int64_t num_blocks = groups.num_blocks();
   const BlockQ8_0* x_blocks[R];
   const float* x_scales[R];
   const int32_t* x_biases[R];
@@ -60,11 +91,8 @@ void GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, in
     __m512 w_scales[G];
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
-      _mm_prefetch(reinterpret_cast<const char*>(quants + g * group_bytes + b * kGroupBlockBytes) +
-                       kPrefetchBytes,
-                   _MM_HINT_T0);
-      w_scales[g] = _mm512_cvtph_ps(_mm256_loadu_si256(
-          reinterpret_cast<const __m256i*>(scales + (g * num_blocks + b) * kPackedRowsPerGroup)));
+      _mm_prefetch(reinterpret_cast<const char*>(groups.Block(g, b)) + kPrefetchBytes, _MM_HINT_T0);
+      w_scales[g] = groups.Scales(g, b);
     }
     __m512i dots[G][R];
 #pragma GCC unroll 8
@@ -77,7 +105,7 @@ void GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, in
       __m512i wq[G];
 #pragma GCC unroll 2
       for (int g = 0; g < G; ++g) {
-        wq[g] = _mm512_loadu_si512(quants + g * group_bytes + b * kGroupBlockBytes + k * 64);
+        wq[g] = _mm512_loadu_si512(groups.Block(g, b) + k * 64);
       }
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
@@ -102,6 +130,79 @@ void GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, in
     for (int g = 0; g < G; ++g) {
       _mm512_storeu_ps(y + (first_x_row + r) * w.rows + (group + g) * kPackedRowsPerGroup,
                        acc[g][r]);
+    }
+  }
+}
+
+// Q8_0 for a few x rows (decode of several sequences): each block of G groups is loaded into
+// registers once (its eight 64-byte steps per group, every line prefetched kPrefetchBytes ahead)
+// and multiplied with every x row of [x_begin, x_end) before the next block, so that the weights
+// stream from memory once and alongside the dots, instead of once per pass of GroupsTimesRows with
+// the later passes waiting on L2. Each element's arithmetic is GroupsTimesRows's: the same integer
+// dot per block, then the same f32 operations in block order.
+template <int G>
+void StreamBlocksOverRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
+                          int64_t x_begin, int64_t x_end, float* y) {
+  constexpr int kRowsSideBySide = kStreamRowsSideBySide;
+  const auto& biases = std::any_cast<const std::vector<int32_t>&>(x.packed_terms);
+  const PackedQ8_0Groups groups(w, group);
+  const int64_t num_blocks = groups.num_blocks();
+  // The accumulators side by side ([x row][group][16 lanes]), not in y's rows, whose stride (a
+  // multiple of 4 KiB for most shapes) would make every load alias the previous row's store.
+  alignas(64) float acc[kMaxStreamedRows][G][kPackedRowsPerGroup] = {};
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    __m512i wq[G][8];
+    __m512 w_scales[G];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      const uint8_t* block = groups.Block(g, b);
+      for (int64_t line = 0; line < PackedQ8_0Groups::kBlockBytes; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(block) + kPrefetchBytes + line, _MM_HINT_T0);
+      }
+      w_scales[g] = groups.Scales(g, b);
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) wq[g][k] = _mm512_loadu_si512(block + k * 64);
+    }
+    auto rows = [&]<int R>(int64_t first) {
+      __m512i dots[G][R];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
+        for (int g = 0; g < G; ++g) {
+          dots[g][r] = _mm512_set1_epi32(biases[(x_begin + first + r) * num_blocks + b]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          const __m512i xq = BroadcastFour(x.q8[(x_begin + first + r) * num_blocks + b].qs + 4 * k);
+#pragma GCC unroll 2
+          for (int g = 0; g < G; ++g) dots[g][r] = _mm512_dpbusd_epi32(dots[g][r], wq[g][k], xq);
+        }
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const __m512 x_scale = _mm512_set1_ps(x.q8_scales[(x_begin + first + r) * num_blocks + b]);
+#pragma GCC unroll 2
+        for (int g = 0; g < G; ++g) {
+          float* cell = acc[first + r][g];
+          _mm512_store_ps(
+              cell, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots[g][r]),
+                                    _mm512_mul_ps(w_scales[g], x_scale), _mm512_load_ps(cell)));
+        }
+      }
+    };
+    int64_t i = 0;
+    for (; i + kRowsSideBySide <= x_end - x_begin; i += kRowsSideBySide) {
+      rows.template operator()<kRowsSideBySide>(i);
+    }
+    for (; i < x_end - x_begin; ++i) rows.template operator()<1>(i);
+  }
+  for (int64_t i = 0; i < x_end - x_begin; ++i) {
+    for (int g = 0; g < G; ++g) {
+      _mm512_storeu_ps(y + (x_begin + i) * w.rows + (group + g) * kPackedRowsPerGroup,
+                       _mm512_load_ps(acc[i][g]));
     }
   }
 }
@@ -247,14 +348,17 @@ void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, i
       continue;
     }
     auto passes = [&]<int G>(int64_t group) {
+      if (kType == GgmlType::kQ8_0 && x_end - x_begin >= kMinStreamedRows &&
+          x_end - x_begin <= kMaxStreamedRows) {
+        return StreamBlocksOverRows<G>(w, x, group, x_begin, x_end, y);
+      }
       int64_t i = x_begin;
-      for (; i + kQ8Rows <= x_end; i += kQ8Rows)
-        GroupsTimesRows<kType, kQ8Rows, G>(w, x, group, i, y);
-      for (; i + 4 <= x_end; i += 4) GroupsTimesRows<kType, 4, G>(w, x, group, i, y);
+      for (; i + kQ8Rows <= x_end; i += kQ8Rows) GroupsTimesRows<kQ8Rows, G>(w, x, group, i, y);
+      for (; i + 4 <= x_end; i += 4) GroupsTimesRows<4, G>(w, x, group, i, y);
       // Single rows (decode at batch 1) stream one group at a time: two streams side by side
       // leave the weights' prefetch behind.
       for (; i < x_end; ++i) {
-        for (int g = 0; g < G; ++g) GroupsTimesRows<kType, 1, 1>(w, x, group + g, i, y);
+        for (int g = 0; g < G; ++g) GroupsTimesRows<1, 1>(w, x, group + g, i, y);
       }
     };
     const int64_t group_end = row_end / kPackedRowsPerGroup;
