@@ -18,11 +18,12 @@ constexpr float kInt8Max = 127.0f;
 constexpr int64_t kBf16HeadDimStep = 32;
 constexpr int64_t kMaxBf16HeadDim = 256;
 
-// Whether attention runs on vdpbf16ps where there is no AMX: an AVX-512 path CPU with AVX512DQ
-// (the softmax's vreduceps) on which vdpbf16ps multiplies faster than f32 FMAs (Zen 4 / Zen 5; not
-// the Intel cores of bench/RESULTS.md, which take half an FMA's rate).
+// Whether attention runs on vdpbf16ps where there is no AMX: where it can, and vdpbf16ps
+// multiplies faster than f32 FMAs (Zen 4 / Zen 5; not the Intel cores of bench/RESULTS.md, which
+// take half an FMA's rate).
 bool Bf16DotsOutpaceFmas() {
-  return BestIsa() == Isa::kAvx512 && GetCpuFeatures().avx512dq && !Bf16DotsOnFma();
+  static const bool outpace = CanAttendOnBf16Dots() && !Bf16DotsOnFma();
+  return outpace;
 }
 
 // |x| ≤ 448 as an e4m3fn byte, rounded to nearest even.
@@ -41,6 +42,8 @@ uint8_t EncodeFp8E4m3(float x) {
 }
 
 }  // namespace
+
+bool CanAttendOnBf16Dots() { return BestIsa() == Isa::kAvx512 && GetCpuFeatures().avx512dq; }
 
 const char* KvCacheDtypeName(KvCacheDtype dtype) {
   switch (dtype) {

@@ -15,10 +15,13 @@ void AttendTileAvx2(const AttentionTile& tile, const AttentionState& state, floa
 void AttendTileAvx512(const AttentionTile& tile, const AttentionState& state, float* scratch);
 // AttendSpan where AttentionTakesBf16Queries, transposed (cpu/attention_span_avx512.h) on AMX
 // tiles where AmxBf16Usable (cpu/attention_amx.cc), else on vdpbf16ps
-// (cpu/attention_bf16_dots_avx512.cc; any CPU of the AVX-512 path with AVX512DQ runs it): q and
-// the softmax weights rounded to bf16 for the products, sums and softmax in f32, acc in the tile
-// layout; for every batch size alike. Keys and values share one dtype.
+// (cpu/attention_bf16_dots_avx512.cc): q and the softmax weights rounded to bf16 for the
+// products, sums and softmax in f32, acc in the tile layout; for every batch size alike. Keys and
+// values share one dtype.
 bool UsesBf16Attention(const AttentionSpan& span);
+// Whether this CPU can run AttendSpanBf16Dots: the AVX-512 path with AVX512DQ (the softmax's
+// vreduceps). AttendSpan takes it only where it is also faster than f32 FMAs.
+bool CanAttendOnBf16Dots();
 void AttendSpanAmx(const AttentionSpan& span, const AttentionState& state, float* scratch);
 void AttendSpanBf16Dots(const AttentionSpan& span, const AttentionState& state, float* scratch);
 // AttendSpan elsewhere: AttendTile over each slot in turn.

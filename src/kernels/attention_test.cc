@@ -5,7 +5,6 @@
 #include <limits>
 #include <vector>
 
-#include "common/cpu_features.h"
 #include "common/half.h"
 #include "kernels/attention_internal.h"
 #include "kernels/isa.h"
@@ -321,14 +320,12 @@ TEST(AttendSpanTest, ByTilesGivesAttendTilesBits) {
   }
 }
 
-// The transposed bf16 paths this CPU can run: AMX tiles, and vdpbf16ps (any CPU of the AVX-512
-// path with AVX512DQ, whether or not AttendSpan picks it here).
+// The transposed bf16 paths this CPU can run: AMX tiles, and vdpbf16ps (whether or not
+// AttendSpan picks it here).
 std::vector<std::pair<const char*, AttendSpanFn>> Bf16SpanPaths() {
   std::vector<std::pair<const char*, AttendSpanFn>> paths;
   if (AmxBf16Usable()) paths.emplace_back("amx", AttendSpanAmx);
-  if (BestIsa() == Isa::kAvx512 && GetCpuFeatures().avx512dq) {
-    paths.emplace_back("bf16 dots", AttendSpanBf16Dots);
-  }
+  if (CanAttendOnBf16Dots()) paths.emplace_back("bf16 dots", AttendSpanBf16Dots);
   return paths;
 }
 

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <any>
-#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -143,7 +142,6 @@ void GroupsTimesRows(const PackedWeightView& w, const PreparedActivations& x, in
 template <int G>
 void StreamBlocksOverRows(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
                           int64_t x_begin, int64_t x_end, float* y) {
-  constexpr int kRowsSideBySide = kStreamRowsSideBySide;
   const auto& biases = std::any_cast<const std::vector<int32_t>&>(x.packed_terms);
   const PackedQ8_0Groups groups(w, group);
   const int64_t num_blocks = groups.num_blocks();
@@ -194,8 +192,8 @@ void StreamBlocksOverRows(const PackedWeightView& w, const PreparedActivations& 
       }
     };
     int64_t i = 0;
-    for (; i + kRowsSideBySide <= x_end - x_begin; i += kRowsSideBySide) {
-      rows.template operator()<kRowsSideBySide>(i);
+    for (; i + kStreamRowsSideBySide <= x_end - x_begin; i += kStreamRowsSideBySide) {
+      rows.template operator()<kStreamRowsSideBySide>(i);
     }
     for (; i < x_end - x_begin; ++i) rows.template operator()<1>(i);
   }
@@ -348,8 +346,7 @@ void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, i
       continue;
     }
     auto passes = [&]<int G>(int64_t group) {
-      if (kType == GgmlType::kQ8_0 && x_end - x_begin >= kMinStreamedRows &&
-          x_end - x_begin <= kMaxStreamedRows) {
+      if (x_end - x_begin >= kMinStreamedRows && x_end - x_begin <= kMaxStreamedRows) {
         return StreamBlocksOverRows<G>(w, x, group, x_begin, x_end, y);
       }
       int64_t i = x_begin;
