@@ -83,6 +83,15 @@ void QuantizeKvRow(KvCacheDtype dtype, const float* x, int64_t n, void* out, flo
   }
 }
 
+void PrefetchKvRows(const KvRows& rows, int64_t num_rows, int64_t head_dim) {
+  constexpr int64_t kLineBytes = 64;
+  const int64_t row_bytes = head_dim * KvValueBytes(rows.dtype);
+  for (int64_t j = 0; j < num_rows; ++j) {
+    const uint8_t* row = rows.data + j * rows.row_stride_bytes;
+    for (int64_t line = 0; line < row_bytes; line += kLineBytes) __builtin_prefetch(row + line);
+  }
+}
+
 void AttendTile(const AttentionTile& tile, const AttentionState& state, float* scratch) {
   switch (BestIsa()) {
     case Isa::kAvx512:

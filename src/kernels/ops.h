@@ -119,6 +119,9 @@ struct KvRows {
   int64_t scale_stride = 0;
 };
 
+// Asks the cache hierarchy for rows [0, num_rows) of `rows` (head_dim values each) ahead of use.
+void PrefetchKvRows(const KvRows& rows, int64_t num_rows, int64_t head_dim);
+
 // The most keys one AttendTile call takes: one SIMD register of scores per query row.
 constexpr int kAttentionTileKeys = 16;
 

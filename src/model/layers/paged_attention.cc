@@ -146,8 +146,22 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
     return tile / tiles_per_block * block_size + tile % tiles_per_block * kTileKeys;
   };
   const int64_t first_tile = tile_of(lowest), last_tile = tile_of(highest);
+  // The keys and values of the span from span_tile on, asked for ahead of their use: the next
+  // span's while this one's products run (decode is bound by these reads).
+  auto prefetch_span = [&](int64_t span_tile) {
+    for (int64_t tile = std::max(span_tile, first_tile);
+         tile < span_tile + kSpanTiles && tile <= last_tile; ++tile) {
+      const int64_t block = tile / tiles_per_block;
+      const int64_t offset = tile % tiles_per_block * kTileKeys;
+      const int64_t num_keys = std::min(kTileKeys, block_size - offset);
+      kernels::PrefetchKvRows(kv.keys(layer, table[block], offset, kv_head), num_keys, head_dim);
+      kernels::PrefetchKvRows(kv.values(layer, table[block], offset, kv_head), num_keys, head_dim);
+    }
+  };
+  prefetch_span(first_tile / kSpanTiles * kSpanTiles);
   for (int64_t span_tile = first_tile / kSpanTiles * kSpanTiles; span_tile <= last_tile;
        span_tile += kSpanTiles) {
+    prefetch_span(span_tile + kSpanTiles);
     const int64_t span_position = tile_position(span_tile);
     const int64_t span_keys = tile_position(span_tile + kSpanTiles) - span_position;
     kernels::AttentionSpan span = {.q = scratch.q.data(),
