@@ -117,23 +117,10 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
 
   scratch.Reserve(num_rows, head_dim);
   int64_t lowest = batch.positions[begin], highest = batch.positions[begin];
-  for (int64_t i = 0; i < num_tile_tokens; ++i) {
-    const int64_t t = begin + i;
+  for (int64_t t = begin; t < begin + num_tile_tokens; ++t) {
     lowest = std::min(lowest, FirstPosition(t));
     highest = std::max<int64_t>(highest, batch.positions[t]);
-    std::copy_n(q + (t * num_heads + first_head) * head_dim, heads_per_kv_head * head_dim,
-                scratch.q.data() + i * heads_per_kv_head * head_dim);
   }
-  const bool bf16_queries = kernels::AttentionTakesBf16Queries(kv.dtype(), head_dim);
-  if (bf16_queries) {
-    kernels::QueriesToBf16(scratch.q.data(), num_rows, head_dim, scratch.q_bf16.data());
-  }
-  std::fill_n(scratch.row_max.data(), num_rows, -INFINITY);
-  std::fill_n(scratch.row_sum.data(), num_rows, 0.0f);
-  std::fill_n(scratch.acc.data(), kernels::AttentionAccFloats(num_rows, head_dim), 0.0f);
-  const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
-                                         .row_sum = scratch.row_sum.data(),
-                                         .acc = scratch.acc.data()};
   // Tile t of the sequence: block t / tiles_per_block, keys from kAttentionTileKeys · (t mod
   // tiles_per_block) on; spans take kAttentionSpanTiles tiles each, counted from position 0.
   constexpr int64_t kTileKeys = kernels::kAttentionTileKeys;
@@ -146,8 +133,9 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
     return tile / tiles_per_block * block_size + tile % tiles_per_block * kTileKeys;
   };
   const int64_t first_tile = tile_of(lowest), last_tile = tile_of(highest);
-  // The keys and values of the span from span_tile on, asked for ahead of their use: the next
-  // span's while this one's products run (decode is bound by these reads).
+  // The keys and values of the span from span_tile on, asked for ahead of their use: the first
+  // span's while the queries are laid out, the next span's while this one's products run (decode
+  // is bound by these reads).
   auto prefetch_span = [&](int64_t span_tile) {
     for (int64_t tile = std::max(span_tile, first_tile);
          tile < span_tile + kSpanTiles && tile <= last_tile; ++tile) {
@@ -159,6 +147,20 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
     }
   };
   prefetch_span(first_tile / kSpanTiles * kSpanTiles);
+  for (int64_t i = 0; i < num_tile_tokens; ++i) {
+    std::copy_n(q + ((begin + i) * num_heads + first_head) * head_dim, heads_per_kv_head * head_dim,
+                scratch.q.data() + i * heads_per_kv_head * head_dim);
+  }
+  const bool bf16_queries = kernels::AttentionTakesBf16Queries(kv.dtype(), head_dim);
+  if (bf16_queries) {
+    kernels::QueriesToBf16(scratch.q.data(), num_rows, head_dim, scratch.q_bf16.data());
+  }
+  std::fill_n(scratch.row_max.data(), num_rows, -INFINITY);
+  std::fill_n(scratch.row_sum.data(), num_rows, 0.0f);
+  std::fill_n(scratch.acc.data(), kernels::AttentionAccFloats(num_rows, head_dim), 0.0f);
+  const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
+                                         .row_sum = scratch.row_sum.data(),
+                                         .acc = scratch.acc.data()};
   for (int64_t span_tile = first_tile / kSpanTiles * kSpanTiles; span_tile <= last_tile;
        span_tile += kSpanTiles) {
     prefetch_span(span_tile + kSpanTiles);
