@@ -133,20 +133,31 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
     return tile / tiles_per_block * block_size + tile % tiles_per_block * kTileKeys;
   };
   const int64_t first_tile = tile_of(lowest), last_tile = tile_of(highest);
+  const int64_t first_span_tile = first_tile / kSpanTiles * kSpanTiles;
+  // Tile `tile`'s stored keys and values, and how many keys it holds.
+  struct TileRows {
+    kernels::KvRows keys, values;
+    int32_t num_keys;
+  };
+  auto tile_rows = [&](int64_t tile) {
+    const int64_t block = tile / tiles_per_block;
+    const int64_t offset = tile % tiles_per_block * kTileKeys;
+    return TileRows{.keys = kv.keys(layer, table[block], offset, kv_head),
+                    .values = kv.values(layer, table[block], offset, kv_head),
+                    .num_keys = static_cast<int32_t>(std::min(kTileKeys, block_size - offset))};
+  };
   // The keys and values of the span from span_tile on, asked for ahead of their use: the first
   // span's while the queries are laid out, the next span's while this one's products run (decode
   // is bound by these reads).
   auto prefetch_span = [&](int64_t span_tile) {
     for (int64_t tile = std::max(span_tile, first_tile);
          tile < span_tile + kSpanTiles && tile <= last_tile; ++tile) {
-      const int64_t block = tile / tiles_per_block;
-      const int64_t offset = tile % tiles_per_block * kTileKeys;
-      const int64_t num_keys = std::min(kTileKeys, block_size - offset);
-      kernels::PrefetchKvRows(kv.keys(layer, table[block], offset, kv_head), num_keys, head_dim);
-      kernels::PrefetchKvRows(kv.values(layer, table[block], offset, kv_head), num_keys, head_dim);
+      const TileRows rows = tile_rows(tile);
+      kernels::PrefetchKvRows(rows.keys, rows.num_keys, head_dim);
+      kernels::PrefetchKvRows(rows.values, rows.num_keys, head_dim);
     }
   };
-  prefetch_span(first_tile / kSpanTiles * kSpanTiles);
+  prefetch_span(first_span_tile);
   for (int64_t i = 0; i < num_tile_tokens; ++i) {
     std::copy_n(q + ((begin + i) * num_heads + first_head) * head_dim, heads_per_kv_head * head_dim,
                 scratch.q.data() + i * heads_per_kv_head * head_dim);
@@ -161,8 +172,7 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
   const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
                                          .row_sum = scratch.row_sum.data(),
                                          .acc = scratch.acc.data()};
-  for (int64_t span_tile = first_tile / kSpanTiles * kSpanTiles; span_tile <= last_tile;
-       span_tile += kSpanTiles) {
+  for (int64_t span_tile = first_span_tile; span_tile <= last_tile; span_tile += kSpanTiles) {
     prefetch_span(span_tile + kSpanTiles);
     const int64_t span_position = tile_position(span_tile);
     const int64_t span_keys = tile_position(span_tile + kSpanTiles) - span_position;
@@ -176,11 +186,10 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
       const int64_t tile = span_tile + slot;
       span.key_offset[slot] = static_cast<int32_t>(tile_position(tile) - span_position);
       if (tile < first_tile || tile > last_tile) continue;
-      const int64_t block = tile / tiles_per_block;
-      const int64_t offset = tile % tiles_per_block * kTileKeys;
-      span.tile_keys[slot] = static_cast<int32_t>(std::min(kTileKeys, block_size - offset));
-      span.keys[slot] = kv.keys(layer, table[block], offset, kv_head);
-      span.values[slot] = kv.values(layer, table[block], offset, kv_head);
+      const TileRows rows = tile_rows(tile);
+      span.tile_keys[slot] = rows.num_keys;
+      span.keys[slot] = rows.keys;
+      span.values[slot] = rows.values;
     }
     for (int64_t i = 0; i < num_tile_tokens; ++i) {
       const int64_t t = begin + i;
