@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/speculative_config_flag.h"
 #include "common/logging.h"
 #include "engine/llm_engine.h"
 #include "model/hf_overrides.h"
+#include "server/openai/json.h"
 #include "vllm/llm.h"
 
 namespace vllm {
@@ -92,8 +92,11 @@ int RunFile(const GenerateOptions& options) {
     LLM llm(options.engine);
     auto outputs = llm.Generate(prompts, options.sampling, /*use_tqdm=*/::isatty(STDERR_FILENO));
     for (size_t i = 0; i < outputs.size(); ++i) {
-      nlohmann::json line = {{"index", i}, {"text", outputs[i].outputs[0].text}};
-      std::cout << line.dump() << "\n";
+      // Byte tokens that form no UTF-8 character (cut at max_tokens, or a random-weight model's)
+      // print as U+FFFD instead of failing the dump.
+      std::cout << server::DumpJson(
+                       server::Json{{"index", i}, {"text", outputs[i].outputs[0].text}})
+                << "\n";
     }
   } catch (const std::exception& error) {
     std::cerr << "error: " << error.what() << "\n";
