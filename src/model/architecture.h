@@ -49,6 +49,8 @@ using ModelFactory = Expected<std::unique_ptr<Model>> (*)(const TensorSource& so
 struct Architecture {
   std::string name;                   // general.architecture of its GGUF files
   std::vector<std::string> hf_names;  // config.json "architectures" entries that load as it
+  // transformers' model_type for hf_names.front(), written by the exporter; empty: `name`.
+  std::string hf_model_type;
   RopeStyle gguf_rope_style = RopeStyle::kNeox;
   // The family's own keys, read after the common ones (nullptr: none). GGUF keys are
   // "<name>.<key>"; `text_config` is config.json's text part (the whole file for text models).

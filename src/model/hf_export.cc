@@ -170,8 +170,10 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
   VLLM_RETURN_IF_ERROR(WriteSafetensors((fs::path(output_dir) / "model.safetensors").string(),
                                         tensors, {{"format", "pt"}}));
 
+  const std::string& model_type =
+      architecture.hf_model_type.empty() ? config->architecture : architecture.hf_model_type;
   nlohmann::json hf_config = {{"architectures", {architecture.hf_names.front()}},
-                              {"model_type", config->architecture},
+                              {"model_type", model_type},
                               {"hidden_size", config->hidden_size},
                               {"intermediate_size", config->intermediate_size},
                               {"num_attention_heads", config->num_heads},

@@ -22,12 +22,15 @@ const std::vector<ModelShape>& KnownModelShapes() {
       {"mixtral-tiny", 128, 4, 4, 2, 256, 1024, 1000000.0f, false, "llama", 0, 8, 2},
       {"mixtral-8x7b", 4096, 32, 32, 8, 14336, 32768, 1000000.0f, false, "llama", 0, 8, 2},
       {"qwen3-30b-a3b", 2048, 48, 32, 4, 768, 40960, 1000000.0f, false, "qwen3moe", 128, 128, 8},
+      {"qwen3moe-tiny", 128, 4, 4, 2, 64, 1024, 1000000.0f, false, "qwen3moe", 48, 8, 4},
       {"gemma2-tiny", 128, 4, 4, 2, 256, 1024, 10000.0f, true, "gemma2", 32, 0, 0, 8},
       // Gemma 2 27B's layer count (46), whose queries are scaled by (hidden / heads)^-1/2 rather
       // than head_dim^-1/2, at a test size with head_dim != hidden / heads.
       {"gemma2-27b-tiny", 128, 46, 4, 2, 256, 1024, 10000.0f, true, "gemma2", 16, 0, 0, 8},
       {"gemma2-2b", 2304, 26, 8, 4, 9216, 8192, 10000.0f, true, "gemma2", 256, 0, 0, 4096},
       {"gemma3-1b", 1152, 26, 4, 1, 6912, 32768, 1000000.0f, true, "gemma3", 256, 0, 0, 512},
+      // Five local layers (window 8) to one global, whose positions are scaled by 8.
+      {"gemma3-tiny", 128, 6, 4, 1, 256, 1024, 1000000.0f, true, "gemma3", 64, 0, 0, 8, 0, 0, 8.0f},
       {"gemma3-4b", 2560, 34, 8, 4, 10240, 131072, 1000000.0f, true, "gemma3", 256, 0, 0, 1024, 0,
        0, 8.0f},
       // Phi-3 shapes: partial rotary (3/4 of a head), LongRoPE over a 4k (tiny: 256) pretraining

@@ -128,7 +128,8 @@ Status ReadGemmaEmbeddingHf(const nlohmann::json& text, ModelConfig* config,
 Status WriteGemmaHf(const GgufFile&, const ModelConfig& config, nlohmann::json* out) {
   (*out)["sliding_window"] = config.sliding_window;
   (*out)["sliding_window_pattern"] = config.sliding_window_pattern;
-  (*out)["query_pre_attn_scalar"] = std::pow(config.AttentionScale(), -2.0f);
+  // An integer, as in Google's configs (transformers refuses a float).
+  (*out)["query_pre_attn_scalar"] = std::lround(std::pow(config.AttentionScale(), -2.0f));
   (*out)["hidden_activation"] = "gelu_pytorch_tanh";
   (*out)["tie_word_embeddings"] = true;
   if (config.rope_theta_swa > 0) (*out)["rope_local_base_freq"] = config.rope_theta_swa;
@@ -142,7 +143,6 @@ Status WriteGemmaHf(const GgufFile&, const ModelConfig& config, nlohmann::json* 
 Status WriteGemmaEmbeddingHf(const GgufFile& file, const ModelConfig& config, nlohmann::json* out) {
   VLLM_RETURN_IF_ERROR(WriteGemmaHf(file, config, out));
   (*out)["architectures"] = {"Gemma3TextModel"};
-  (*out)["model_type"] = "gemma3_text";
   (*out)["use_bidirectional_attention"] = config.bidirectional_attention;
   return Status::Ok();
 }
@@ -211,6 +211,7 @@ const Architecture kGemma2Architecture{
 const Architecture kGemma3Architecture{
     .name = "gemma3",
     .hf_names = {"Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"},
+    .hf_model_type = "gemma3_text",
     .read_gguf = ReadGemma3Gguf,
     .read_hf = ReadGemma3Hf,
     .write_hf = WriteGemmaHf,
@@ -223,6 +224,7 @@ const Architecture kGemma3Architecture{
 const Architecture kGemmaEmbeddingArchitecture{
     .name = "gemma-embedding",
     .hf_names = {"Gemma3TextModel"},
+    .hf_model_type = "gemma3_text",
     .read_gguf = ReadGemmaEmbeddingGguf,
     .read_hf = ReadGemmaEmbeddingHf,
     .write_hf = WriteGemmaEmbeddingHf,

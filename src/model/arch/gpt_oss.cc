@@ -387,6 +387,7 @@ void PlanGptOssRandom(RandomModelPlan* plan) {
 const Architecture kGptOssArchitecture{
     .name = "gpt-oss",
     .hf_names = {"GptOssForCausalLM"},
+    .hf_model_type = "gpt_oss",
     .read_gguf = ReadGptOssGguf,
     .read_hf = ReadGptOssHf,
     .write_hf = WriteGptOssHf,

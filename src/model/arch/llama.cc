@@ -217,6 +217,7 @@ const Architecture kQwen3Architecture{
 const Architecture kQwen3MoeArchitecture{
     .name = "qwen3moe",
     .hf_names = {"Qwen3MoeForCausalLM"},
+    .hf_model_type = "qwen3_moe",
     .read_gguf = ReadQwen3MoeGguf,
     .read_hf = ReadQwen3MoeHf,
     .write_hf = WriteQwen3MoeHf,

@@ -51,6 +51,8 @@ Status ReadPhi3Gguf(const GgufFile& file, ModelConfig* config) {
 
 // LongRoPE's factor tensors and attention factor into config.json's rope_scaling.
 Status WritePhi3Hf(const GgufFile& file, const ModelConfig& config, nlohmann::json* out) {
+  // transformers' Phi3Config would otherwise pad with id 32000, outside smaller vocabularies.
+  (*out)["pad_token_id"] = nullptr;
   const GgufTensor* short_factors = file.FindTensor("rope_factors_short.weight");
   const GgufTensor* long_factors = file.FindTensor("rope_factors_long.weight");
   if (short_factors == nullptr || long_factors == nullptr) return Status::Ok();
