@@ -113,6 +113,22 @@ test('completions logprobs: tokens, token_logprobs, top_logprobs and text_offset
   assert.equal(logprobs.text_offset[0], 0);
 });
 
+test('return_tokens_as_token_ids: logprobs name tokens "token_id:<id>", the same tokens', async () => {
+  const request = { ...greedy, prompt: 'Lily and Tom', logprobs: 2 };
+  const byText = (await openai.completions.create(request)).choices[0];
+  const byId = (await openai.completions.create({ ...request, return_tokens_as_token_ids: true })).choices[0];
+  assert.equal(byId.text, byText.text);
+  assert.deepEqual(byId.logprobs.token_logprobs, byText.logprobs.token_logprobs);
+  for (const [i, token] of byId.logprobs.tokens.entries()) {
+    assert.match(token, /^token_id:\d+$/);
+    assert.ok(Object.keys(byId.logprobs.top_logprobs[i]).every((key) => /^token_id:\d+$/.test(key)));
+  }
+  const ids = byId.logprobs.tokens.map((token) => Number(token.slice('token_id:'.length)));
+  const detokenized = await postJson('/detokenize', { model, tokens: ids });
+  // Decoded on their own, the ids lose the first token's leading space (SentencePiece).
+  assert.equal(detokenized.json.prompt, byText.text.trimStart());
+});
+
 test('chat logprobs: content entries with bytes and top_logprobs', async () => {
   const response = await openai.chat.completions.create({
     ...greedy, messages: [{ role: 'user', content: 'Hi' }], logprobs: true, top_logprobs: 2,

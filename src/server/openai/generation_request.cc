@@ -26,10 +26,9 @@ std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoi
       return ApiError::BadRequest("vLLM V1 does not yet support best_of.", "best_of");
     }
   }
-  for (const char* name : {"return_tokens_as_token_ids", "return_token_ids"}) {
-    if (auto flag = body.find(name); flag != body.end() && flag->is_boolean() && *flag) {
-      return NotSupported(name, std::string("`") + name + "`");
-    }
+  if (auto flag = body.find("return_token_ids");
+      flag != body.end() && flag->is_boolean() && *flag) {
+    return NotSupported("return_token_ids", "`return_token_ids`");
   }
   if (auto skip = body.find("spaces_between_special_tokens");
       skip != body.end() && skip->is_boolean() && !*skip) {
@@ -175,6 +174,7 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
     VLLM_READ(GetBool, "echo", &request->echo);
   }
   VLLM_READ(GetBool, "add_special_tokens", &request->add_special_tokens);
+  VLLM_READ(GetBool, "return_tokens_as_token_ids", &request->tokens_as_ids);
   if (logprobs) {
     if (*logprobs > kMaxLogprobs) {
       return ApiError::BadRequest(

@@ -28,6 +28,7 @@ struct GenerationRequest {
   bool include_usage = false;           // stream_options.include_usage
   bool continuous_usage_stats = false;  // stream_options.continuous_usage_stats
   bool echo = false;
+  bool tokens_as_ids = false;  // return_tokens_as_token_ids: logprobs name tokens "token_id:<id>"
   bool add_special_tokens = true;
   RequestOptions options;                 // priority, cache_salt
   std::optional<std::string> request_id;  // the body's "request_id"

@@ -17,7 +17,8 @@ TEST(GenerationRequestTest, ReadsOpenAiAndVllmFields) {
       R"({"model": "m", "temperature": 0.5, "top_p": 0.9, "top_k": 40, "min_p": 0.1, "n": 3,
           "seed": 7, "stop": "x", "stop_token_ids": [5], "ignore_eos": true, "min_tokens": 2,
           "max_tokens": 12, "logprobs": 2, "logit_bias": {"17": 150}, "priority": -3,
-          "cache_salt": "s", "repetition_penalty": 1.2, "unknown_field": {"ignored": true}})",
+          "cache_salt": "s", "repetition_penalty": 1.2, "return_tokens_as_token_ids": true,
+          "unknown_field": {"ignored": true}})",
       Endpoint::kCompletions, &error);
   ASSERT_FALSE(error.has_value()) << error->message;
   EXPECT_EQ(request.model, "m");
@@ -33,6 +34,7 @@ TEST(GenerationRequestTest, ReadsOpenAiAndVllmFields) {
   EXPECT_FLOAT_EQ(request.params.logit_bias.at(17), 100.0f);  // clamped as vLLM does
   EXPECT_EQ(request.options.priority, -3);
   EXPECT_EQ(request.options.cache_salt, "s");
+  EXPECT_TRUE(request.tokens_as_ids);
   EXPECT_EQ(request.params.output_kind, RequestOutputKind::kDelta);
 }
 
@@ -41,6 +43,7 @@ TEST(GenerationRequestTest, DefaultsDifferByEndpoint) {
   GenerationRequest completion = Parse(R"({"prompt": "x"})", Endpoint::kCompletions, &error);
   EXPECT_EQ(completion.requested_max_tokens, 16);
   EXPECT_TRUE(completion.add_special_tokens);
+  EXPECT_FALSE(completion.tokens_as_ids);
   GenerationRequest chat = Parse(R"({"max_completion_tokens": 5, "max_tokens": 9,
                                      "logprobs": true, "top_logprobs": 3})",
                                  Endpoint::kChat, &error);
@@ -84,7 +87,7 @@ TEST(GenerationRequestTest, FieldsNotImplementedAreRefusedByName) {
       {R"({"structural_tag": "x"})", "structural_tag"},
       {R"({"guided_whitespace_pattern": " "})", "guided_whitespace_pattern"},
       {R"({"logits_processors": ["x"]})", "logits_processors"},
-      {R"({"return_tokens_as_token_ids": true})", "return_tokens_as_token_ids"},
+      {R"({"return_token_ids": true})", "return_token_ids"},
       {R"({"spaces_between_special_tokens": false, "skip_special_tokens": false})",
        "spaces_between_special_tokens"},
   };

@@ -13,6 +13,11 @@ Json Bytes(const std::string& text) {
   return bytes;
 }
 
+// How logprobs name a token: its text, or "token_id:<id>".
+std::string TokenName(const Logprob& entry, int32_t token_id, bool tokens_as_ids) {
+  return tokens_as_ids ? "token_id:" + std::to_string(token_id) : entry.decoded_token;
+}
+
 }  // namespace
 
 int64_t CountCharacters(std::string_view text) {
@@ -36,7 +41,7 @@ std::vector<std::pair<int32_t, const Logprob*>> OrderedLogprobs(const PositionLo
 
 Json CompletionLogprobs(const Tokenizer& tokenizer, const std::vector<int32_t>& token_ids,
                         const std::vector<std::optional<PositionLogprobs>>& logprobs,
-                        int num_top_logprobs, int64_t initial_text_offset) {
+                        int num_top_logprobs, int64_t initial_text_offset, bool tokens_as_ids) {
   Json tokens = Json::array();
   Json token_logprobs = Json::array();
   Json top_logprobs = Json::array();
@@ -45,18 +50,20 @@ Json CompletionLogprobs(const Tokenizer& tokenizer, const std::vector<int32_t>& 
   for (size_t i = 0; i < token_ids.size() && i < logprobs.size(); ++i) {
     std::string token;
     if (!logprobs[i] || logprobs[i]->count(token_ids[i]) == 0) {
-      token = tokenizer.Decode({&token_ids[i], 1}, false);
+      token = tokens_as_ids ? "token_id:" + std::to_string(token_ids[i])
+                            : tokenizer.Decode({&token_ids[i], 1}, false);
       tokens.push_back(token);
       token_logprobs.push_back(nullptr);
       top_logprobs.push_back(nullptr);
     } else {
       const auto ordered = OrderedLogprobs(*logprobs[i], token_ids[i]);
-      token = ordered.front().second->decoded_token;
+      token = TokenName(*ordered.front().second, ordered.front().first, tokens_as_ids);
       tokens.push_back(token);
       token_logprobs.push_back(std::max(ordered.front().second->logprob, kMinLogprob));
       Json top = Json::object();
       for (size_t k = 0; k < ordered.size() && static_cast<int>(k) <= num_top_logprobs; ++k) {
-        top[ordered[k].second->decoded_token] = std::max(ordered[k].second->logprob, kMinLogprob);
+        top[TokenName(*ordered[k].second, ordered[k].first, tokens_as_ids)] =
+            std::max(ordered[k].second->logprob, kMinLogprob);
       }
       top_logprobs.push_back(std::move(top));
     }
@@ -70,7 +77,8 @@ Json CompletionLogprobs(const Tokenizer& tokenizer, const std::vector<int32_t>& 
 }
 
 Json ChatLogprobs(const std::vector<int32_t>& token_ids,
-                  const std::vector<PositionLogprobs>& logprobs, int num_top_logprobs) {
+                  const std::vector<PositionLogprobs>& logprobs, int num_top_logprobs,
+                  bool tokens_as_ids) {
   Json content = Json::array();
   for (size_t i = 0; i < token_ids.size() && i < logprobs.size(); ++i) {
     const auto ordered = OrderedLogprobs(logprobs[i], token_ids[i]);
@@ -79,13 +87,15 @@ Json ChatLogprobs(const std::vector<int32_t>& token_ids,
     Json top = Json::array();
     for (size_t k = 0; k < ordered.size() && static_cast<int>(k) < num_top_logprobs; ++k) {
       const Logprob& entry = *ordered[k].second;
-      top.push_back({{"token", entry.decoded_token},
+      const std::string token = TokenName(entry, ordered[k].first, tokens_as_ids);
+      top.push_back({{"token", token},
                      {"logprob", std::max(entry.logprob, kMinLogprob)},
-                     {"bytes", Bytes(entry.decoded_token)}});
+                     {"bytes", Bytes(token)}});
     }
-    content.push_back({{"token", sampled.decoded_token},
+    const std::string token = TokenName(sampled, token_ids[i], tokens_as_ids);
+    content.push_back({{"token", token},
                        {"logprob", std::max(sampled.logprob, kMinLogprob)},
-                       {"bytes", Bytes(sampled.decoded_token)},
+                       {"bytes", Bytes(token)},
                        {"top_logprobs", std::move(top)}});
   }
   return {{"content", std::move(content)}};

@@ -16,14 +16,16 @@ std::vector<std::pair<int32_t, const Logprob*>> OrderedLogprobs(const PositionLo
                                                                 int32_t sampled_token_id);
 
 // Completions' logprobs for `token_ids` (a position without logprobs, the first prompt token,
-// has null logprobs). Offsets count characters from `initial_text_offset`.
+// has null logprobs). Offsets count characters from `initial_text_offset`. With `tokens_as_ids`
+// (vLLM's return_tokens_as_token_ids) tokens are named "token_id:<id>" instead of by their text.
 Json CompletionLogprobs(const Tokenizer& tokenizer, const std::vector<int32_t>& token_ids,
                         const std::vector<std::optional<PositionLogprobs>>& logprobs,
-                        int num_top_logprobs, int64_t initial_text_offset);
+                        int num_top_logprobs, int64_t initial_text_offset, bool tokens_as_ids);
 
 // Chat's {"content": [...]} for generated tokens.
 Json ChatLogprobs(const std::vector<int32_t>& token_ids,
-                  const std::vector<PositionLogprobs>& logprobs, int num_top_logprobs);
+                  const std::vector<PositionLogprobs>& logprobs, int num_top_logprobs,
+                  bool tokens_as_ids);
 
 // vLLM's prompt_logprobs: null for the first token, then {"<id>": {logprob, rank,
 // decoded_token}} per position.

@@ -20,13 +20,22 @@ TEST(LogprobsFormatTest, SampledTokenFirstThenByRank) {
 }
 
 TEST(LogprobsFormatTest, ChatContentHasBytesAndTopLogprobs) {
-  const Json logprobs = ChatLogprobs({7}, {Position()}, 2);
+  const Json logprobs = ChatLogprobs({7}, {Position()}, 2, false);
   const Json& entry = logprobs["content"][0];
   EXPECT_EQ(entry["token"], "c");
   EXPECT_FLOAT_EQ(entry["logprob"].get<float>(), -2.0f);
   EXPECT_EQ(entry["bytes"], Json::array({99}));
   ASSERT_EQ(entry["top_logprobs"].size(), 2u);
   EXPECT_EQ(entry["top_logprobs"][1]["token"], "a");
+}
+
+TEST(LogprobsFormatTest, ReturnTokensAsTokenIdsNamesTokensById) {
+  const Json logprobs = ChatLogprobs({7}, {Position()}, 2, true);
+  const Json& entry = logprobs["content"][0];
+  EXPECT_EQ(entry["token"], "token_id:7");
+  EXPECT_EQ(entry["bytes"].size(), std::string("token_id:7").size());
+  EXPECT_EQ(entry["top_logprobs"][0]["token"], "token_id:7");
+  EXPECT_EQ(entry["top_logprobs"][1]["token"], "token_id:4");
 }
 
 TEST(LogprobsFormatTest, PromptLogprobsKeyByTokenId) {

@@ -43,7 +43,8 @@ class ChatJob : public GenerationJob {
 
   Json LogprobsOf(const CompletionOutput& part) const {
     if (!request_.params.logprobs || !part.logprobs) return nullptr;
-    return ChatLogprobs(part.token_ids, *part.logprobs, *request_.params.logprobs);
+    return ChatLogprobs(part.token_ids, *part.logprobs, *request_.params.logprobs,
+                        request_.tokens_as_ids);
   }
 
   // The first chunks of a stream: the role for every choice (and the echoed message).

@@ -45,7 +45,7 @@ class CompletionJob : public GenerationJob {
         std::vector<std::optional<PositionLogprobs>> positions(part.logprobs->begin(),
                                                                part.logprobs->end());
         logprobs = CompletionLogprobs(context_.engine.tokenizer(), part.token_ids, positions,
-                                      num_logprobs, text_offsets_[index]);
+                                      num_logprobs, text_offsets_[index], request_.tokens_as_ids);
       }
       text_offsets_[index] += CountCharacters(text);
       Json choice = {
@@ -87,7 +87,7 @@ class CompletionJob : public GenerationJob {
         Json logprobs = nullptr;
         if (request_.params.logprobs) {
           logprobs = CompletionLogprobs(context_.engine.tokenizer(), token_ids, positions,
-                                        num_logprobs, 0);
+                                        num_logprobs, 0, request_.tokens_as_ids);
         }
         choices.push_back(
             {{"index", ChoiceIndex(i, completion.index)},
