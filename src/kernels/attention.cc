@@ -152,4 +152,13 @@ void AttendSpan(const AttentionSpan& span, const AttentionState& state, float* s
   AttendSpanByTiles(span, state, scratch);
 }
 
+void ScaleAccRows(const float* acc, bool tile_layout, int64_t num_rows, int64_t head_dim,
+                  const float* factors, float* const* out_rows) {
+  if (tile_layout) return ScaleAccRowsFromTilesAvx512(acc, num_rows, head_dim, factors, out_rows);
+  const int64_t stride = AttentionAccStride(head_dim);
+  for (int64_t r = 0; r < num_rows; ++r) {
+    for (int64_t d = 0; d < head_dim; ++d) out_rows[r][d] = acc[r * stride + d] * factors[r];
+  }
+}
+
 }  // namespace vllm::kernels

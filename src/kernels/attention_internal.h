@@ -24,6 +24,9 @@ bool UsesBf16Attention(const AttentionSpan& span);
 bool CanAttendOnBf16Dots();
 void AttendSpanAmx(const AttentionSpan& span, const AttentionState& state, float* scratch);
 void AttendSpanBf16Dots(const AttentionSpan& span, const AttentionState& state, float* scratch);
+// ScaleAccRows from the tile layout (which only the AVX-512 paths above leave).
+void ScaleAccRowsFromTilesAvx512(const float* acc, int64_t num_rows, int64_t head_dim,
+                                 const float* factors, float* const* out_rows);
 // AttendSpan elsewhere: AttendTile over each slot in turn.
 void AttendSpanByTiles(const AttentionSpan& span, const AttentionState& state, float* scratch);
 

@@ -418,5 +418,32 @@ TEST(AttendSpanTest, Bf16PathRowsGiveTheirResultAlone) {
   }
 }
 
+TEST(ScaleAccRowsTest, EachLayoutGivesEveryRowItsAccTimesItsFactor) {
+  std::vector<bool> layouts = {false};
+  if (CanAttendOnBf16Dots()) layouts.push_back(true);  // the tile layout's AVX-512 path
+  for (const bool tile_layout : layouts) {
+    for (const int64_t num_rows : {1, 8, 16, 21, 40}) {
+      const int64_t head_dim = 64;
+      const int64_t stride = AttentionAccStride(head_dim);
+      const std::vector<float> acc = RandomNormalValues(AttentionAccFloats(num_rows, head_dim), 7);
+      const std::vector<float> factors = RandomNormalValues(num_rows, 8);
+      // Rows go to every other row of out, in reverse order.
+      std::vector<float> out(2 * num_rows * head_dim, -1.0f);
+      std::vector<float*> out_rows(num_rows);
+      for (int64_t r = 0; r < num_rows; ++r) {
+        out_rows[r] = out.data() + 2 * (num_rows - 1 - r) * head_dim;
+      }
+      ScaleAccRows(acc.data(), tile_layout, num_rows, head_dim, factors.data(), out_rows.data());
+      for (int64_t r = 0; r < num_rows; ++r) {
+        for (int64_t d = 0; d < head_dim; ++d) {
+          ASSERT_EQ(out_rows[r][d], acc[AttentionAccOffset(tile_layout, stride, r, d)] * factors[r])
+              << "tile layout " << tile_layout << ", row " << r << ", dim " << d;
+          ASSERT_EQ(out_rows[r][head_dim + d], -1.0f);  // the row between is left alone
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vllm::kernels

@@ -150,6 +150,10 @@ void QueriesToBf16(const float* q, int64_t num_rows, int64_t head_dim, uint16_t*
 constexpr int64_t AttentionAccOffset(bool tile_layout, int64_t stride, int64_t r, int64_t d) {
   return tile_layout ? (r / 16 * stride + d) * 16 + r % 16 : r * stride + d;
 }
+// Row r's result, its acc row times factors[r] (head_dim values), into out_rows[r]: acc in the
+// layout AttentionAccOffset describes (the tile layout transposed back 16 x 16 in registers).
+void ScaleAccRows(const float* acc, bool tile_layout, int64_t num_rows, int64_t head_dim,
+                  const float* factors, float* const* out_rows);
 // Floats of acc for num_rows rows in either layout.
 constexpr int64_t AttentionAccFloats(int64_t num_rows, int64_t head_dim) {
   return (num_rows + 15) / 16 * 16 * AttentionAccStride(head_dim);

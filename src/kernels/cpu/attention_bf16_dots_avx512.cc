@@ -116,6 +116,24 @@ void QueriesToBf16(const float* q, int64_t num_rows, int64_t head_dim, uint16_t*
   }
 }
 
+void ScaleAccRowsFromTilesAvx512(const float* acc, int64_t num_rows, int64_t head_dim,
+                                 const float* factors, float* const* out_rows) {
+  const int64_t stride = AttentionAccStride(head_dim);
+  for (int64_t r0 = 0; r0 < num_rows; r0 += kGroupRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kGroupRows, num_rows - r0));
+    const float* group = acc + r0 * stride;  // [stride][16 rows]
+    for (int64_t d0 = 0; d0 < head_dim; d0 += kDimsPerSlice) {
+      __m512 block[kGroupRows];  // dim d0 + k of the 16 rows, then row i's dims [d0, d0 + 16)
+      for (int k = 0; k < kDimsPerSlice; ++k) block[k] = _mm512_loadu_ps(group + (d0 + k) * 16);
+      Transpose16x16(block);
+      for (int i = 0; i < rows; ++i) {
+        _mm512_storeu_ps(out_rows[r0 + i] + d0,
+                         _mm512_mul_ps(block[i], _mm512_set1_ps(factors[r0 + i])));
+      }
+    }
+  }
+}
+
 void AttendSpanBf16Dots(const AttentionSpan& span, const AttentionState& state, float* scratch) {
   const PreparedSpan prepared = PrepareSpan(span, scratch);
   const SeenSlots& seen = prepared.seen;

@@ -24,6 +24,8 @@ struct AttentionScratch {
   std::vector<float> tile;         // AttentionSpanScratchFloats(head_dim)
   std::vector<int32_t> first_key;  // [rows]
   std::vector<int32_t> last_key;   // [rows]
+  std::vector<float> factor;       // [rows]: 1 / the softmax's denominator
+  std::vector<float*> out_rows;    // [rows]: where each row's result goes
 
   // Makes room for a tile of num_rows query rows; allocates only when a tile is the largest yet.
   void Reserve(int64_t num_rows, int64_t head_dim) {
@@ -38,6 +40,8 @@ struct AttentionScratch {
     grow(tile, kernels::AttentionSpanScratchFloats(head_dim));
     grow(first_key, num_rows);
     grow(last_key, num_rows);
+    grow(factor, num_rows);
+    grow(out_rows, num_rows);
   }
 };
 
@@ -90,7 +94,7 @@ struct AttentionCall {
   // softmax · V = acc / row_sum for the tile's rows (a sink joins the denominator at its own
   // max), into `out`; acc in the tile layout (AttentionAccOffset) where tile_layout.
   void WriteRows(int64_t begin, int64_t num_rows, int64_t first_head, bool tile_layout,
-                 const AttentionScratch& scratch) const;
+                 AttentionScratch& scratch) const;
 };
 
 // Each item attends the tokens [begin, end) of one sequence (at most kTileTokens of them) with
@@ -208,8 +212,7 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
 }
 
 void AttentionCall::WriteRows(int64_t begin, int64_t num_rows, int64_t first_head, bool tile_layout,
-                              const AttentionScratch& scratch) const {
-  const int64_t acc_stride = kernels::AttentionAccStride(head_dim);
+                              AttentionScratch& scratch) const {
   for (int64_t r = 0; r < num_rows; ++r) {
     const int64_t i = r / heads_per_kv_head;
     const int64_t head = first_head + r % heads_per_kv_head;
@@ -220,11 +223,11 @@ void AttentionCall::WriteRows(int64_t begin, int64_t num_rows, int64_t first_hea
       const float rescale = std::exp(scratch.row_max[r] - max);
       factor = rescale / (scratch.row_sum[r] * rescale + std::exp(sink - max));
     }
-    float* result = out + ((begin + i) * num_heads + head) * head_dim;
-    for (int64_t d = 0; d < head_dim; ++d) {
-      result[d] = scratch.acc[kernels::AttentionAccOffset(tile_layout, acc_stride, r, d)] * factor;
-    }
+    scratch.factor[r] = factor;
+    scratch.out_rows[r] = out + ((begin + i) * num_heads + head) * head_dim;
   }
+  kernels::ScaleAccRows(scratch.acc.data(), tile_layout, num_rows, head_dim, scratch.factor.data(),
+                        scratch.out_rows.data());
 }
 
 }  // namespace
