@@ -47,13 +47,13 @@ const char* TorchDtype(GgmlType type) {
   return type == GgmlType::kBF16 ? "bfloat16" : type == GgmlType::kF16 ? "float16" : "float32";
 }
 
-// A decoder embedder's sentence-transformers files (its GGUF pooling_type): modules.json with
-// Transformer → Pooling → the Dense modules dense_<k>.weight (k_Dense/, EmbeddingGemma) →
-// Normalize, and each module's config.json.
+// An embedder's sentence-transformers files (its GGUF pooling_type, which config.json does not
+// hold, for BERT encoders as for decoders): modules.json with Transformer → Pooling → the Dense
+// modules dense_<k>.weight (k_Dense/, EmbeddingGemma) → Normalize, and each module's config.json.
 Status WriteSentenceTransformersFiles(const GgufFile& gguf, const ModelConfig& config,
                                       const fs::path& output_dir) {
   const PoolingType type = config.pooler.pooling_type;
-  if (config.is_encoder || type == PoolingType::kUnset || type == PoolingType::kAll ||
+  if (type == PoolingType::kUnset || type == PoolingType::kAll ||
       gguf.FindTensor("cls.output.weight") != nullptr) {
     return Status::Ok();
   }

@@ -346,8 +346,9 @@ TEST(ReferenceEncoderTest, BertForSequenceClassificationDirectory) {
   const fs::path classifier_dir = files.dir / "classifier";
   fs::create_directories(classifier_dir);
   for (const auto& entry : fs::directory_iterator(files.hf)) {
+    // The tokenizer files; not the embedder's weights, config or sentence-transformers modules.
     if (entry.is_regular_file() && entry.path().filename() != "model.safetensors" &&
-        entry.path().filename() != "config.json") {
+        entry.path().filename() != "config.json" && entry.path().filename() != "modules.json") {
       fs::copy_file(entry.path(), classifier_dir / entry.path().filename());
     }
   }
