@@ -13,9 +13,12 @@ Json Bytes(const std::string& text) {
   return bytes;
 }
 
+// vLLM's return_tokens_as_token_ids name of a token.
+std::string TokenIdName(int32_t token_id) { return "token_id:" + std::to_string(token_id); }
+
 // How logprobs name a token: its text, or "token_id:<id>".
 std::string TokenName(const Logprob& entry, int32_t token_id, bool tokens_as_ids) {
-  return tokens_as_ids ? "token_id:" + std::to_string(token_id) : entry.decoded_token;
+  return tokens_as_ids ? TokenIdName(token_id) : entry.decoded_token;
 }
 
 }  // namespace
@@ -50,8 +53,8 @@ Json CompletionLogprobs(const Tokenizer& tokenizer, const std::vector<int32_t>& 
   for (size_t i = 0; i < token_ids.size() && i < logprobs.size(); ++i) {
     std::string token;
     if (!logprobs[i] || logprobs[i]->count(token_ids[i]) == 0) {
-      token = tokens_as_ids ? "token_id:" + std::to_string(token_ids[i])
-                            : tokenizer.Decode({&token_ids[i], 1}, false);
+      token =
+          tokens_as_ids ? TokenIdName(token_ids[i]) : tokenizer.Decode({&token_ids[i], 1}, false);
       tokens.push_back(token);
       token_logprobs.push_back(nullptr);
       top_logprobs.push_back(nullptr);
