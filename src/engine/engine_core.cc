@@ -109,6 +109,7 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                                    : SizeKvCache(model_config, layout, core->config_, draft_config);
   if (!size) return Error{size.error()};
   core->num_kv_blocks_ = size->num_blocks;
+  core->kv_bytes_per_block_ = size->bytes_per_block;
   // The KV storage first: it is allocated and made resident here, and one too large for the
   // memory available must fail before anything sized by it is built.
   auto runner = ModelRunner::Create(model, {.num_kv_blocks = core->num_kv_blocks_,
@@ -208,6 +209,8 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   SchedulerOutput schedule = scheduler_->Schedule();
   for (const std::string& id : schedule.preempted_request_ids) runner_->PreemptRequest(id);
   last_num_scheduled_tokens_ = schedule.total_num_scheduled_tokens;
+  peak_kv_blocks_in_use_ =
+      std::max<int64_t>(peak_kv_blocks_in_use_, kv_cache_->num_blocks_in_use());
   if (schedule.scheduled.empty()) return std::vector<EngineCoreOutput>();
   if (is_pooling_) return StepPooling(schedule);
 
@@ -311,7 +314,9 @@ EngineStats EngineCore::stats() const {
           kv_cache_->stats().prefix_cache_queries,
           kv_cache_->stats().prefix_cache_hits,
           last_num_scheduled_tokens_,
-          spec_decoding_stats_};
+          spec_decoding_stats_,
+          peak_kv_blocks_in_use_,
+          kv_bytes_per_block_};
 }
 
 }  // namespace vllm

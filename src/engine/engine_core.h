@@ -64,6 +64,11 @@ struct EngineStats {
   int64_t prefix_cache_hits = 0;
   int64_t num_scheduled_tokens = 0;  // in the last step
   SpecDecodingStats spec_decoding;
+  // The most KV blocks requests held at once since the engine started (counted after each step's
+  // scheduling), and the bytes of KV one block stands for (over the layers its group spans): the
+  // KV memory the load needed is their product.
+  int64_t peak_kv_blocks_in_use = 0;
+  int64_t kv_bytes_per_block = 0;
 };
 
 class EngineCore {
@@ -111,6 +116,8 @@ class EngineCore {
   };
   std::map<std::string, Arrival> arrivals_;
   int64_t last_num_scheduled_tokens_ = 0;
+  int64_t peak_kv_blocks_in_use_ = 0;
+  int64_t kv_bytes_per_block_ = 0;
   SpecDecodingStats spec_decoding_stats_;
   bool is_pooling_ = false;
   std::map<std::string, PoolingSpec> pooling_specs_;  // by request id, while unfinished

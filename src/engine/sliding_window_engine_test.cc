@@ -218,6 +218,13 @@ TEST_F(SlidingWindowEngineTest, FreeingOutsideTheWindowChangesNoLogitAndBoundsTh
   // keeping every block holds 60 blocks of all 6 layers: 80 / 360 of the memory.
   EXPECT_EQ(last_held, 60 + 5 * 4);
   EXPECT_EQ(last_held_full, 60);
+  // The peak is the last step's: 80 blocks of one layer against 60 blocks of all six.
+  const EngineStats hybrid_stats = hybrid->stats();
+  const EngineStats full_stats = full->stats();
+  EXPECT_EQ(hybrid_stats.peak_kv_blocks_in_use, 60 + 5 * 4);
+  EXPECT_EQ(full_stats.peak_kv_blocks_in_use, 60);
+  EXPECT_EQ(full_stats.kv_bytes_per_block, 6 * hybrid_stats.kv_bytes_per_block);
+  EXPECT_GT(hybrid_stats.kv_bytes_per_block, 0);
 }
 
 TEST_F(SlidingWindowEngineTest, ASecondRunOfTheSamePromptHitsThePrefixCache) {

@@ -36,6 +36,8 @@ class BlockPool {
   int32_t num_free_blocks() const { return free_queue_.size(); }
   // Fraction of usable blocks in use by requests (cached-but-free blocks count as free).
   double usage() const { return 1.0 - double(num_free_blocks()) / num_usable_blocks(); }
+  // Usable blocks held by requests now (cached-but-free blocks count as free).
+  int32_t num_blocks_in_use() const { return num_usable_blocks() - num_free_blocks(); }
   int32_t ref_count(int32_t block_id) const { return blocks_[block_id].ref_count; }
   bool IsNullBlock(int32_t block_id) const {
     return options_.reserve_null_block && block_id == kNullBlockId;

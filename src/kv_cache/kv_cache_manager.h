@@ -51,6 +51,7 @@ class KvCacheManager {
   const KvCacheGroupSpec& group(int32_t group) const { return groups_[group]; }
   int32_t num_free_blocks() const { return pool_.num_free_blocks(); }
   double usage() const { return pool_.usage(); }
+  int32_t num_blocks_in_use() const { return pool_.num_blocks_in_use(); }
   const Stats& stats() const { return stats_; }
 
   // The longest prefix every group can serve from the cache (see FindLongestCacheHit), stopping
