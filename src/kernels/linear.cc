@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/huge_page_allocator.h"
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
 
@@ -103,7 +104,7 @@ class TableLinearWeight : public LinearWeight {
  private:
   WeightView view_;             // data: nullptr once packed
   std::vector<uint8_t> owned_;  // the stored bytes when the weight owns them (and is not packed)
-  std::vector<uint8_t> packed_;
+  std::vector<uint8_t, HugePageAllocator<uint8_t>> packed_;
 };
 
 Expected<WeightView> CheckedView(GgmlType type, const void* data, int64_t rows, int64_t cols) {
