@@ -30,26 +30,57 @@ int ThpEligibility(const void* address) {
   return -1;
 }
 
-TEST(HugePageAllocatorTest, ALargeBlockIsAlignedTo2MiBAndAdvisedForHugePages) {
-  std::vector<uint8_t, HugePageAllocator<uint8_t>> bytes(5 * kHugePageBytes / 2, 7);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(bytes.data()) % kHugePageBytes, 0u);
-  for (size_t i = 0; i < bytes.size(); i += 4096) ASSERT_EQ(bytes[i], 7);
+bool TransparentHugePagesAreOn() {
   std::ifstream setting("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string modes;
   std::getline(setting, modes);
-  if (modes.empty() || modes.find("[never]") != std::string::npos) {
-    GTEST_SKIP() << "transparent huge pages are off here";
-  }
+  return !modes.empty() && modes.find("[never]") == std::string::npos;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSmallBlocksAreCarved = false;  // they come from operator new
+#else
+constexpr bool kSmallBlocksAreCarved = true;
+#endif
+
+TEST(HugePageAllocatorTest, ALargeBlockIsAlignedTo2MiBAndAdvisedForHugePages) {
+  std::vector<uint8_t, HugePageAllocator<uint8_t>> bytes(kOwnMappingBytes + kHugePageBytes / 2, 7);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(bytes.data()) % kHugePageBytes, 0u);
+  for (size_t i = 0; i < bytes.size(); i += 4096) ASSERT_EQ(bytes[i], 7);
+  if (!TransparentHugePagesAreOn()) GTEST_SKIP() << "transparent huge pages are off here";
   EXPECT_EQ(ThpEligibility(bytes.data()), 1);
 }
 
-TEST(HugePageAllocatorTest, ASmallBlockComesFromTheHeapAlignedToACacheLine) {
-  std::vector<float, HugePageAllocator<float>> values(1000, 1.5f);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(values.data()) % 64, 0u);
-  EXPECT_EQ(values.back(), 1.5f);
-  values.resize(kHugePageBytes);  // grows into a mapping of its own, keeping the values
-  EXPECT_EQ(values[999], 1.5f);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(values.data()) % kHugePageBytes, 0u);
+TEST(HugePageAllocatorTest, SmallBlocksLieSideBySideInAnAdvisedChunk) {
+  if (!kSmallBlocksAreCarved) GTEST_SKIP() << "AddressSanitizer: small blocks are not carved";
+  std::vector<float, HugePageAllocator<float>> first(1000, 1.5f);   // 4000 bytes
+  std::vector<float, HugePageAllocator<float>> second(1000, 2.5f);  // from the next 64 bytes on
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first.data()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<const uint8_t*>(second.data()),
+            reinterpret_cast<const uint8_t*>(first.data()) + 4032);
+  EXPECT_EQ(first.back(), 1.5f);
+  EXPECT_EQ(second.front(), 2.5f);
+  if (!TransparentHugePagesAreOn()) GTEST_SKIP() << "transparent huge pages are off here";
+  EXPECT_EQ(ThpEligibility(first.data()), 1);
+}
+
+TEST(HugePageAllocatorTest, AChunkIsUnmappedOnceItsBlocksAreFreed) {
+  if (!kSmallBlocksAreCarved) GTEST_SKIP() << "AddressSanitizer: small blocks are not carved";
+  HugePageAllocator<uint8_t> allocator;
+  constexpr size_t kBlock = kOwnMappingBytes - 64;  // 4 fit in a chunk, the 5th starts a new one
+  std::vector<uint8_t*> blocks;
+  for (int i = 0; i < 5; ++i) blocks.push_back(allocator.allocate(kBlock));
+  blocks[0][0] = 1;
+  EXPECT_EQ(blocks[3], blocks[0] + 3 * kBlock);
+  EXPECT_NE(blocks[4], blocks[3] + kBlock);
+  EXPECT_NE(ThpEligibility(blocks[0]), -1);  // mapped
+  for (int i = 0; i < 4; ++i) allocator.deallocate(blocks[i], kBlock);
+  EXPECT_EQ(ThpEligibility(blocks[0]), -1);  // the first chunk is gone
+  // The newest chunk is carved again from its start once its last block is freed.
+  allocator.deallocate(blocks[4], kBlock);
+  uint8_t* again = allocator.allocate(kBlock);
+  EXPECT_EQ(again, blocks[4]);
+  allocator.deallocate(again, kBlock);
 }
 
 }  // namespace
