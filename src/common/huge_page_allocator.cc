@@ -84,28 +84,29 @@ Chunks& SharedChunks() {
   return *chunks;
 }
 
+// Under AddressSanitizer every block comes from operator new, where its bounds checks reach.
 #if defined(__SANITIZE_ADDRESS__)
-constexpr bool kCarveSmallBlocks = false;
+constexpr bool kMapBlocks = false;
 #else
-constexpr bool kCarveSmallBlocks = true;
+constexpr bool kMapBlocks = true;
 #endif
 
 }  // namespace
 
 void* AllocateHugePageBacked(size_t bytes) {
+  if (!kMapBlocks) return ::operator new (bytes, std::align_val_t{64});
   if (bytes >= kOwnMappingBytes) {
     return reinterpret_cast<void*>(MapAligned(RoundUp(bytes, kHugePageBytes)));
   }
-  if (!kCarveSmallBlocks) return ::operator new (bytes, std::align_val_t{64});
   return SharedChunks().Carve(bytes);
 }
 
 void FreeHugePageBacked(void* pointer, size_t bytes) {
   if (pointer == nullptr) return;
-  if (bytes >= kOwnMappingBytes) {
-    ::munmap(pointer, RoundUp(bytes, kHugePageBytes));
-  } else if (!kCarveSmallBlocks) {
+  if (!kMapBlocks) {
     ::operator delete (pointer, std::align_val_t{64});
+  } else if (bytes >= kOwnMappingBytes) {
+    ::munmap(pointer, RoundUp(bytes, kHugePageBytes));
   } else {
     SharedChunks().Release(pointer);
   }

@@ -7,7 +7,7 @@
 // Blocks of kOwnMappingBytes and more get a mapping of their own; smaller ones (a mixture of
 // experts' matrices) are carved side by side from shared chunks of kChunkBytes, so that they too
 // fill whole huge pages; a chunk is unmapped once every block carved from it is freed. Under
-// AddressSanitizer small blocks come from operator new instead, to keep its bounds checks. Advice
+// AddressSanitizer every block comes from operator new instead, to keep its bounds checks. Advice
 // only: where the kernel has no huge pages to give, the mappings are made of small pages.
 #pragma once
 

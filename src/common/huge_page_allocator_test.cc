@@ -38,12 +38,23 @@ bool TransparentHugePagesAreOn() {
 }
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSmallBlocksAreCarved = false;  // they come from operator new
+constexpr bool kBlocksAreMapped = false;  // they come from operator new
 #else
-constexpr bool kSmallBlocksAreCarved = true;
+constexpr bool kBlocksAreMapped = true;
 #endif
 
+TEST(HugePageAllocatorTest, BlocksOfEverySizeHoldTheirValuesAlignedToACacheLine) {
+  std::vector<float, HugePageAllocator<float>> values(1000, 1.5f);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(values.data()) % 64, 0u);
+  values.resize(kOwnMappingBytes / sizeof(float), 2.5f);  // moves to a block of its own
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(values.data()) % 64, 0u);
+  EXPECT_EQ(values[999], 1.5f);
+  EXPECT_EQ(values[1000], 2.5f);
+  EXPECT_EQ(values.back(), 2.5f);
+}
+
 TEST(HugePageAllocatorTest, ALargeBlockIsAlignedTo2MiBAndAdvisedForHugePages) {
+  if (!kBlocksAreMapped) GTEST_SKIP() << "AddressSanitizer: blocks come from operator new";
   std::vector<uint8_t, HugePageAllocator<uint8_t>> bytes(kOwnMappingBytes + kHugePageBytes / 2, 7);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(bytes.data()) % kHugePageBytes, 0u);
   for (size_t i = 0; i < bytes.size(); i += 4096) ASSERT_EQ(bytes[i], 7);
@@ -52,7 +63,7 @@ TEST(HugePageAllocatorTest, ALargeBlockIsAlignedTo2MiBAndAdvisedForHugePages) {
 }
 
 TEST(HugePageAllocatorTest, SmallBlocksLieSideBySideInAnAdvisedChunk) {
-  if (!kSmallBlocksAreCarved) GTEST_SKIP() << "AddressSanitizer: small blocks are not carved";
+  if (!kBlocksAreMapped) GTEST_SKIP() << "AddressSanitizer: blocks come from operator new";
   std::vector<float, HugePageAllocator<float>> first(1000, 1.5f);   // 4000 bytes
   std::vector<float, HugePageAllocator<float>> second(1000, 2.5f);  // from the next 64 bytes on
   EXPECT_EQ(reinterpret_cast<uintptr_t>(first.data()) % 64, 0u);
@@ -65,7 +76,7 @@ TEST(HugePageAllocatorTest, SmallBlocksLieSideBySideInAnAdvisedChunk) {
 }
 
 TEST(HugePageAllocatorTest, AChunkIsUnmappedOnceItsBlocksAreFreed) {
-  if (!kSmallBlocksAreCarved) GTEST_SKIP() << "AddressSanitizer: small blocks are not carved";
+  if (!kBlocksAreMapped) GTEST_SKIP() << "AddressSanitizer: blocks come from operator new";
   HugePageAllocator<uint8_t> allocator;
   constexpr size_t kBlock = kOwnMappingBytes - 64;  // 4 fit in a chunk, the 5th starts a new one
   std::vector<uint8_t*> blocks;
