@@ -1,6 +1,6 @@
-// LinearWeight and the Linear entry point. A weight is its type's table entry plus either the
-// bytes where they lie (the mmap'd file, or bytes it owns) or its packed form, built at Create
-// when the type has one for this CPU. Linear prepares the activations once per call in the
+// LinearWeight and the Linear entry point. A weight is its type's table entry plus its own copy of
+// the bytes on huge pages: its packed form, built at Create when the type has one for this CPU, or
+// the rows as stored. Linear prepares the activations once per call in the
 // format the type's dot products consume, then deals W's rows in tiles to the pool's threads.
 #include <sys/mman.h>
 #include <unistd.h>
@@ -44,18 +44,21 @@ bool UsesPackedForm(const TypeTraits& traits, int64_t rows, int64_t cols) {
 // The one LinearWeight implementation.
 class TableLinearWeight : public LinearWeight {
  public:
-  TableLinearWeight(const WeightView& view, std::vector<uint8_t> owned)
-      : view_(view), owned_(std::move(owned)) {
+  // `source_owned`: the stored bytes when the caller hands them over (else view.data points into
+  // the file mapping). Either way the weight keeps its own copy on huge pages, packed or as stored,
+  // and lets the source go.
+  TableLinearWeight(const WeightView& view, std::vector<uint8_t> source_owned) : view_(view) {
     const TypeTraits& traits = *view.traits;
-    if (!UsesPackedForm(traits, view.rows, view.cols)) return;
-    packed_.resize(traits.packed.packed_bytes(view.rows, view.cols));
-    traits.packed.pack(view_, packed_.data());
-    if (owned_.empty()) {
-      ReleaseSourcePages(view.data, view.rows * view.row_bytes);
+    const int64_t source_bytes = view.rows * view.row_bytes;
+    if (UsesPackedForm(traits, view.rows, view.cols)) {
+      packed_.resize(traits.packed.packed_bytes(view.rows, view.cols));
+      traits.packed.pack(view_, packed_.data());
+      view_.data = nullptr;
     } else {
-      std::vector<uint8_t>().swap(owned_);
+      stored_.assign(view.data, view.data + source_bytes);
+      view_.data = stored_.data();
     }
-    view_.data = nullptr;
+    if (source_owned.empty()) ReleaseSourcePages(view.data, source_bytes);
   }
   GgmlType type() const override { return view_.traits->type; }
   int64_t rows() const override { return view_.rows; }
@@ -102,8 +105,8 @@ class TableLinearWeight : public LinearWeight {
   }
 
  private:
-  WeightView view_;             // data: nullptr once packed
-  std::vector<uint8_t> owned_;  // the stored bytes when the weight owns them (and is not packed)
+  WeightView view_;  // data: stored_'s, or nullptr when packed
+  std::vector<uint8_t, HugePageAllocator<uint8_t>> stored_;  // the rows as stored, when not packed
   std::vector<uint8_t, HugePageAllocator<uint8_t>> packed_;
 };
 

@@ -467,6 +467,24 @@ TEST(LinearTest, RowsVariantsEqualTheSingleRowKernels) {
   }
 }
 
+// A weight keeps its own copy of the bytes, packed or as stored (on every path, including types
+// without a packed form): overwriting the source after Create changes no output.
+TEST(LinearTest, AWeightNeedsItsSourceBytesOnlyDuringCreate) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  constexpr int64_t kRows = 32, kCols = 256, kM = 3;
+  const std::vector<float> x = RandomNormalValues(kM * kCols, 8);
+  for (GgmlType type : kTypes) {
+    TestWeight weight = MakeWeight(type, kRows, kCols, 7);
+    auto created = LinearWeight::Create(type, weight.bytes.data(), kRows, kCols);
+    ASSERT_TRUE(created.ok()) << created.error();
+    std::vector<float> before(kM * kRows), after(kM * kRows);
+    Linear(**created, x.data(), kM, before.data(), pool);
+    std::fill(weight.bytes.begin(), weight.bytes.end(), uint8_t{0x5a});
+    Linear(**created, x.data(), kM, after.data(), pool);
+    EXPECT_EQ(before, after) << GetSupportedTypeTraits(type)->name;
+  }
+}
+
 TEST(LinearTest, CreateRejectsBadShapes) {
   std::vector<uint8_t> bytes(1024);
   EXPECT_FALSE(LinearWeight::Create(GgmlType::kQ8_0, bytes.data(), 2, 33).ok());

@@ -19,15 +19,16 @@
 namespace vllm::kernels {
 
 // A linear layer's weight W: [rows = out_features, cols = in_features], row-major, each row
-// stored in `type` (GGUF layout, see common/ggml_type.h). Created once at load; it may keep
-// pointing at the (mmap'd) source bytes or repack them into a layout its kernels prefer.
+// stored in `type` (GGUF layout, see common/ggml_type.h). Created once at load: it copies the
+// source bytes onto huge pages (common/huge_page_allocator.h), as stored or repacked into a layout
+// its kernels prefer, and releases the source's file pages.
 class LinearWeight {
  public:
-  // `data` must stay valid for the weight's lifetime when it is used in place.
-  // Errors: unsupported type, cols not a multiple of the type's block size.
+  // `data` is read during the call only. Errors: unsupported type, cols not a multiple of the
+  // type's block size.
   static Expected<std::unique_ptr<LinearWeight>> Create(GgmlType type, const void* data,
                                                         int64_t rows, int64_t cols);
-  // The same from bytes the weight keeps (weights converted at load).
+  // The same from bytes the caller hands over (weights converted at load).
   static Expected<std::unique_ptr<LinearWeight>> CreateOwned(GgmlType type,
                                                              std::vector<uint8_t> bytes,
                                                              int64_t rows, int64_t cols);
