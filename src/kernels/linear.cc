@@ -44,21 +44,20 @@ bool UsesPackedForm(const TypeTraits& traits, int64_t rows, int64_t cols) {
 // The one LinearWeight implementation.
 class TableLinearWeight : public LinearWeight {
  public:
-  // `source_owned`: the stored bytes when the caller hands them over (else view.data points into
-  // the file mapping). Either way the weight keeps its own copy on huge pages, packed or as stored,
-  // and lets the source go.
-  TableLinearWeight(const WeightView& view, std::vector<uint8_t> source_owned) : view_(view) {
-    const TypeTraits& traits = *view.traits;
+  // The weight keeps its own copy of view.data on huge pages, packed or as stored; with
+  // `release_source_pages` (view.data in the file mapping, Create) it then lets the source go.
+  TableLinearWeight(const WeightView& view, bool release_source_pages)
+      : view_(view), packed_(UsesPackedForm(*view.traits, view.rows, view.cols)) {
     const int64_t source_bytes = view.rows * view.row_bytes;
-    if (UsesPackedForm(traits, view.rows, view.cols)) {
-      packed_.resize(traits.packed.packed_bytes(view.rows, view.cols));
-      traits.packed.pack(view_, packed_.data());
+    if (packed_) {
+      bytes_.resize(view.traits->packed.packed_bytes(view.rows, view.cols));
+      view.traits->packed.pack(view_, bytes_.data());
       view_.data = nullptr;
     } else {
-      stored_.assign(view.data, view.data + source_bytes);
-      view_.data = stored_.data();
+      bytes_.assign(view.data, view.data + source_bytes);
+      view_.data = bytes_.data();
     }
-    if (source_owned.empty()) ReleaseSourcePages(view.data, source_bytes);
+    if (release_source_pages) ReleaseSourcePages(view.data, source_bytes);
   }
   GgmlType type() const override { return view_.traits->type; }
   int64_t rows() const override { return view_.rows; }
@@ -66,7 +65,7 @@ class TableLinearWeight : public LinearWeight {
 
   void Apply(const float* x, int64_t m, float* y, ThreadPool& pool) const {
     if (m <= 0) return;
-    if (packed_.empty()) {
+    if (!packed_) {
       LinearWithIsa(BestIsa(), view_, x, m, y, pool);
       return;
     }
@@ -79,15 +78,15 @@ class TableLinearWeight : public LinearWeight {
   // then num_work_items() independent items (row groups of the packed form, or row tiles).
   PreparedActivations Prepare(const float* x, int64_t m, ThreadPool& pool) const {
     const TypeTraits& traits = *view_.traits;
-    PreparedActivations prepared = PrepareActivations(
-        packed_.empty() ? BestIsa() : traits.packed.isa, traits.activation, x, m, view_.cols, pool);
-    if (!packed_.empty() && traits.packed.prepare_terms != nullptr) {
+    PreparedActivations prepared = PrepareActivations(packed_ ? traits.packed.isa : BestIsa(),
+                                                      traits.activation, x, m, view_.cols, pool);
+    if (packed_ && traits.packed.prepare_terms != nullptr) {
       traits.packed.prepare_terms(prepared);
     }
     return prepared;
   }
   int64_t rows_per_work_item() const {
-    return packed_.empty() ? kRowsPerTile : view_.traits->packed.rows_per_group;
+    return packed_ ? view_.traits->packed.rows_per_group : kRowsPerTile;
   }
   int64_t num_work_items() const {
     return (view_.rows + rows_per_work_item() - 1) / rows_per_work_item();
@@ -96,18 +95,18 @@ class TableLinearWeight : public LinearWeight {
   void Run(const PreparedActivations& prepared, int64_t begin, int64_t end, float* y) const {
     const int64_t row_begin = begin * rows_per_work_item();
     const int64_t row_end = std::min(end * rows_per_work_item(), view_.rows);
-    if (packed_.empty()) {
+    if (!packed_) {
       view_.traits->rows[static_cast<int>(BestIsa())](view_, prepared, row_begin, row_end, y);
       return;
     }
-    const PackedWeightView packed{view_.traits, view_.rows, view_.cols, packed_.data()};
+    const PackedWeightView packed{view_.traits, view_.rows, view_.cols, bytes_.data()};
     view_.traits->packed.rows(packed, prepared, row_begin, row_end, y);
   }
 
  private:
-  WeightView view_;  // data: stored_'s, or nullptr when packed
-  std::vector<uint8_t, HugePageAllocator<uint8_t>> stored_;  // the rows as stored, when not packed
-  std::vector<uint8_t, HugePageAllocator<uint8_t>> packed_;
+  WeightView view_;  // data: bytes_'s rows when not packed, else nullptr
+  bool packed_;      // whether bytes_ holds the type's packed form for this CPU
+  std::vector<uint8_t, HugePageAllocator<uint8_t>> bytes_;  // the packed form, or the rows
 };
 
 Expected<WeightView> CheckedView(GgmlType type, const void* data, int64_t rows, int64_t cols) {
@@ -129,7 +128,7 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::Create(GgmlType type, cons
                                                              int64_t rows, int64_t cols) {
   auto view = CheckedView(type, data, rows, cols);
   if (!view) return Error{view.error()};
-  return std::unique_ptr<LinearWeight>(new TableLinearWeight(*view, {}));
+  return std::unique_ptr<LinearWeight>(new TableLinearWeight(*view, /*release_source_pages=*/true));
 }
 
 Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateOwned(GgmlType type,
@@ -141,7 +140,8 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateOwned(GgmlType type,
     return Error{"weight bytes do not hold [" + std::to_string(rows) + ", " + std::to_string(cols) +
                  "] rows"};
   }
-  return std::unique_ptr<LinearWeight>(new TableLinearWeight(*view, std::move(bytes)));
+  return std::unique_ptr<LinearWeight>(
+      new TableLinearWeight(*view, /*release_source_pages=*/false));
 }
 
 Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateFused(GgmlType type,
