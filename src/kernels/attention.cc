@@ -8,6 +8,7 @@
 #include "common/half.h"
 #include "kernels/attention_internal.h"
 #include "kernels/isa.h"
+#include "kernels/kv_line_prefetcher.h"
 
 namespace vllm::kernels {
 namespace {
@@ -83,13 +84,8 @@ void QuantizeKvRow(KvCacheDtype dtype, const float* x, int64_t n, void* out, flo
   }
 }
 
-void PrefetchKvRows(const KvRows& rows, int64_t num_rows, int64_t head_dim) {
-  constexpr int64_t kLineBytes = 64;
-  const int64_t row_bytes = head_dim * KvValueBytes(rows.dtype);
-  for (int64_t j = 0; j < num_rows; ++j) {
-    const uint8_t* row = rows.data + j * rows.row_stride_bytes;
-    for (int64_t line = 0; line < row_bytes; line += kLineBytes) __builtin_prefetch(row + line);
-  }
+void PrefetchKvRows(const KvPrefetch& rows, int64_t head_dim) {
+  KvLinePrefetcher(rows, head_dim).IssueRest();
 }
 
 void AttendTile(const AttentionTile& tile, const AttentionState& state, float* scratch) {
@@ -110,7 +106,11 @@ void AttendSpanByTiles(const AttentionSpan& span, const AttentionState& state, f
     first_key.resize(span.num_rows);
     last_key.resize(span.num_rows);
   }
+  KvLinePrefetcher prefetcher(span.next, span.head_dim);
+  const int lines_per_slot =
+      (prefetcher.num_lines() + kAttentionSpanTiles - 1) / kAttentionSpanTiles;
   for (int slot = 0; slot < kAttentionSpanTiles; ++slot) {
+    prefetcher.Issue(lines_per_slot);
     const int32_t num_keys = span.tile_keys[slot];
     if (num_keys == 0) continue;
     const int32_t offset = span.key_offset[slot];

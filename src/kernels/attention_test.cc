@@ -177,12 +177,26 @@ std::vector<float> AttendInSpans(AttendSpanFn attend, const std::vector<float>& 
                                  KvCacheDtype dtype, int num_keys, const std::vector<int>& first,
                                  const std::vector<int>& last, float scale, float softcap,
                                  const uint16_t* q_bf16 = nullptr,
-                                 int tile_keys = kAttentionTileKeys) {
+                                 int tile_keys = kAttentionTileKeys, bool ask_for_next = true) {
   RowStates rows(num_rows, head_dim, attend == AttendSpanAmx || attend == AttendSpanBf16Dots);
   std::vector<float> scratch(AttentionSpanScratchFloats(head_dim), std::nanf(""));
   const int lowest = *std::min_element(first.begin(), first.end());
   const int highest = *std::max_element(last.begin(), last.end());
   const int span_keys = kAttentionSpanTiles * tile_keys;
+  // The rows of the span from `begin` on, by slot.
+  auto span_rows = [&](int begin) {
+    KvPrefetch rows_of_span;
+    for (int slot = 0; slot < kAttentionSpanTiles; ++slot) {
+      const int tile_begin = begin + slot * tile_keys;
+      if (tile_begin >= num_keys || tile_begin + tile_keys <= lowest || tile_begin > highest) {
+        continue;
+      }
+      rows_of_span.num_keys[slot] = std::min(tile_keys, num_keys - tile_begin);
+      rows_of_span.keys[slot] = keys.view(dtype, head_dim, tile_begin);
+      rows_of_span.values[slot] = values.view(dtype, head_dim, tile_begin);
+    }
+    return rows_of_span;
+  };
   for (int begin = 0; begin < num_keys; begin += span_keys) {
     AttentionSpan span = {.q = q.data(),
                           .q_bf16 = q_bf16,
@@ -190,16 +204,14 @@ std::vector<float> AttendInSpans(AttendSpanFn attend, const std::vector<float>& 
                           .head_dim = head_dim,
                           .scale = scale,
                           .logit_softcap = softcap};
+    const KvPrefetch here = span_rows(begin);
     for (int slot = 0; slot < kAttentionSpanTiles; ++slot) {
-      const int tile_begin = begin + slot * tile_keys;
       span.key_offset[slot] = slot * tile_keys;
-      if (tile_begin >= num_keys || tile_begin + tile_keys <= lowest || tile_begin > highest) {
-        continue;
-      }
-      span.tile_keys[slot] = std::min(tile_keys, num_keys - tile_begin);
-      span.keys[slot] = keys.view(dtype, head_dim, tile_begin);
-      span.values[slot] = values.view(dtype, head_dim, tile_begin);
+      span.tile_keys[slot] = here.num_keys[slot];
+      span.keys[slot] = here.keys[slot];
+      span.values[slot] = here.values[slot];
     }
+    if (ask_for_next) span.next = span_rows(begin + span_keys);
     std::vector<int32_t> first_key(num_rows), last_key(num_rows);
     for (int64_t r = 0; r < num_rows; ++r) {
       first_key[r] = std::clamp(first[r] - begin, 0, span_keys);
@@ -373,6 +385,35 @@ TEST(AttendSpanTest, Bf16PathsMatchTheReferenceWithinBf16Rounding) {
           }
         }
       }
+}
+
+// A span's next rows are only asked for: every path gives the same bits with and without them.
+TEST(AttendSpanTest, AskingForTheNextSpanChangesNoResult) {
+  const int num_keys = 150;
+  const int64_t num_rows = 19;
+  std::vector<int> first(num_rows), last(num_rows);
+  for (int r = 0; r < num_rows; ++r) {
+    first[r] = (r * 31) % 101;
+    last[r] = std::min(num_keys - 1, first[r] + (r * 17) % 70);
+  }
+  const int64_t head_dim = 64;
+  const std::vector<float> q = RandomNormalValues(num_rows * head_dim, 31);
+  for (KvCacheDtype dtype : kAllDtypes) {
+    const StoredRows keys = Store(dtype, RandomNormalValues(num_keys * head_dim, 32), head_dim);
+    const StoredRows values = Store(dtype, RandomNormalValues(num_keys * head_dim, 33), head_dim);
+    std::vector<std::pair<const char*, AttendSpanFn>> paths = {{"by tiles", AttendSpanByTiles}};
+    if (dtype == KvCacheDtype::kBFloat16) {
+      for (const auto& path : Bf16SpanPaths()) paths.push_back(path);
+    }
+    for (auto [name, attend] : paths) {
+      SCOPED_TRACE(testing::Message() << KvCacheDtypeName(dtype) << " " << name);
+      auto attend_asking = [&](bool ask_for_next) {
+        return AttendInSpans(attend, q, num_rows, head_dim, keys, values, dtype, num_keys, first,
+                             last, 0.3f, 0.0f, nullptr, kAttentionTileKeys, ask_for_next);
+      };
+      EXPECT_EQ(attend_asking(true), attend_asking(false));
+    }
+  }
 }
 
 // On the transposed bf16 paths each row's bits are its own: alone (decode: one row in a padded

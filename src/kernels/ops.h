@@ -120,9 +120,6 @@ struct KvRows {
   int64_t scale_stride = 0;
 };
 
-// Asks the cache hierarchy for rows [0, num_rows) of `rows` (head_dim values each) ahead of use.
-void PrefetchKvRows(const KvRows& rows, int64_t num_rows, int64_t head_dim);
-
 // The most keys one AttendTile call takes: one SIMD register of scores per query row.
 constexpr int kAttentionTileKeys = 16;
 
@@ -197,6 +194,16 @@ constexpr int64_t AttentionSpanScratchFloats(int64_t head_dim) {
   return kAttentionSpanTiles * kAttentionTileKeys * AttentionAccStride(head_dim);
 }
 
+// Stored rows an AttendSpan call asks the cache hierarchy for while it computes (those of the span
+// its caller passes next): a slot's num_keys rows of keys and values, as in AttentionSpan.
+struct KvPrefetch {
+  KvRows keys[kAttentionSpanTiles];
+  KvRows values[kAttentionSpanTiles];
+  int32_t num_keys[kAttentionSpanTiles] = {};  // 0: nothing of the slot
+};
+// Asks for all of `rows` at once (head_dim values a row), as a caller does before its first span.
+void PrefetchKvRows(const KvPrefetch& rows, int64_t head_dim);
+
 // Query rows against up to kAttentionSpanTiles tiles of consecutive key positions, one per slot.
 // A caller streaming a sequence's tiles t = 0, 1, ... (position order) puts tile t into span
 // t / kAttentionSpanTiles at slot t % kAttentionSpanTiles, so a key's slot depends only on its
@@ -220,6 +227,9 @@ struct AttentionSpan {
   const int32_t* last_key = nullptr;   // [num_rows]
   float scale = 1.0f;                  // multiplies q·k
   float logit_softcap = 0.0f;          // C > 0: a logit s becomes C·tanh(s / C)
+  // Rows to ask for ahead of their use (the next span's), spread over this span's work; they
+  // never change a result.
+  KvPrefetch next;
 };
 
 // Folds a span into the state of each row that sees some of its keys. Where

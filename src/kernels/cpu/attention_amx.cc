@@ -12,6 +12,7 @@
 #include "kernels/attention_internal.h"
 #include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/exp_avx512.h"
+#include "kernels/kv_line_prefetcher.h"
 
 namespace vllm::kernels {
 namespace {
@@ -129,6 +130,8 @@ void StoreScores(const SeenSlots& seen, float (&st)[kSpanColumns][kGroupRows]) {
 }  // namespace
 
 void AttendSpanAmx(const AttentionSpan& span, const AttentionState& state, float* scratch) {
+  // The next span's lines at once, as on Intel's cores a burst was not seen to be dropped.
+  KvLinePrefetcher(span.next, span.head_dim).IssueRest();
   const PreparedSpan prepared = PrepareSpan(span, scratch);
   const SeenSlots& seen = prepared.seen;
   if (seen.hi < seen.lo) return;

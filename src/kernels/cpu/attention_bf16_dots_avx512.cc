@@ -16,6 +16,7 @@
 
 #include "kernels/attention_internal.h"
 #include "kernels/cpu/exp_avx512.h"
+#include "kernels/kv_line_prefetcher.h"
 
 namespace vllm::kernels {
 namespace {
@@ -32,9 +33,10 @@ __m512bh BroadcastPair(const void* bytes) {
 }
 
 // S^T of query rows [r0, r0 + 16) for the seen slots into st ([key][row]), summed over head_dim
-// in pairs of dims. q: QueriesToBf16's layout.
+// in pairs of dims, asking for a line of the next span per pair. q: QueriesToBf16's layout.
 void ScoreGroupOnDots(const AttentionSpan& span, const SeenSlots& seen, const uint16_t* q,
-                      int64_t r0, const KeyRows& keys, float (&st)[kSpanColumns][kGroupRows]) {
+                      int64_t r0, const KeyRows& keys, float (&st)[kSpanColumns][kGroupRows],
+                      KvLinePrefetcher& prefetcher) {
   const int64_t pairs = span.head_dim / 2;
   // Dim pair c of the group's 16 rows: 16 words at q_pairs + 16 c.
   const auto* q_pairs = reinterpret_cast<const uint32_t*>(q + r0 * span.head_dim);
@@ -45,6 +47,7 @@ void ScoreGroupOnDots(const AttentionSpan& span, const SeenSlots& seen, const ui
 #pragma GCC unroll 16
     for (__m512& sum : logits) sum = _mm512_setzero_ps();
     for (int64_t c = 0; c < pairs; ++c) {
+      prefetcher.Issue(1);
       const __m512bh q_pair = (__m512bh)_mm512_loadu_si512(q_pairs + c * kGroupRows);
 #pragma GCC unroll 16
       for (int j = 0; j < kAttentionTileKeys; ++j) {
@@ -61,9 +64,10 @@ void ScoreGroupOnDots(const AttentionSpan& span, const SeenSlots& seen, const ui
 
 // acc^T of rows [r0, r0 + 16) = acc^T · rescale + V^T · P^T over the key pairs of the seen slots,
 // slice by slice of 16 dims (acc^T: [head_dim][16 rows], P^T and V^T as SoftmaxStep and
-// PackValues lay them out).
+// PackValues lay them out), asking for a line of the next span per key pair.
 void AddValuesOnDots(const AttentionSpan& span, const SeenSlots& seen, const AttentionState& state,
-                     int64_t r0, __m512 rescale, const uint32_t* p_tiles, const uint32_t* v_tiles) {
+                     int64_t r0, __m512 rescale, const uint32_t* p_tiles, const uint32_t* v_tiles,
+                     KvLinePrefetcher& prefetcher) {
   constexpr int kPairsPerHalf = kKeysPerHalf / 2;
   const int64_t num_slices = span.head_dim / kDimsPerSlice;
   float* acc = state.acc + r0 * span.head_dim;
@@ -79,6 +83,7 @@ void AddValuesOnDots(const AttentionSpan& span, const SeenSlots& seen, const Att
       if (rescaled) sums[d] = _mm512_mul_ps(sums[d], rescale);
     }
     for (int pair = first_pair; pair < end_pair; ++pair) {
+      prefetcher.Issue(1);
       const __m512bh p_pair = (__m512bh)_mm512_load_si512(p_tiles + pair * kGroupRows);
       // Row d of this slice's V^T tile of the pair's half holds the pair's values at word
       // pair % 16.
@@ -135,16 +140,18 @@ void ScaleAccRowsFromTilesAvx512(const float* acc, int64_t num_rows, int64_t hea
 }
 
 void AttendSpanBf16Dots(const AttentionSpan& span, const AttentionState& state, float* scratch) {
+  KvLinePrefetcher prefetcher(span.next, span.head_dim);
   const PreparedSpan prepared = PrepareSpan(span, scratch);
   const SeenSlots& seen = prepared.seen;
-  if (seen.hi < seen.lo) return;
+  if (seen.hi < seen.lo) return prefetcher.IssueRest();
   alignas(64) float st[kSpanColumns][kGroupRows];
   alignas(64) uint32_t p_tiles[kHalves * 16 * 16];
   for (int64_t r0 = NextGroup(span, 0); r0 < span.num_rows; r0 = NextGroup(span, r0 + kGroupRows)) {
-    ScoreGroupOnDots(span, seen, prepared.q, r0, prepared.keys, st);
+    ScoreGroupOnDots(span, seen, prepared.q, r0, prepared.keys, st, prefetcher);
     const __m512 rescale = SoftmaxStep(span, seen, state, r0, st, p_tiles);
-    AddValuesOnDots(span, seen, state, r0, rescale, p_tiles, prepared.v_tiles);
+    AddValuesOnDots(span, seen, state, r0, rescale, p_tiles, prepared.v_tiles, prefetcher);
   }
+  prefetcher.IssueRest();
 }
 
 }  // namespace vllm::kernels

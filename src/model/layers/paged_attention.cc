@@ -69,6 +69,13 @@ void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const flo
 
 namespace {
 
+// One work item: the query tokens [begin, begin + num_tokens) of sequence `seq` with the query
+// heads of KV head `kv_head`, and the key tiles [first_tile, last_tile] its rows see.
+struct WorkItem {
+  int64_t seq, kv_head, begin, num_tokens;
+  int64_t first_tile, last_tile;
+};
+
 // One PagedAttention call: its inputs and the shapes every work item shares.
 struct AttentionCall {
   const ForwardBatch& batch;
@@ -82,6 +89,17 @@ struct AttentionCall {
   const std::vector<std::vector<int32_t>>& block_tables;  // the layer's group's
   const std::vector<int64_t>& item_offsets;               // items_before of this call
 
+  // Tile t of a sequence: block t / tiles_per_block, keys from kAttentionTileKeys · (t mod
+  // tiles_per_block) on; spans take kAttentionSpanTiles tiles each, counted from position 0.
+  static constexpr int64_t kTileKeys = kernels::kAttentionTileKeys;
+  static constexpr int64_t kSpanTiles = kernels::kAttentionSpanTiles;
+  int64_t TilesPerBlock() const { return (block_size + kTileKeys - 1) / kTileKeys; }
+  int64_t TileOf(int64_t position) const {
+    return position / block_size * TilesPerBlock() + position % block_size / kTileKeys;
+  }
+  int64_t TilePosition(int64_t tile) const {
+    return tile / TilesPerBlock() * block_size + tile % TilesPerBlock() * kTileKeys;
+  }
   // The first position token t sees (its window's, so a sliding group's null blocks, before every
   // window of the batch, are never read).
   int64_t FirstPosition(int64_t t) const {
@@ -90,12 +108,50 @@ struct AttentionCall {
                : int64_t{0};
   }
 
-  void Attend(int64_t item, AttentionScratch& scratch) const;
+  WorkItem Locate(int64_t item) const;
+  // The stored rows of the item's tiles in [span_tile, span_tile + kSpanTiles), by slot.
+  kernels::KvPrefetch SpanRows(const WorkItem& item, int64_t span_tile) const;
+  // Attends `item`, asking for the first span of `next` (null: none) during its last span.
+  void Attend(const WorkItem& item, const WorkItem* next, AttentionScratch& scratch) const;
   // softmax · V = acc / row_sum for the tile's rows (a sink joins the denominator at its own
   // max), into `out`; acc in the tile layout (AttentionAccOffset) where tile_layout.
   void WriteRows(int64_t begin, int64_t num_rows, int64_t first_head, bool tile_layout,
                  AttentionScratch& scratch) const;
 };
+
+WorkItem AttentionCall::Locate(int64_t item) const {
+  const int64_t s =
+      std::upper_bound(item_offsets.begin(), item_offsets.end(), item) - item_offsets.begin() - 1;
+  const int64_t index_in_seq = item - item_offsets[s];
+  const int64_t begin = batch.query_start_loc[s] + index_in_seq / num_kv_heads * kTileTokens;
+  const int64_t num_tokens = std::min<int64_t>(kTileTokens, batch.query_start_loc[s + 1] - begin);
+  int64_t lowest = batch.positions[begin], highest = batch.positions[begin];
+  for (int64_t t = begin; t < begin + num_tokens; ++t) {
+    lowest = std::min(lowest, FirstPosition(t));
+    highest = std::max<int64_t>(highest, batch.positions[t]);
+  }
+  return {.seq = s,
+          .kv_head = index_in_seq % num_kv_heads,
+          .begin = begin,
+          .num_tokens = num_tokens,
+          .first_tile = TileOf(lowest),
+          .last_tile = TileOf(highest)};
+}
+
+kernels::KvPrefetch AttentionCall::SpanRows(const WorkItem& item, int64_t span_tile) const {
+  kernels::KvPrefetch rows;
+  const std::vector<int32_t>& table = block_tables[item.seq];
+  for (int64_t slot = 0; slot < kSpanTiles; ++slot) {
+    const int64_t tile = span_tile + slot;
+    if (tile < item.first_tile || tile > item.last_tile) continue;
+    const int64_t block = tile / TilesPerBlock();
+    const int64_t offset = tile % TilesPerBlock() * kTileKeys;
+    rows.keys[slot] = kv.keys(layer, table[block], offset, item.kv_head);
+    rows.values[slot] = kv.values(layer, table[block], offset, item.kv_head);
+    rows.num_keys[slot] = static_cast<int32_t>(std::min(kTileKeys, block_size - offset));
+  }
+  return rows;
+}
 
 // Each item attends the tokens [begin, end) of one sequence (at most kTileTokens of them) with
 // the G = num_heads / num_kv_heads query heads of one KV head, as rows token · G + head of one
@@ -103,68 +159,19 @@ struct AttentionCall {
 // block) go by in position order, from the first tile any row sees to the last, and each row
 // folds in exactly the keys its own range [first position, position] touches, in spans and slots
 // fixed by the keys' positions. A row's arithmetic therefore depends only on its query, its
-// position and the keys: the same alone (decode), in any tile and any batch.
+// position and the keys: the same alone (decode), in any tile and any batch. Each span asks for
+// the next one's keys and values while it computes (decode is bound by these reads).
 //
 //   keys:  | block b0 | block b1 | block b2 | ...    (block_size positions each, via the table)
 //   row of token at position p (window W):  sees [max(0, p - W + 1), p]
-void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
-  const int64_t s =
-      std::upper_bound(item_offsets.begin(), item_offsets.end(), item) - item_offsets.begin() - 1;
-  const int64_t index_in_seq = item - item_offsets[s];
-  const int64_t kv_head = index_in_seq % num_kv_heads;
-  const int64_t begin = batch.query_start_loc[s] + index_in_seq / num_kv_heads * kTileTokens;
-  const int64_t num_tile_tokens =
-      std::min<int64_t>(kTileTokens, batch.query_start_loc[s + 1] - begin);
-  const int64_t num_rows = num_tile_tokens * heads_per_kv_head;
-  const int64_t first_head = kv_head * heads_per_kv_head;
-  const std::vector<int32_t>& table = block_tables[s];
-
+void AttentionCall::Attend(const WorkItem& item, const WorkItem* next,
+                           AttentionScratch& scratch) const {
+  const int64_t num_rows = item.num_tokens * heads_per_kv_head;
+  const int64_t first_head = item.kv_head * heads_per_kv_head;
   scratch.Reserve(num_rows, head_dim);
-  int64_t lowest = batch.positions[begin], highest = batch.positions[begin];
-  for (int64_t t = begin; t < begin + num_tile_tokens; ++t) {
-    lowest = std::min(lowest, FirstPosition(t));
-    highest = std::max<int64_t>(highest, batch.positions[t]);
-  }
-  // Tile t of the sequence: block t / tiles_per_block, keys from kAttentionTileKeys · (t mod
-  // tiles_per_block) on; spans take kAttentionSpanTiles tiles each, counted from position 0.
-  constexpr int64_t kTileKeys = kernels::kAttentionTileKeys;
-  constexpr int64_t kSpanTiles = kernels::kAttentionSpanTiles;
-  const int64_t tiles_per_block = (block_size + kTileKeys - 1) / kTileKeys;
-  auto tile_of = [&](int64_t position) {
-    return position / block_size * tiles_per_block + position % block_size / kTileKeys;
-  };
-  auto tile_position = [&](int64_t tile) {
-    return tile / tiles_per_block * block_size + tile % tiles_per_block * kTileKeys;
-  };
-  const int64_t first_tile = tile_of(lowest), last_tile = tile_of(highest);
-  const int64_t first_span_tile = first_tile / kSpanTiles * kSpanTiles;
-  // Tile `tile`'s stored keys and values, and how many keys it holds.
-  struct TileRows {
-    kernels::KvRows keys, values;
-    int32_t num_keys;
-  };
-  auto tile_rows = [&](int64_t tile) {
-    const int64_t block = tile / tiles_per_block;
-    const int64_t offset = tile % tiles_per_block * kTileKeys;
-    return TileRows{.keys = kv.keys(layer, table[block], offset, kv_head),
-                    .values = kv.values(layer, table[block], offset, kv_head),
-                    .num_keys = static_cast<int32_t>(std::min(kTileKeys, block_size - offset))};
-  };
-  // The keys and values of the span from span_tile on, asked for ahead of their use: the first
-  // span's while the queries are laid out, the next span's while this one's products run (decode
-  // is bound by these reads).
-  auto prefetch_span = [&](int64_t span_tile) {
-    for (int64_t tile = std::max(span_tile, first_tile);
-         tile < span_tile + kSpanTiles && tile <= last_tile; ++tile) {
-      const TileRows rows = tile_rows(tile);
-      kernels::PrefetchKvRows(rows.keys, rows.num_keys, head_dim);
-      kernels::PrefetchKvRows(rows.values, rows.num_keys, head_dim);
-    }
-  };
-  prefetch_span(first_span_tile);
-  for (int64_t i = 0; i < num_tile_tokens; ++i) {
-    std::copy_n(q + ((begin + i) * num_heads + first_head) * head_dim, heads_per_kv_head * head_dim,
-                scratch.q.data() + i * heads_per_kv_head * head_dim);
+  for (int64_t i = 0; i < item.num_tokens; ++i) {
+    std::copy_n(q + ((item.begin + i) * num_heads + first_head) * head_dim,
+                heads_per_kv_head * head_dim, scratch.q.data() + i * heads_per_kv_head * head_dim);
   }
   const bool bf16_queries = kernels::AttentionTakesBf16Queries(kv.dtype(), head_dim);
   if (bf16_queries) {
@@ -176,10 +183,11 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
   const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
                                          .row_sum = scratch.row_sum.data(),
                                          .acc = scratch.acc.data()};
-  for (int64_t span_tile = first_span_tile; span_tile <= last_tile; span_tile += kSpanTiles) {
-    prefetch_span(span_tile + kSpanTiles);
-    const int64_t span_position = tile_position(span_tile);
-    const int64_t span_keys = tile_position(span_tile + kSpanTiles) - span_position;
+  const int64_t first_span_tile = item.first_tile / kSpanTiles * kSpanTiles;
+  kernels::KvPrefetch rows = SpanRows(item, first_span_tile);
+  for (int64_t span_tile = first_span_tile; span_tile <= item.last_tile; span_tile += kSpanTiles) {
+    const int64_t span_position = TilePosition(span_tile);
+    const int64_t span_keys = TilePosition(span_tile + kSpanTiles) - span_position;
     kernels::AttentionSpan span = {.q = scratch.q.data(),
                                    .q_bf16 = bf16_queries ? scratch.q_bf16.data() : nullptr,
                                    .num_rows = num_rows,
@@ -187,16 +195,20 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
                                    .scale = options.scale,
                                    .logit_softcap = options.logit_softcap};
     for (int64_t slot = 0; slot < kSpanTiles; ++slot) {
-      const int64_t tile = span_tile + slot;
-      span.key_offset[slot] = static_cast<int32_t>(tile_position(tile) - span_position);
-      if (tile < first_tile || tile > last_tile) continue;
-      const TileRows rows = tile_rows(tile);
-      span.tile_keys[slot] = rows.num_keys;
-      span.keys[slot] = rows.keys;
-      span.values[slot] = rows.values;
+      span.key_offset[slot] = static_cast<int32_t>(TilePosition(span_tile + slot) - span_position);
+      span.keys[slot] = rows.keys[slot];
+      span.values[slot] = rows.values[slot];
+      span.tile_keys[slot] = rows.num_keys[slot];
     }
-    for (int64_t i = 0; i < num_tile_tokens; ++i) {
-      const int64_t t = begin + i;
+    const bool last_span = span_tile + kSpanTiles > item.last_tile;
+    if (!last_span) {
+      span.next = SpanRows(item, span_tile + kSpanTiles);
+    } else if (next != nullptr) {
+      span.next = SpanRows(*next, next->first_tile / kSpanTiles * kSpanTiles);
+    }
+    rows = span.next;
+    for (int64_t i = 0; i < item.num_tokens; ++i) {
+      const int64_t t = item.begin + i;
       const auto first =
           static_cast<int32_t>(std::clamp<int64_t>(FirstPosition(t) - span_position, 0, span_keys));
       const auto last = static_cast<int32_t>(
@@ -208,7 +220,7 @@ void AttentionCall::Attend(int64_t item, AttentionScratch& scratch) const {
     span.last_key = scratch.last_key.data();
     kernels::AttendSpan(span, state, scratch.tile.data());
   }
-  WriteRows(begin, num_rows, first_head, bf16_queries, scratch);
+  WriteRows(item.begin, num_rows, first_head, bf16_queries, scratch);
 }
 
 void AttentionCall::WriteRows(int64_t begin, int64_t num_rows, int64_t first_head, bool tile_layout,
@@ -258,7 +270,15 @@ void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, in
   // Chunks of items claimed in turn: later query tiles of a prompt cost more (causal), and a
   // thread that falls behind takes fewer. What an item computes does not depend on who runs it.
   pool.ParallelForChunks(call.item_offsets.back(), 8, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) call.Attend(item, scratch_of_thread);
+    // Each item asks for the next one's first span during its last; the first item's, at once.
+    WorkItem item = call.Locate(begin);
+    kernels::PrefetchKvRows(
+        call.SpanRows(item, item.first_tile / call.kSpanTiles * call.kSpanTiles), call.head_dim);
+    for (int64_t i = begin; i < end; ++i) {
+      const WorkItem next = i + 1 < end ? call.Locate(i + 1) : WorkItem{};
+      call.Attend(item, i + 1 < end ? &next : nullptr, scratch_of_thread);
+      item = next;
+    }
   });
 }
 
