@@ -332,6 +332,22 @@ TEST(AttendSpanTest, ByTilesGivesAttendTilesBits) {
   }
 }
 
+// Key ranges of varied starts and lengths: row r sees [first[r], last[r]] with
+// first[r] = (r · first_step) % first_period and a length of 1 + (r · length_step) % max_extra keys
+// (cut at the last key).
+struct KeyRanges {
+  std::vector<int> first, last;
+};
+KeyRanges VariedKeyRanges(int64_t num_rows, int num_keys, int first_step, int first_period,
+                          int length_step, int max_extra) {
+  KeyRanges ranges{std::vector<int>(num_rows), std::vector<int>(num_rows)};
+  for (int r = 0; r < num_rows; ++r) {
+    ranges.first[r] = (r * first_step) % first_period;
+    ranges.last[r] = std::min(num_keys - 1, ranges.first[r] + (r * length_step) % max_extra);
+  }
+  return ranges;
+}
+
 // The transposed bf16 paths this CPU can run: AMX tiles, and vdpbf16ps (whether or not
 // AttendSpan picks it here).
 std::vector<std::pair<const char*, AttendSpanFn>> Bf16SpanPaths() {
@@ -350,11 +366,7 @@ TEST(AttendSpanTest, Bf16PathsMatchTheReferenceWithinBf16Rounding) {
   if (Bf16SpanPaths().empty()) GTEST_SKIP() << "no AMX BF16 or AVX-512 BF16 path";
   const int num_keys = 141;
   const int64_t num_rows = 37;
-  std::vector<int> first(num_rows), last(num_rows);
-  for (int r = 0; r < num_rows; ++r) {
-    first[r] = (r * 29) % 97;
-    last[r] = std::min(num_keys - 1, first[r] + (r * 37) % 90);
-  }
+  const auto [first, last] = VariedKeyRanges(num_rows, num_keys, 29, 97, 37, 90);
   for (auto [name, attend] : Bf16SpanPaths())
     for (int tile_keys : {16, 8})
       for (int64_t head_dim : {32, 64, 96, 128}) {
@@ -391,11 +403,7 @@ TEST(AttendSpanTest, Bf16PathsMatchTheReferenceWithinBf16Rounding) {
 TEST(AttendSpanTest, AskingForTheNextSpanChangesNoResult) {
   const int num_keys = 150;
   const int64_t num_rows = 19;
-  std::vector<int> first(num_rows), last(num_rows);
-  for (int r = 0; r < num_rows; ++r) {
-    first[r] = (r * 31) % 101;
-    last[r] = std::min(num_keys - 1, first[r] + (r * 17) % 70);
-  }
+  const auto [first, last] = VariedKeyRanges(num_rows, num_keys, 31, 101, 17, 70);
   const int64_t head_dim = 64;
   const std::vector<float> q = RandomNormalValues(num_rows * head_dim, 31);
   for (KvCacheDtype dtype : kAllDtypes) {
@@ -424,11 +432,7 @@ TEST(AttendSpanTest, Bf16PathRowsGiveTheirResultAlone) {
   const int64_t head_dim = 64;
   const int num_keys = 140;
   const int64_t num_rows = 21;
-  std::vector<int> first(num_rows), last(num_rows);
-  for (int r = 0; r < num_rows; ++r) {
-    first[r] = (r * 23) % 89;
-    last[r] = std::min(num_keys - 1, first[r] + (r * 13) % 50);
-  }
+  const auto [first, last] = VariedKeyRanges(num_rows, num_keys, 23, 89, 13, 50);
   const std::vector<float> q = RandomNormalValues(num_rows * head_dim, 14);
   const StoredRows keys =
       Store(KvCacheDtype::kBFloat16, RandomNormalValues(num_keys * head_dim, 15), head_dim);
