@@ -1,6 +1,7 @@
 // vllm-cpp: one binary, several commands (generate, tokenize, make-random-model, bench).
 #include <CLI/CLI.hpp>
 
+#include "cli/bench_attention_command.h"
 #include "cli/bench_engine_command.h"
 #include "cli/bench_gemm_command.h"
 #include "cli/bench_model_command.h"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   vllm::RegisterBenchModelCommand(*bench);
   vllm::RegisterBenchGemmCommand(*bench);
+  vllm::RegisterBenchAttentionCommand(*bench);
   vllm::RegisterBenchEngineCommands(*bench);
   vllm::RegisterBenchServeCommand(*bench);
   vllm::RegisterBenchTokenizeCommand(*bench);
