@@ -1,8 +1,8 @@
 // Internal to the AttendSpan paths: the cache lines of AttentionSpan::next handed to the cache
 // hierarchy a few at a time, between a span's products. A burst of hundreds of prefetches is
-// mostly dropped (Zen 5: after 256 in a row, a 16 KiB span still read at ~65 % of its cold time;
-// in batches of 4 to 32 with a little work between, at ~20 %), so a path spreads them over its
-// inner loops: Issue(1) per step, IssueRest where it has no steps left.
+// mostly dropped (Zen 5: after 256 in a row, a 16 KiB span still read in 55-80 % of its time from
+// memory; in batches of 4 to 32 with a little work between, in 16-22 %), so a path spreads them
+// over its inner loops: Issue(1) per step, IssueRest where it has no steps left.
 #pragma once
 
 #include <cstdint>

@@ -130,7 +130,8 @@ void StoreScores(const SeenSlots& seen, float (&st)[kSpanColumns][kGroupRows]) {
 }  // namespace
 
 void AttendSpanAmx(const AttentionSpan& span, const AttentionState& state, float* scratch) {
-  // The next span's lines at once, as on Intel's cores a burst was not seen to be dropped.
+  // The next span's lines at once, as the caller asked for them before (no CPU with AMX was at
+  // hand to time a spread like AttendSpanBf16Dots').
   KvLinePrefetcher(span.next, span.head_dim).IssueRest();
   const PreparedSpan prepared = PrepareSpan(span, scratch);
   const SeenSlots& seen = prepared.seen;
