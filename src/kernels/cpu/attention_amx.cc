@@ -133,7 +133,7 @@ void AttendSpanAmx(const AttentionSpan& span, const AttentionState& state, float
   // The next span's lines at once, as the caller asked for them before (no CPU with AMX was at
   // hand to time a spread like AttendSpanBf16Dots').
   KvLinePrefetcher(span.next, span.head_dim).IssueRest();
-  const PreparedSpan prepared = PrepareSpan(span, scratch);
+  const PreparedSpan prepared = PrepareSpan(span, ValueLayout::kDimRows, scratch);
   const SeenSlots& seen = prepared.seen;
   if (seen.hi < seen.lo) return;
   ConfigureTiles({16, 16, 16, 16, 16, 16, 16, 16});

@@ -63,8 +63,8 @@ void ScoreGroupOnDots(const AttentionSpan& span, const SeenSlots& seen, const ui
 }
 
 // acc^T of rows [r0, r0 + 16) = acc^T · rescale + V^T · P^T over the key pairs of the seen slots,
-// slice by slice of 16 dims (acc^T: [head_dim][16 rows], P^T and V^T as SoftmaxStep and
-// PackValues lay them out), asking for a line of the next span per key pair.
+// slice by slice of 16 dims (acc^T: [head_dim][16 rows], P^T as SoftmaxStep lays it out, V in
+// PackValues' kPairRows), asking for a line of the next span per key pair.
 void AddValuesOnDots(const AttentionSpan& span, const SeenSlots& seen, const AttentionState& state,
                      int64_t r0, __m512 rescale, const uint32_t* p_tiles, const uint32_t* v_tiles,
                      KvLinePrefetcher& prefetcher) {
@@ -85,14 +85,14 @@ void AddValuesOnDots(const AttentionSpan& span, const SeenSlots& seen, const Att
     for (int pair = first_pair; pair < end_pair; ++pair) {
       prefetcher.Issue(1);
       const __m512bh p_pair = (__m512bh)_mm512_load_si512(p_tiles + pair * kGroupRows);
-      // Row d of this slice's V^T tile of the pair's half holds the pair's values at word
-      // pair % 16.
-      const uint32_t* v_tile =
-          v_tiles + ((pair / kPairsPerHalf * num_slices + slice) * kDimsPerSlice) * kPairsPerHalf +
-          pair % kPairsPerHalf;
+      // The pair's values of the slice's 16 dims, one word each (ValueLayout::kPairRows).
+      const uint32_t* v_pair =
+          v_tiles +
+          ((pair / kPairsPerHalf * num_slices + slice) * kPairsPerHalf + pair % kPairsPerHalf) *
+              kDimsPerSlice;
 #pragma GCC unroll 16
       for (int d = 0; d < kDimsPerSlice; ++d) {
-        sums[d] = _mm512_dpbf16_ps(sums[d], p_pair, BroadcastPair(v_tile + d * kPairsPerHalf));
+        sums[d] = _mm512_dpbf16_ps(sums[d], p_pair, BroadcastPair(v_pair + d));
       }
     }
 #pragma GCC unroll 16
@@ -141,7 +141,7 @@ void ScaleAccRowsFromTilesAvx512(const float* acc, int64_t num_rows, int64_t hea
 
 void AttendSpanBf16Dots(const AttentionSpan& span, const AttentionState& state, float* scratch) {
   KvLinePrefetcher prefetcher(span.next, span.head_dim);
-  const PreparedSpan prepared = PrepareSpan(span, scratch);
+  const PreparedSpan prepared = PrepareSpan(span, ValueLayout::kPairRows, scratch);
   const SeenSlots& seen = prepared.seen;
   if (seen.hi < seen.lo) return prefetcher.IssueRest();
   alignas(64) float st[kSpanColumns][kGroupRows];

@@ -100,9 +100,16 @@ KeyRows LocateKeys(const AttentionSpan& span, const SeenSlots& seen, uint16_t* c
   return rows;
 }
 
-// v_tiles: [half][head_dim / 16 slices][16 dims][32 keys] bf16: half h's slice s has in row d the
-// values of dim 16 s + d for the 32 keys of slots 2h, 2h + 1, as an A tile; keys no row sees are 0.
-void PackValues(const AttentionSpan& span, const SeenSlots& seen, uint32_t* v_tiles) {
+// How PackValues lays out each half's slice of 16 dims x 16 key pairs (pairs of bf16 words):
+// kDimRows as AMX's A tiles ([16 dims][16 key pairs]), kPairRows as they come
+// ([16 key pairs][16 dims]) for vdpbf16ps, which broadcasts single words and saves the transpose.
+enum class ValueLayout { kDimRows, kPairRows };
+
+// v_tiles: [half][head_dim / 16 slices][16 x 16 key pairs] (pairs of bf16): half h's slice s holds
+// the values of dims [16 s, + 16) for the 32 keys of slots 2h, 2h + 1, key 2i beside key 2i + 1
+// (pair i), in `layout`; keys no row sees are 0.
+void PackValues(const AttentionSpan& span, const SeenSlots& seen, ValueLayout layout,
+                uint32_t* v_tiles) {
   const __m512i interleave = _mm512_load_si512(kInterleave);
   const int64_t slices = span.head_dim / kDimsPerSlice;
   auto dims_of = [&](int slot, int j, int64_t slice) {
@@ -122,9 +129,9 @@ void PackValues(const AttentionSpan& span, const SeenSlots& seen, uint32_t* v_ti
                                                 dims_of(slot, j + 1, slice), 1);
         block[k] = _mm512_castsi512_ps(_mm512_permutexvar_epi16(interleave, pair));
       }
-      Transpose16x16(block);  // block[d]: the 32 keys of dim d
+      if (layout == ValueLayout::kDimRows) Transpose16x16(block);  // block[d]: dim d's 32 keys
       uint32_t* tile = v_tiles + (half * slices + slice) * 16 * 16;
-      for (int d = 0; d < 16; ++d) _mm512_storeu_ps(tile + d * 16, block[d]);
+      for (int row = 0; row < 16; ++row) _mm512_storeu_ps(tile + row * 16, block[row]);
     }
   }
 }
@@ -305,13 +312,13 @@ struct PreparedSpan {
   const uint16_t* q;
 };
 
-PreparedSpan PrepareSpan(const AttentionSpan& span, float* scratch) {
+PreparedSpan PrepareSpan(const AttentionSpan& span, ValueLayout value_layout, float* scratch) {
   PreparedSpan prepared{.seen = FindSeenSlots(span)};
   if (prepared.seen.hi < prepared.seen.lo) return prepared;
   auto* key_copies = reinterpret_cast<uint16_t*>(scratch);
   auto* v_tiles = reinterpret_cast<uint32_t*>(key_copies + kSpanColumns * span.head_dim);
   prepared.keys = LocateKeys(span, prepared.seen, key_copies);
-  PackValues(span, prepared.seen, v_tiles);
+  PackValues(span, prepared.seen, value_layout, v_tiles);
   prepared.v_tiles = v_tiles;
   prepared.q = QueriesAsBf16(span);
   return prepared;
