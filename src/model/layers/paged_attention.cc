@@ -109,6 +109,10 @@ struct AttentionCall {
   }
 
   WorkItem Locate(int64_t item) const;
+  // The first tile of the item's first span.
+  static int64_t FirstSpanTile(const WorkItem& item) {
+    return item.first_tile / kSpanTiles * kSpanTiles;
+  }
   // The stored rows of the item's tiles in [span_tile, span_tile + kSpanTiles), by slot.
   kernels::KvPrefetch SpanRows(const WorkItem& item, int64_t span_tile) const;
   // Attends `item`, asking for the first span of `next` (null: none) during its last span.
@@ -183,7 +187,7 @@ void AttentionCall::Attend(const WorkItem& item, const WorkItem* next,
   const kernels::AttentionState state = {.row_max = scratch.row_max.data(),
                                          .row_sum = scratch.row_sum.data(),
                                          .acc = scratch.acc.data()};
-  const int64_t first_span_tile = item.first_tile / kSpanTiles * kSpanTiles;
+  const int64_t first_span_tile = FirstSpanTile(item);
   kernels::KvPrefetch rows = SpanRows(item, first_span_tile);
   for (int64_t span_tile = first_span_tile; span_tile <= item.last_tile; span_tile += kSpanTiles) {
     const int64_t span_position = TilePosition(span_tile);
@@ -204,7 +208,7 @@ void AttentionCall::Attend(const WorkItem& item, const WorkItem* next,
     if (!last_span) {
       span.next = SpanRows(item, span_tile + kSpanTiles);
     } else if (next != nullptr) {
-      span.next = SpanRows(*next, next->first_tile / kSpanTiles * kSpanTiles);
+      span.next = SpanRows(*next, FirstSpanTile(*next));
     }
     rows = span.next;
     for (int64_t i = 0; i < item.num_tokens; ++i) {
@@ -272,8 +276,7 @@ void PagedAttention(const ForwardBatch& batch, int64_t layer, const float* q, in
   pool.ParallelForChunks(call.item_offsets.back(), 8, [&](int64_t begin, int64_t end) {
     // Each item asks for the next one's first span during its last; the first item's, at once.
     WorkItem item = call.Locate(begin);
-    kernels::PrefetchKvRows(
-        call.SpanRows(item, item.first_tile / call.kSpanTiles * call.kSpanTiles), call.head_dim);
+    kernels::PrefetchKvRows(call.SpanRows(item, AttentionCall::FirstSpanTile(item)), call.head_dim);
     for (int64_t i = begin; i < end; ++i) {
       const WorkItem next = i + 1 < end ? call.Locate(i + 1) : WorkItem{};
       call.Attend(item, i + 1 < end ? &next : nullptr, scratch_of_thread);
