@@ -1,7 +1,5 @@
 #include "cli/bench_attention_command.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -10,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/median_pass.h"
 #include "cli/read_bandwidth.h"
 #include "model/forward_batch.h"
 #include "model/kv_cache_dtype.h"
@@ -116,23 +115,13 @@ int Run(const BenchAttentionOptions& options) {
     }
     std::vector<float> out(problem->q.size());
     // One pass runs every layer once, so that each layer's keys and values come from memory as
-    // in a model's step; the first pass warms up; the median pass gives the figure.
-    auto pass = [&] {
+    // in a model's step.
+    const double step_seconds = MedianPassSeconds(options.repetitions, [&] {
       for (int64_t layer = 0; layer < shape->num_layers; ++layer) {
         PagedAttention(problem->batch, layer, problem->q.data(), shape->num_heads, attention,
                        *problem->kv, pool, out.data());
       }
-    };
-    pass();
-    std::vector<double> pass_seconds;
-    for (int r = 0; r < options.repetitions; ++r) {
-      const auto start = std::chrono::steady_clock::now();
-      pass();
-      pass_seconds.push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(pass_seconds.begin(), pass_seconds.end());
-    const double step_seconds = pass_seconds[pass_seconds.size() / 2];
+    });
     const double layer_seconds = step_seconds / shape->num_layers;
     // Keys and values of every position of every sequence, per layer.
     const double layer_bytes = 2.0 * num_seqs * options.context * shape->num_kv_heads * head_dim *

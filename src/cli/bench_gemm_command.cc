@@ -1,7 +1,6 @@
 #include "cli/bench_gemm_command.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -9,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/median_pass.h"
 #include "cli/read_bandwidth.h"
 #include "common/ggml_type.h"
 #include "kernels/dot_peak.h"
@@ -120,21 +120,15 @@ int Run(const BenchGemmOptions& options) {
         std::vector<float> x(m * matrix.cols);
         for (float& v : x) v = value(rng);
         std::vector<float> y(m * matrix.rows);
-        // One pass calls every copy once; the first pass warms up. A call's time is that of the
-        // median pass, so that one pass slowed by another process (two cores, shared) does not
-        // move the figure.
-        for (const auto& weight : *weights) kernels::Linear(*weight, x.data(), m, y.data(), pool);
-        std::vector<double> pass_seconds;
-        for (int pass = 0; pass < options.repetitions; ++pass) {
-          const auto start = std::chrono::steady_clock::now();
-          for (const auto& weight : *weights) {
-            kernels::Linear(*weight, x.data(), m, y.data(), pool);
-          }
-          pass_seconds.push_back(
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        }
-        std::sort(pass_seconds.begin(), pass_seconds.end());
-        const double seconds = pass_seconds[pass_seconds.size() / 2] / weights->size();
+        // One pass calls every copy once; a call's time is that of the median pass.
+        const double seconds =
+            MedianPassSeconds(options.repetitions,
+                              [&] {
+                                for (const auto& weight : *weights) {
+                                  kernels::Linear(*weight, x.data(), m, y.data(), pool);
+                                }
+                              }) /
+            weights->size();
         const double ops = 2.0 * m * matrix.rows * matrix.cols / seconds;
         const double type_peak = PeakFor(type, peak);
         std::printf("| %s | %s | %lld x %lld | %lld | %.3f | %.1f | %s | %.1f | %.0f %% |\n",
