@@ -187,10 +187,12 @@ TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
   if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 VNNI / BF16 on this CPU";
   ThreadPool one_thread(ThreadPool::Options{.num_threads = 1});
   ThreadPool two_threads(ThreadPool::Options{.num_threads = 2});
-  // m covers passes of 8 or 6, 4, 2 and 1 x rows and a second block of 64 x rows; rows cover tiles
-  // of two groups of 16 and a group left over.
-  const Shape shapes[] = {{16, 32, 1},   {48, 96, 13},  {16, 256, 3},  {32, 512, 8},
-                          {48, 256, 64}, {16, 512, 70}, {32, 2304, 1}, {64, 2304, 21}};
+  // m covers passes of 8 or 6, 4, 2 and 1 x rows, a second block of 64 x rows, and several
+  // blocks whose last ends in a shorter tile (Q8_0: 5 and 2 x rows); rows cover tiles of two
+  // groups of 16 and a group left over.
+  const Shape shapes[] = {{16, 32, 1},    {48, 96, 13},  {16, 256, 3},  {32, 512, 8},
+                          {48, 256, 64},  {16, 512, 70}, {32, 2304, 1}, {64, 2304, 21},
+                          {48, 256, 131}, {32, 512, 200}};
   for (GgmlType type : kTypes) {
     const PackedForm& form = FindTypeTraits(type)->packed;
     if (form.rows_per_group == 0) continue;

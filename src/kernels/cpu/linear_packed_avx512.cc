@@ -23,10 +23,10 @@ constexpr int64_t kPrefetchBytes = 2048;
 // The integer tile: kQ8Groups groups of 16 W rows x kQ8Rows x rows (2 x 6: 12 accumulators).
 constexpr int kQ8Groups = 2;
 constexpr int kQ8Rows = 6;
-// Q8_0 blocks of x rows from kMinStreamedRows to kMaxStreamedRows (decode of several sequences)
-// go through StreamBlocksOverRows, kStreamRowsSideBySide rows at a time (4 x 2 groups: 8 chains
-// of dots); fewer rows stream one group at a time, more run in GroupsTimesRows' passes. Chosen
-// by timing both on the TinyLlama shape (bench/RESULTS.md, 2026-11-28).
+// Q8_0 with m from kMinStreamedRows to kMaxStreamedRows (decode of several sequences) goes through
+// StreamBlocksOverRows, kStreamRowsSideBySide rows at a time (4 x 2 groups: 8 chains of dots);
+// fewer rows stream one group at a time, more run in GroupsTimesRows' tiles. Chosen by timing both
+// on the TinyLlama shape (bench/RESULTS.md, 2026-11-28).
 constexpr int64_t kMinStreamedRows = 8;
 constexpr int64_t kMaxStreamedRows = 48;
 constexpr int kStreamRowsSideBySide = 4;
@@ -334,35 +334,86 @@ void FloatRows(const PackedWeightView& w, const PreparedActivations& x, int64_t 
   if (group < group_end) passes.template operator()<1>(group);
 }
 
-template <GgmlType kType>
-void LinearRowsPacked(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
-                      int64_t row_end, float* y) {
-  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kXRowsPerBlock) {
-    const int64_t x_end = std::min(x_begin + kXRowsPerBlock, x.m);
-    if constexpr (IsPackedFloat(kType)) {
-      using Step = std::conditional_t<kType == GgmlType::kBF16, Bf16Step, F16Step>;
-      FloatRows<Step>(w, x, row_begin / kPackedRowsPerGroup, row_end / kPackedRowsPerGroup, x_begin,
-                      x_end, y);
-      continue;
+// Q8_0 groups [group_begin, group_end) (pairs side by side, a last odd one alone) × x rows
+// [x_begin, x_end) in tiles of kQ8Rows x rows, then one tile of the rows left over (fewer than
+// kQ8Rows).
+void Q8_0Tiles(const PackedWeightView& w, const PreparedActivations& x, int64_t group_begin,
+               int64_t group_end, int64_t x_begin, int64_t x_end, float* y) {
+  auto passes = [&]<int G>(int64_t group) {
+    int64_t i = x_begin;
+    for (; i + kQ8Rows <= x_end; i += kQ8Rows) GroupsTimesRows<kQ8Rows, G>(w, x, group, i, y);
+    static_assert(kQ8Rows == 6);
+    switch (x_end - i) {
+      case 5:
+        return GroupsTimesRows<5, G>(w, x, group, i, y);
+      case 4:
+        return GroupsTimesRows<4, G>(w, x, group, i, y);
+      case 3:
+        return GroupsTimesRows<3, G>(w, x, group, i, y);
+      case 2:
+        return GroupsTimesRows<2, G>(w, x, group, i, y);
+      case 1:
+        return GroupsTimesRows<1, G>(w, x, group, i, y);
     }
+  };
+  int64_t group = group_begin;
+  for (; group + kQ8Groups <= group_end; group += kQ8Groups) {
+    passes.template operator()<kQ8Groups>(group);
+  }
+  for (; group < group_end; ++group) passes.template operator()<1>(group);
+}
+
+// Q8_0 for every m. A few x rows (decode at small batches) go in one block: up to
+// kMinStreamedRows as tiles of 6 and 4 x rows and single rows, up to kMaxStreamedRows streamed
+// (StreamBlocksOverRows). More go in ceil(m / kXRowsPerBlock) blocks of whole tiles of kQ8Rows x
+// rows, as even as they divide, the last block also taking the m % kQ8Rows rows left over: no
+// block is a small remainder whose pass would read each W group from memory for a few rows.
+void LinearRowsPackedQ8_0(const PackedWeightView& w, const PreparedActivations& x,
+                          int64_t row_begin, int64_t row_end, float* y) {
+  const int64_t group_begin = row_begin / kPackedRowsPerGroup;
+  const int64_t group_end = row_end / kPackedRowsPerGroup;
+  if (x.m < kMinStreamedRows) {
     auto passes = [&]<int G>(int64_t group) {
-      if (x_end - x_begin >= kMinStreamedRows && x_end - x_begin <= kMaxStreamedRows) {
-        return StreamBlocksOverRows<G>(w, x, group, x_begin, x_end, y);
-      }
-      int64_t i = x_begin;
-      for (; i + kQ8Rows <= x_end; i += kQ8Rows) GroupsTimesRows<kQ8Rows, G>(w, x, group, i, y);
-      for (; i + 4 <= x_end; i += 4) GroupsTimesRows<4, G>(w, x, group, i, y);
+      int64_t i = 0;
+      for (; i + kQ8Rows <= x.m; i += kQ8Rows) GroupsTimesRows<kQ8Rows, G>(w, x, group, i, y);
+      for (; i + 4 <= x.m; i += 4) GroupsTimesRows<4, G>(w, x, group, i, y);
       // Single rows (decode at batch 1) stream one group at a time: two streams side by side
       // leave the weights' prefetch behind.
-      for (; i < x_end; ++i) {
+      for (; i < x.m; ++i) {
         for (int g = 0; g < G; ++g) GroupsTimesRows<1, 1>(w, x, group + g, i, y);
       }
     };
-    const int64_t group_end = row_end / kPackedRowsPerGroup;
-    int64_t group = row_begin / kPackedRowsPerGroup;
-    for (; group + kQ8Groups <= group_end; group += kQ8Groups)
+    int64_t group = group_begin;
+    for (; group + kQ8Groups <= group_end; group += kQ8Groups) {
       passes.template operator()<kQ8Groups>(group);
+    }
     for (; group < group_end; ++group) passes.template operator()<1>(group);
+    return;
+  }
+  if (x.m <= kMaxStreamedRows) {
+    int64_t group = group_begin;
+    for (; group + kQ8Groups <= group_end; group += kQ8Groups) {
+      StreamBlocksOverRows<kQ8Groups>(w, x, group, 0, x.m, y);
+    }
+    for (; group < group_end; ++group) StreamBlocksOverRows<1>(w, x, group, 0, x.m, y);
+    return;
+  }
+  const int64_t num_tiles = x.m / kQ8Rows;
+  const int64_t num_blocks = (x.m + kXRowsPerBlock - 1) / kXRowsPerBlock;
+  for (int64_t block = 0; block < num_blocks; ++block) {
+    const int64_t x_begin = num_tiles * block / num_blocks * kQ8Rows;
+    const int64_t x_end =
+        block + 1 == num_blocks ? x.m : num_tiles * (block + 1) / num_blocks * kQ8Rows;
+    Q8_0Tiles(w, x, group_begin, group_end, x_begin, x_end, y);
+  }
+}
+
+template <typename Step>
+void LinearRowsPackedFloat(const PackedWeightView& w, const PreparedActivations& x,
+                           int64_t row_begin, int64_t row_end, float* y) {
+  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kXRowsPerBlock) {
+    FloatRows<Step>(w, x, row_begin / kPackedRowsPerGroup, row_end / kPackedRowsPerGroup, x_begin,
+                    std::min(x_begin + kXRowsPerBlock, x.m), y);
   }
 }
 
@@ -377,7 +428,7 @@ void PrepareQ8_0Biases(PreparedActivations& x) {
 
 void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
-  LinearRowsPacked<GgmlType::kQ8_0>(w, x, row_begin, row_end, y);
+  LinearRowsPackedQ8_0(w, x, row_begin, row_end, y);
 }
 
 void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,
@@ -397,7 +448,7 @@ void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivat
 
 void LinearRowsPackedBf16DotAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                    int64_t row_begin, int64_t row_end, float* y) {
-  LinearRowsPacked<GgmlType::kBF16>(w, x, row_begin, row_end, y);
+  LinearRowsPackedFloat<Bf16Step>(w, x, row_begin, row_end, y);
 }
 
 void LinearRowsPackedBf16FmaAvx512(const PackedWeightView& w, const PreparedActivations& x,
@@ -406,16 +457,13 @@ void LinearRowsPackedBf16FmaAvx512(const PackedWeightView& w, const PreparedActi
   constexpr unsigned kDenormalsAreZero = 0x0040;
   const unsigned mxcsr = _mm_getcsr();
   _mm_setcsr(mxcsr | kFlushToZero | kDenormalsAreZero);
-  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kXRowsPerBlock) {
-    FloatRows<Bf16FmaStep>(w, x, row_begin / kPackedRowsPerGroup, row_end / kPackedRowsPerGroup,
-                           x_begin, std::min(x_begin + kXRowsPerBlock, x.m), y);
-  }
+  LinearRowsPackedFloat<Bf16FmaStep>(w, x, row_begin, row_end, y);
   _mm_setcsr(mxcsr);
 }
 
 void LinearRowsPackedF16Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                int64_t row_begin, int64_t row_end, float* y) {
-  LinearRowsPacked<GgmlType::kF16>(w, x, row_begin, row_end, y);
+  LinearRowsPackedFloat<F16Step>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace vllm::kernels
