@@ -97,14 +97,17 @@ class ModelInvarianceTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<KvStorage> kv_;
 };
 
+// 312 tokens in all: more than one of the dense MLP's chunks of tokens (GatedMlp), whose bounds
+// fall inside the last sequence.
 TEST_P(ModelInvarianceTest, BatchedEqualsAloneBitwise) {
   const int64_t vocab = model_->config().vocab_size;
-  std::vector<Seq> seqs = {MakeSeq(37, 0, 1), MakeSeq(5, 10, 2), MakeSeq(70, 20, 3)};
+  std::vector<Seq> seqs = {MakeSeq(37, 0, 1), MakeSeq(5, 10, 2), MakeSeq(70, 20, 3),
+                           MakeSeq(200, 30, 10)};
   std::vector<std::vector<float>> alone;
   for (const Seq& seq : seqs) {
     alone.push_back(Run({seq}, {{0, static_cast<int>(seq.tokens.size())}}));
   }
-  auto batched = Run(seqs, {{0, 37}, {0, 5}, {0, 70}});
+  auto batched = Run(seqs, {{0, 37}, {0, 5}, {0, 70}, {0, 200}});
   for (size_t s = 0; s < seqs.size(); ++s) {
     EXPECT_TRUE(std::equal(alone[s].begin(), alone[s].end(), batched.begin() + s * vocab))
         << "sequence " << s;
