@@ -117,7 +117,8 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                                             .kv_cache_layout = layout,
                                             .ngram_proposer = ngram_proposer,
                                             .draft_model_proposer = draft_model_proposer,
-                                            .kv_cache_dtype = size->dtype});
+                                            .kv_cache_dtype = size->dtype,
+                                            .pool = pool});
   if (!runner) return Error{runner.error()};
   core->runner_ = std::move(*runner);
   VLLM_LOG(kInfo) << "KV cache: " << core->num_kv_blocks_ << " blocks of "

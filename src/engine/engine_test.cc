@@ -192,6 +192,12 @@ TEST(EngineTest, SeededSamplingIgnoresBatchComposition) {
   prompts[0] = "The dog";
   auto batched = llm.Generate(prompts, mixed, false);
   EXPECT_EQ(alone[0].outputs[0].text, batched[0].outputs[0].text);
+  // The step's rows are sampled on the pool's threads side by side: each still draws from its
+  // own generator only.
+  for (int i = 1; i < 8; ++i) {
+    auto one = llm.Generate({prompts[i]}, mixed[i], false);
+    EXPECT_EQ(one[0].outputs[0].text, batched[i].outputs[0].text) << "prompt " << i;
+  }
   auto again = llm.Generate({"The dog"}, seeded, false);
   EXPECT_EQ(alone[0].outputs[0].text, again[0].outputs[0].text);
 }

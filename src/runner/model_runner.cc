@@ -3,6 +3,13 @@
 #include <limits>
 
 namespace vllm {
+namespace {
+
+// Sequences per thread that the pool's threads claim in turn when sampling: rows differ in cost
+// (a grammar's mask, logprobs, a sort for top-p).
+constexpr int kSamplingChunksPerThread = 4;
+
+}  // namespace
 
 Expected<std::unique_ptr<ModelRunner>> ModelRunner::Create(Model& model, const Options& options) {
   const ModelConfig& config = model.config();
@@ -15,7 +22,7 @@ Expected<std::unique_ptr<ModelRunner>> ModelRunner::Create(Model& model, const O
                                .layout = options.kv_cache_layout});
   if (!kv) return Error{kv.error()};
   const KvStorage::Options target_kv = (*kv)->options();
-  std::unique_ptr<ModelRunner> runner(new ModelRunner(model, std::move(*kv)));
+  std::unique_ptr<ModelRunner> runner(new ModelRunner(model, std::move(*kv), options.pool));
   if (options.ngram_proposer) runner->ngram_proposer_.emplace(*options.ngram_proposer);
   if (options.draft_model_proposer) {
     auto proposer = DraftModelProposer::Create(*options.draft_model_proposer, target_kv);
@@ -100,8 +107,9 @@ Expected<std::vector<SequenceResult>> ModelRunner::Execute(
 
   const int64_t vocab_size = model_.config().vocab_size;
   std::vector<SequenceResult> results(sequences.size());
-  for (size_t i = 0; i < sequences.size(); ++i) {
-    if (first_row[i] < 0) continue;
+  // Sequence i touches only its own sampler, logits rows and result.
+  auto sample = [&](size_t i) {
+    if (first_row[i] < 0) return;
     const ScheduledSequence& sequence = sequences[i];
     RequestSampler& sampler = *samplers[i];
     const auto num_prompt = static_cast<int64_t>(sequence.prompt_token_ids.size());
@@ -118,7 +126,7 @@ Expected<std::vector<SequenceResult>> ModelRunner::Execute(
         sampler.num_prompt_logprobs = p + 1;
       }
     }
-    if (!chunks[i].wants_logits) continue;
+    if (!chunks[i].wants_logits) return;
     // The rows of the chunk's last real token and its drafts: [num_drafts + 1, vocab_size].
     const int64_t verify_row =
         first_row[i] + (chunks[i].wants_all_logits ? sequence.num_new_tokens - 1 - num_drafts : 0);
@@ -132,6 +140,14 @@ Expected<std::vector<SequenceResult>> ModelRunner::Execute(
                                    sequence.spec_token_ids, rows, vocab_size);
     }
     results[i].draft_token_ids = ProposeNgramDrafts(sequence, results[i].sampled);
+  };
+  if (pool_ == nullptr) {
+    for (size_t i = 0; i < sequences.size(); ++i) sample(i);
+  } else {
+    pool_->ParallelForChunks(static_cast<int64_t>(sequences.size()), kSamplingChunksPerThread,
+                             [&](int64_t begin, int64_t end) {
+                               for (int64_t i = begin; i < end; ++i) sample(i);
+                             });
   }
   if (draft_model_proposer_) {
     VLLM_RETURN_IF_ERROR(ProposeDraftModelDrafts(sequences, samplers, results));

@@ -78,6 +78,9 @@ class ModelRunner {
     std::optional<DraftModelProposer::Options> draft_model_proposer;
     kernels::KvCacheDtype kv_cache_dtype =
         kernels::KvCacheDtype::kFloat32;  // what K/V are stored as
+    // The threads that sample a step's sequences side by side (each request's sampler is its
+    // own); null: the calling thread alone.
+    ThreadPool* pool = nullptr;
   };
   static Expected<std::unique_ptr<ModelRunner>> Create(Model& model, const Options& options);
 
@@ -101,7 +104,8 @@ class ModelRunner {
       std::span<const ScheduledSequence> sequences, std::span<const PoolingSpec* const> specs);
 
  private:
-  ModelRunner(Model& model, std::unique_ptr<KvStorage> kv) : model_(model), kv_(std::move(kv)) {}
+  ModelRunner(Model& model, std::unique_ptr<KvStorage> kv, ThreadPool* pool)
+      : model_(model), kv_(std::move(kv)), pool_(pool) {}
   // The n-gram drafts after prompt + output + sampled.
   std::vector<int32_t> ProposeNgramDrafts(const ScheduledSequence& sequence,
                                           std::span<const SampledResult> sampled) const;
@@ -113,6 +117,7 @@ class ModelRunner {
 
   Model& model_;
   std::unique_ptr<KvStorage> kv_;
+  ThreadPool* pool_;  // may be null
   std::optional<NgramProposer> ngram_proposer_;
   std::unique_ptr<DraftModelProposer> draft_model_proposer_;
   ForwardBatch batch_;
