@@ -36,11 +36,9 @@ Expected<std::unique_ptr<Model>> CreateGemma(const TensorSource& source, const M
       .gate_activation = GateActivation::kGeluTanh,
       .embedding_scale = std::sqrt(static_cast<float>(config.hidden_size)),
   };
-  auto decoder = CreateDecoder(
-      source, config, options, decoder_options,
-      [=](const ForwardBatch& batch, int64_t layer, int64_t num_heads, float* x) {
-        const Rope& rope = config.LayerSlidingWindow(layer) > 0 ? *local_rope : *global_rope;
-        rope.Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
+  auto decoder =
+      CreateDecoder(source, config, options, decoder_options, [=](int64_t layer) -> const Rope& {
+        return config.LayerSlidingWindow(layer) > 0 ? *local_rope : *global_rope;
       });
   if (!decoder) return Error{decoder.error()};
   return PoolingDecoder::Wrap(source, std::move(*decoder), *options.pool);

@@ -32,9 +32,7 @@ Expected<std::unique_ptr<Model>> CreateGptOss(const TensorSource& source, const 
   DecoderOptions decoder_options{.expert_activation = ExpertActivation::kClampedSwiglu,
                                  .ffn_norm_name = "post_attention_norm"};
   return CreateDecoder(source, config, options, decoder_options,
-                       [rope](const ForwardBatch& batch, int64_t, int64_t num_heads, float* x) {
-                         rope->Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
-                       });
+                       [rope](int64_t) -> const Rope& { return *rope; });
 }
 
 Status ReadGptOssGguf(const GgufFile& file, ModelConfig* config) {

@@ -30,10 +30,7 @@ Expected<std::unique_ptr<Model>> CreateLlama(const TensorSource& source, const M
   }
   auto rope = std::make_shared<Rope>(RopeForConfig(config, std::move(freq_factors)));
   auto decoder =
-      CreateDecoder(source, config, options, {},
-                    [rope](const ForwardBatch& batch, int64_t, int64_t num_heads, float* x) {
-                      rope->Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
-                    });
+      CreateDecoder(source, config, options, {}, [rope](int64_t) -> const Rope& { return *rope; });
   if (!decoder) return Error{decoder.error()};
   return PoolingDecoder::Wrap(source, std::move(*decoder), *options.pool);
 }

@@ -37,9 +37,7 @@ Expected<std::unique_ptr<Model>> CreatePhi3(const TensorSource& source, const Mo
   auto rope =
       std::make_shared<Rope>(config, std::move(use_long_factors ? long_factors : short_factors));
   return CreateDecoder(source, config, options, {},
-                       [rope](const ForwardBatch& batch, int64_t, int64_t num_heads, float* x) {
-                         rope->Apply(batch.positions.data(), batch.num_tokens(), num_heads, x);
-                       });
+                       [rope](int64_t) -> const Rope& { return *rope; });
 }
 
 Status ReadPhi3Gguf(const GgufFile& file, ModelConfig* config) {

@@ -39,7 +39,7 @@ Status AttentionBlock::Load(WeightLoader& loader, int64_t layer, const ModelConf
   return Status::Ok();
 }
 
-void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const RotateHeads& rotate,
+void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Rope& rope,
                              KvStorage& kv, ThreadPool& pool, float* out) const {
   const int64_t num_tokens = batch.num_tokens();
   const int64_t q_size = num_heads_ * head_dim_;
@@ -51,12 +51,20 @@ void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Ro
   const auto v = std::make_unique_for_overwrite<float[]>(num_tokens * kv_size);
   const auto attn = std::make_unique_for_overwrite<float[]>(num_tokens * q_size);
   qkv_.Forward(x, num_tokens, pool, q.get(), k.get(), v.get());
-  if (!q_norm_.empty()) {  // each head's vector normalized on its own
-    kernels::RmsNorm(q.get(), q_norm_.data(), num_tokens * num_heads_, head_dim_, eps_, q.get());
-    kernels::RmsNorm(k.get(), k_norm_.data(), num_tokens * num_kv_heads_, head_dim_, eps_, k.get());
-  }
-  rotate(num_heads_, q.get());
-  rotate(num_kv_heads_, k.get());
+  // Token by token, in parallel: Q/K norms (each head's vector on its own), the rotation, and
+  // (causal) K and V into the token's cache slot.
+  pool.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
+    float* q_rows = q.get() + begin * q_size;
+    float* k_rows = k.get() + begin * kv_size;
+    const int64_t n = end - begin;
+    if (!q_norm_.empty()) {
+      kernels::RmsNorm(q_rows, q_norm_.data(), n * num_heads_, head_dim_, eps_, q_rows);
+      kernels::RmsNorm(k_rows, k_norm_.data(), n * num_kv_heads_, head_dim_, eps_, k_rows);
+    }
+    rope.Apply(batch.positions.data() + begin, n, num_heads_, q_rows);
+    rope.Apply(batch.positions.data() + begin, n, num_kv_heads_, k_rows);
+    if (!bidirectional_) WriteKv(batch, layer_, begin, end, k.get(), v.get(), kv);
+  });
   if (bidirectional_) {
     EncoderAttention(batch.query_start_loc, q.get(), k.get(), v.get(),
                      {.num_heads = num_heads_,
@@ -66,7 +74,6 @@ void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Ro
                       .window = sliding_window_ / 2},
                      pool, attn.get());
   } else {
-    WriteKv(batch, layer_, k.get(), v.get(), kv);
     PagedAttention(batch, layer_, q.get(), num_heads_,
                    {.scale = scale_,
                     .sliding_window = sliding_window_,

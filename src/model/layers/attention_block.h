@@ -1,6 +1,6 @@
 // One attention sub-layer of a decoder, from its normed input to its output projection:
 // Q/K/V projection (QkvProjection), per-head Q/K RMSNorm when the layer has attn_{q,k}_norm,
-// rotary embedding (given by the caller), K/V written into the paged cache, paged attention (the
+// rotary embedding (the caller's Rope), K/V written into the paged cache, paged attention (the
 // layer's sliding window, the config's soft-cap, per-head sinks when the layer has attn_sinks) and
 // the output projection attn_output (with attn_output.bias when present). Bidirectional decoders
 // (config.bidirectional_attention) attend over each whole prompt of the batch instead, with no KV
@@ -19,20 +19,18 @@
 #include "model/forward_batch.h"
 #include "model/kv_storage.h"
 #include "model/layers/qkv_projection.h"
+#include "model/layers/rope.h"
 #include "model/model_config.h"
 #include "model/weight_loader.h"
 
 namespace vllm {
-
-// Rotates x: [num_tokens, num_heads, head_dim] in place for the batch's positions.
-using RotateHeads = std::function<void(int64_t num_heads, float* x)>;
 
 class AttentionBlock {
  public:
   Status Load(WeightLoader& loader, int64_t layer, const ModelConfig& config);
 
   // x: [num_tokens, hidden] (normed) → out: [num_tokens, hidden].
-  void Forward(const float* x, const ForwardBatch& batch, const RotateHeads& rotate, KvStorage& kv,
+  void Forward(const float* x, const ForwardBatch& batch, const Rope& rope, KvStorage& kv,
                ThreadPool& pool, float* out) const;
 
  private:

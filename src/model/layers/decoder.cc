@@ -8,8 +8,8 @@
 namespace vllm {
 
 Decoder::Decoder(const ModelConfig& config, ThreadPool& pool, DecoderOptions options,
-                 LayerRotation rotation)
-    : config_(config), pool_(pool), options_(std::move(options)), rotation_(std::move(rotation)) {}
+                 LayerRope rope)
+    : config_(config), pool_(pool), options_(std::move(options)), rope_(std::move(rope)) {}
 
 Status Decoder::Load(const TensorSource& source, std::optional<GgmlType> linear_type) {
   WeightLoader loader(source, linear_type);
@@ -108,10 +108,7 @@ Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<
   add_and_norm(nullptr, layers_.empty() ? nullptr : &layers_[0].attn_norm);
   for (int64_t l = 0; l < config_.num_layers; ++l) {
     const Layer& layer = layers_[l];
-    layer.attention.Forward(
-        normed.data(), batch,
-        [&](int64_t num_heads, float* heads) { rotation_(batch, l, num_heads, heads); }, kv, pool_,
-        projected.data());
+    layer.attention.Forward(normed.data(), batch, rope_(l), kv, pool_, projected.data());
     add_and_norm(&layer.post_attention_norm, &layer.ffn_norm);
     if (layer.moe) {
       layer.moe->Forward(normed.data(), num_tokens, pool_, projected.data());
@@ -127,10 +124,9 @@ Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<
 Expected<std::unique_ptr<Model>> CreateDecoder(const TensorSource& source,
                                                const ModelConfig& config,
                                                const ModelLoadOptions& options,
-                                               DecoderOptions decoder_options,
-                                               LayerRotation rotation) {
-  auto model = std::make_unique<Decoder>(config, *options.pool, std::move(decoder_options),
-                                         std::move(rotation));
+                                               DecoderOptions decoder_options, LayerRope rope) {
+  auto model =
+      std::make_unique<Decoder>(config, *options.pool, std::move(decoder_options), std::move(rope));
   VLLM_RETURN_IF_ERROR(model->Load(source, options.linear_type));
   return std::unique_ptr<Model>(std::move(model));
 }

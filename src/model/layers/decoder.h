@@ -18,6 +18,7 @@
 #include "model/layers/embedding_and_head.h"
 #include "model/layers/gated_mlp.h"
 #include "model/layers/moe.h"
+#include "model/layers/rope.h"
 #include "model/model.h"
 #include "model/tensor_source.h"
 
@@ -30,14 +31,12 @@ struct DecoderOptions {
   std::string ffn_norm_name = "ffn_norm";  // the norm before the FFN
 };
 
-// Rotates x: [batch.num_tokens(), num_heads, head_dim] in place as layer `layer` does.
-using LayerRotation =
-    std::function<void(const ForwardBatch& batch, int64_t layer, int64_t num_heads, float* x)>;
+// The rotary embedding of layer `layer`.
+using LayerRope = std::function<const Rope&(int64_t layer)>;
 
 class Decoder : public Model {
  public:
-  Decoder(const ModelConfig& config, ThreadPool& pool, DecoderOptions options,
-          LayerRotation rotation);
+  Decoder(const ModelConfig& config, ThreadPool& pool, DecoderOptions options, LayerRope rope);
 
   Status Load(const TensorSource& source, std::optional<GgmlType> linear_type);
   const ModelConfig& config() const override { return config_; }
@@ -64,7 +63,7 @@ class Decoder : public Model {
   ModelConfig config_;
   ThreadPool& pool_;
   DecoderOptions options_;
-  LayerRotation rotation_;
+  LayerRope rope_;
   EmbeddingAndHead ends_;
   std::vector<Layer> layers_;
   int64_t weight_bytes_ = 0;
@@ -74,7 +73,6 @@ class Decoder : public Model {
 Expected<std::unique_ptr<Model>> CreateDecoder(const TensorSource& source,
                                                const ModelConfig& config,
                                                const ModelLoadOptions& options,
-                                               DecoderOptions decoder_options,
-                                               LayerRotation rotation);
+                                               DecoderOptions decoder_options, LayerRope rope);
 
 }  // namespace vllm

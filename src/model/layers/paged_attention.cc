@@ -59,10 +59,15 @@ int64_t NumQueryTiles(const ForwardBatch& batch, int64_t s) {
 
 void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const float* v,
              KvStorage& kv) {
+  WriteKv(batch, layer, 0, batch.num_tokens(), k, v, kv);
+}
+
+void WriteKv(const ForwardBatch& batch, int64_t layer, int64_t begin, int64_t end, const float* k,
+             const float* v, KvStorage& kv) {
   const int64_t row_size = kv.row_size();
   const std::vector<int64_t>& slot_mapping =
       batch.kv_groups[kv.layout().group_of_layer[layer]].slot_mapping;
-  for (int64_t t = 0; t < batch.num_tokens(); ++t) {
+  for (int64_t t = begin; t < end; ++t) {
     kv.Write(layer, slot_mapping[t], k + t * row_size, v + t * row_size);
   }
 }

@@ -10,10 +10,13 @@
 namespace vllm {
 
 // Writes the batch's K and V rows of `layer` into their slots in the layer's KV cache group, in
-// the storage's dtype.
+// the storage's dtype: all of them, or those of tokens [begin, end) (calls for disjoint ranges may
+// run at once).
 // k, v: [num_tokens, num_kv_heads, head_dim]
 void WriteKv(const ForwardBatch& batch, int64_t layer, const float* k, const float* v,
              KvStorage& kv);
+void WriteKv(const ForwardBatch& batch, int64_t layer, int64_t begin, int64_t end, const float* k,
+             const float* v, KvStorage& kv);
 
 // What PagedAttention computes from q·k, besides the causal mask.
 struct AttentionOptions {

@@ -1,5 +1,7 @@
 #include "model/layers/qkv_projection.h"
 
+#include <memory>
+
 #include "model/layers/tensor_ops.h"
 
 namespace vllm {
@@ -33,21 +35,32 @@ Status QkvProjection::Load(WeightLoader& loader, const std::string& prefix, int6
 
 void QkvProjection::Forward(const float* x, int64_t num_tokens, ThreadPool& pool, float* q,
                             float* k, float* v) const {
+  // fused: [num_tokens, q_size + 2 kv_size], split into q, k, v below
+  std::unique_ptr<float[]> fused;
+  const int64_t width = q_size_ + 2 * kv_size_;
   if (wqkv_ != nullptr) {
-    // fused: [num_tokens, q_size + 2 kv_size] → q, k, v
-    std::vector<float> fused(num_tokens * (q_size_ + 2 * kv_size_));
-    kernels::Linear(*wqkv_, x, num_tokens, fused.data(), pool);
-    SplitColumns(fused.data(), num_tokens, {{q, q_size_}, {k, kv_size_}, {v, kv_size_}});
+    fused = std::make_unique_for_overwrite<float[]>(num_tokens * width);
+    kernels::Linear(*wqkv_, x, num_tokens, fused.get(), pool);
   } else {
     kernels::Linear(*wq_, x, num_tokens, q, pool);
     kernels::Linear(*wk_, x, num_tokens, k, pool);
     kernels::Linear(*wv_, x, num_tokens, v, pool);
   }
-  if (!bq_.empty()) {
-    AddRowBias(bq_, num_tokens, q);
-    AddRowBias(bk_, num_tokens, k);
-    AddRowBias(bv_, num_tokens, v);
-  }
+  if (fused == nullptr && bq_.empty()) return;
+  pool.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
+    float* q_rows = q + begin * q_size_;
+    float* k_rows = k + begin * kv_size_;
+    float* v_rows = v + begin * kv_size_;
+    if (fused != nullptr) {
+      SplitColumns(fused.get() + begin * width, end - begin,
+                   {{q_rows, q_size_}, {k_rows, kv_size_}, {v_rows, kv_size_}});
+    }
+    if (!bq_.empty()) {
+      AddRowBias(bq_, end - begin, q_rows);
+      AddRowBias(bk_, end - begin, k_rows);
+      AddRowBias(bv_, end - begin, v_rows);
+    }
+  });
 }
 
 }  // namespace vllm
