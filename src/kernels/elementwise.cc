@@ -1,5 +1,5 @@
-// Small vector kernels: RMSNorm, SiLU·up, GELU·up, GELU (erf), dot and axpy (all but RMSNorm
-// dispatch per ISA).
+// Small vector kernels: RMSNorm, SiLU·up, GELU·up, GELU (erf), dot and axpy, each dispatched per
+// ISA.
 #include <cmath>
 
 #include "kernels/linear_internal.h"
@@ -7,7 +7,8 @@
 
 namespace vllm::kernels {
 
-void RmsNorm(const float* x, const float* weight, int64_t m, int64_t n, float eps, float* out) {
+void RmsNormScalar(const float* x, const float* weight, int64_t m, int64_t n, float eps,
+                   float* out) {
   // Σ x² in double (each square is exact there), in kSums running sums of the values i mod kSums
   // then added pairwise: independent chains, which the compiler may also vectorize; the same
   // order on every CPU.
@@ -28,6 +29,11 @@ void RmsNorm(const float* x, const float* weight, int64_t m, int64_t n, float ep
     const float scale = 1.0f / std::sqrt(static_cast<float>(sum_squares / n) + eps);
     for (int64_t j = 0; j < n; ++j) out_row[j] = row[j] * scale * weight[j];
   }
+}
+
+void RmsNorm(const float* x, const float* weight, int64_t m, int64_t n, float eps, float* out) {
+  if (BestIsa() == Isa::kAvx512) return RmsNormAvx512(x, weight, m, n, eps, out);
+  RmsNormScalar(x, weight, m, n, eps, out);
 }
 
 void SiluMulScalar(const float* gate, const float* up, int64_t n, float* out) {

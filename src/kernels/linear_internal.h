@@ -134,6 +134,11 @@ void AxpyF32Avx2(float alpha, const float* x, int64_t n, float* y);
 void AxpyF32Avx512(float alpha, const float* x, int64_t n, float* y);
 void DotF32RowsAvx512(const float* a, int64_t num_rows, const float* b, int64_t n, float* out);
 void AxpyF32RowsAvx512(const float* alphas, int64_t num_rows, const float* x, int64_t n, float* y);
+// RmsNorm (ops.h) per path: AVX-512 bit for bit the scalar one.
+void RmsNormScalar(const float* x, const float* weight, int64_t m, int64_t n, float eps,
+                   float* out);
+void RmsNormAvx512(const float* x, const float* weight, int64_t m, int64_t n, float eps,
+                   float* out);
 // SiluMul / GeluTanhMul (ops.h) per path; the scalar path is the reference.
 void SiluMulScalar(const float* gate, const float* up, int64_t n, float* out);
 void SiluMulAvx2(const float* gate, const float* up, int64_t n, float* out);
