@@ -87,19 +87,21 @@ Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<
   // (`post_norm` null) only the norm runs.
   auto add_and_norm = [&](const std::vector<float>* post_norm,
                           const std::vector<float>* next_norm) {
+    // Row by row, so that a row's residual is normed while still in L1.
     pool_.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
-      const int64_t rows = end - begin;
-      float* residual_rows = x.data() + begin * hidden;
-      if (post_norm != nullptr) {
-        float* sublayer_rows = projected.data() + begin * hidden;
-        if (!post_norm->empty()) {
-          kernels::RmsNorm(sublayer_rows, post_norm->data(), rows, hidden, eps, sublayer_rows);
+      for (int64_t row = begin; row < end; ++row) {
+        float* residual_row = x.data() + row * hidden;
+        if (post_norm != nullptr) {
+          float* sublayer_row = projected.data() + row * hidden;
+          if (!post_norm->empty()) {
+            kernels::RmsNorm(sublayer_row, post_norm->data(), 1, hidden, eps, sublayer_row);
+          }
+          kernels::AxpyF32(1.0f, sublayer_row, hidden, residual_row);
         }
-        kernels::AxpyF32(1.0f, sublayer_rows, rows * hidden, residual_rows);
-      }
-      if (next_norm != nullptr) {
-        kernels::RmsNorm(residual_rows, next_norm->data(), rows, hidden, eps,
-                         normed.data() + begin * hidden);
+        if (next_norm != nullptr) {
+          kernels::RmsNorm(residual_row, next_norm->data(), 1, hidden, eps,
+                           normed.data() + row * hidden);
+        }
       }
     });
   };
