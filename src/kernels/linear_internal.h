@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/default_init_allocator.h"
 #include "common/thread_pool.h"
 #include "kernels/isa.h"
 #include "kernels/quant_blocks.h"
@@ -30,25 +31,26 @@ struct WeightView {
   int64_t row_bytes;
 };
 
-// x converted once per call into what the weight type's dot products consume on a given path.
+// x converted once per call into what the weight type's dot products consume on a given path
+// (buffers left uninitialized until PrepareActivations writes them whole).
 struct PreparedActivations {
   int64_t m = 0;
   int64_t cols = 0;
   const float* f32 = nullptr;  // [m, cols]: F32 / F16 weights
   // BF16 weights: x rounded to bf16, as bf16 bits (AVX-512) and as f32 values (other paths, and
   // AVX-512 where Bf16WeightPath() is kFmas).
-  std::vector<uint16_t> bf16;      // [m, cols]
-  std::vector<float> bf16_as_f32;  // [m, cols]
+  UninitializedVector<uint16_t> bf16;      // [m, cols]
+  UninitializedVector<float> bf16_as_f32;  // [m, cols]
   // The same bits as AMX A tiles (where Bf16WeightPath() is kTiles): x tile t (rows [16 t, + 16),
   // fewer in the last) starts at value 16 t cols and holds, per block of 32 columns, its rows'
   // 32 values one after another.
-  std::vector<uint16_t> bf16_tiles;  // [m / 16 tiles][cols / 32][tile rows][32]
+  UninitializedVector<uint16_t> bf16_tiles;  // [m / 16 tiles][cols / 32][tile rows][32]
   // Integer weights: x quantized to Q8_0 blocks, their scales as f32, and the integer sums of
   // their quants per 32 and per 16 values.
-  std::vector<BlockQ8_0> q8;          // [m, cols / 32]
-  std::vector<float> q8_scales;       // [m, cols / 32]
-  std::vector<int32_t> q8_sums;       // [m, cols / 32]
-  std::vector<int32_t> q8_half_sums;  // [m, cols / 16]
+  UninitializedVector<BlockQ8_0> q8;          // [m, cols / 32]
+  UninitializedVector<float> q8_scales;       // [m, cols / 32]
+  UninitializedVector<int32_t> q8_sums;       // [m, cols / 32]
+  UninitializedVector<int32_t> q8_half_sums;  // [m, cols / 16]
   // Packed weights: what PackedForm::prepare_terms builds from the above for its `rows` kernel (a
   // std::vector of the kernel's own per-chunk terms), once per call rather than once per row range.
   std::any packed_terms;
