@@ -80,11 +80,35 @@ void ThreadPool::ParallelForChunks(int64_t count, int chunks_per_thread,
     chunks.ClaimUntilNoneLeft();
     return;
   }
-  const std::function<void(int, int)> job = [state = &chunks](int, int) {
-    state->ClaimUntilNoneLeft();
+  RunDynamic([&chunks] { chunks.ClaimUntilNoneLeft(); });
+}
+
+void ThreadPool::ParallelForGuided(int64_t count, const std::function<void(int64_t, int64_t)>& fn) {
+  if (count <= 0) return;
+  if (count == 1 || num_threads_ == 1) {  // no hand-off
+    fn(0, count);
+    return;
+  }
+  const int64_t divisor = int64_t{num_threads_} * kGuidedClaimsPerThread;
+  std::atomic<int64_t> next{0};
+  RunDynamic([&] {
+    int64_t begin = next.load(std::memory_order_relaxed);
+    while (begin < count) {
+      const int64_t end = begin + std::max<int64_t>(1, (count - begin) / divisor);
+      if (next.compare_exchange_weak(begin, end, std::memory_order_relaxed)) {
+        fn(begin, end);
+        begin = next.load(std::memory_order_relaxed);
+      }
+    }
+  });
+}
+
+void ThreadPool::RunDynamic(const std::function<void()>& claim_until_none_left) {
+  const std::function<void(int, int)> job = [&claim_until_none_left](int, int) {
+    claim_until_none_left();
   };
   Publish(&job, /*is_static=*/false);
-  chunks.ClaimUntilNoneLeft();
+  claim_until_none_left();
   // Every chunk is claimed: close the job, then wait for the workers that joined it.
   slot_.fetch_or(kClosed, std::memory_order_acq_rel);
   while ((slot_.load(std::memory_order_acquire) & kInsideMask) != 0) _mm_pause();

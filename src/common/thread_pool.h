@@ -2,10 +2,10 @@
 // sleep between jobs, so a decode step does not pay thread start-up or a futex wake per layer.
 //
 // Two kinds of job. Run() is a static job: every thread runs it once, and the caller waits for
-// all of them. ParallelFor() and ParallelForChunks() are dynamic jobs: threads claim ranges from a
-// shared counter, so once the caller finds nothing left to claim it closes the job and waits only
-// for the workers already inside it; a worker that wakes late (asleep, descheduled) skips a closed
-// job instead of holding the caller up.
+// all of them. ParallelFor(), ParallelForChunks() and ParallelForGuided() are dynamic jobs: threads
+// claim ranges from a shared counter, so once the caller finds nothing left to claim it closes the
+// job and waits only for the workers already inside it; a worker that wakes late (asleep,
+// descheduled) skips a closed job instead of holding the caller up.
 #pragma once
 
 #include <atomic>
@@ -47,7 +47,17 @@ class ThreadPool {
   void ParallelForChunks(int64_t count, int chunks_per_thread,
                          const std::function<void(int64_t begin, int64_t end)>& fn);
 
+  // As ParallelForChunks, with chunks that shrink as the work runs out (OpenMP's guided
+  // schedule): each claim takes max(1, remaining / (kGuidedClaimsPerThread · num_threads))
+  // indices, so the threads start on large chunks and finish within about one index of each
+  // other. Which chunks there are depends on timing; what each index computes must not.
+  void ParallelForGuided(int64_t count, const std::function<void(int64_t begin, int64_t end)>& fn);
+
  private:
+  static constexpr int kGuidedClaimsPerThread = 2;
+  // Runs claim_until_none_left on the calling thread and on the workers that join it, as a
+  // dynamic job: returns once it ran out of work on every thread that joined.
+  void RunDynamic(const std::function<void()>& claim_until_none_left);
   // Makes `job` the current one (a new generation in slot_) and wakes sleeping workers.
   void Publish(const std::function<void(int, int)>* job, bool is_static);
   // Spins, then sleeps, until slot_ holds a generation other than `seen` or the pool stops;

@@ -39,6 +39,35 @@ TEST(ThreadPoolTest, ParallelForChunksCoversEveryIndexOnceInContiguousChunks) {
   }
 }
 
+// Guided chunks cover every index once, and shrink: a chunk claimed after another is never more
+// than that one's size (claims are serialized by the counter, so sorting by begin orders them).
+TEST(ThreadPoolTest, ParallelForGuidedCoversEveryIndexOnceInShrinkingChunks) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 3});
+  for (int64_t count : {0, 1, 2, 5, 24, 1000}) {
+    std::vector<std::atomic<int>> hits(count);
+    std::mutex mutex;
+    std::vector<std::pair<int64_t, int64_t>> chunks;
+    pool.ParallelForGuided(count, [&](int64_t begin, int64_t end) {
+      EXPECT_LT(begin, end);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        chunks.emplace_back(begin, end);
+      }
+      for (int64_t i = begin; i < end; ++i) hits[i]++;
+    });
+    for (int64_t i = 0; i < count; ++i) EXPECT_EQ(hits[i].load(), 1);
+    std::sort(chunks.begin(), chunks.end());
+    for (size_t c = 1; c < chunks.size(); ++c) {
+      EXPECT_LE(chunks[c].second - chunks[c].first, chunks[c - 1].second - chunks[c - 1].first)
+          << count;
+    }
+    if (count == 1000) {
+      EXPECT_EQ(chunks.front().second, 1000 / 6);  // a sixth of the work first (3 threads)
+      EXPECT_EQ(chunks.back().second - chunks.back().first, 1);
+    }
+  }
+}
+
 TEST(ThreadPoolTest, RunsManyJobsBackToBack) {
   ThreadPool pool(ThreadPool::Options{.num_threads = 2});
   std::atomic<int64_t> total{0};

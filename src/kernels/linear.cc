@@ -18,8 +18,11 @@ namespace {
 // Rows of W per work item of the in-place kernels: small enough to spread over threads, large
 // enough to amortize.
 constexpr int64_t kRowsPerTile = 16;
-// Row ranges per thread that the threads claim in turn (ThreadPool::ParallelForChunks).
+// Row ranges per thread that the threads claim in turn (ThreadPool::ParallelForChunks) on the
+// unpacked paths; packed weights deal their items in guided chunks (ParallelForGuided).
 constexpr int kChunksPerThread = 8;
+// Row groups of a packed form per work item.
+constexpr int64_t kGroupsPerWorkItem = 2;
 
 // Tells the kernel the source bytes will not be read again soon: pages of a file mapping leave
 // memory (they read back from the file if touched). Contents never change.
@@ -70,12 +73,13 @@ class TableLinearWeight : public LinearWeight {
       return;
     }
     const PreparedActivations prepared = Prepare(x, m, pool);
-    pool.ParallelForChunks(num_work_items(), kChunksPerThread,
+    pool.ParallelForGuided(num_work_items(),
                            [&](int64_t begin, int64_t end) { Run(prepared, begin, end, y); });
   }
 
   // The work of one call split for LinearBatch: the activations in the form the kernels read,
-  // then num_work_items() independent items (row groups of the packed form, or row tiles).
+  // then num_work_items() independent items (pairs of row groups of the packed form, or row
+  // tiles).
   PreparedActivations Prepare(const float* x, int64_t m, ThreadPool& pool) const {
     const TypeTraits& traits = *view_.traits;
     PreparedActivations prepared = PrepareActivations(packed_ ? traits.packed.isa : BestIsa(),
@@ -85,8 +89,9 @@ class TableLinearWeight : public LinearWeight {
     }
     return prepared;
   }
+  // A packed form's items are pairs of its row groups, which its kernels run side by side.
   int64_t rows_per_work_item() const {
-    return packed_ ? view_.traits->packed.rows_per_group : kRowsPerTile;
+    return packed_ ? kGroupsPerWorkItem * view_.traits->packed.rows_per_group : kRowsPerTile;
   }
   int64_t num_work_items() const {
     return (view_.rows + rows_per_work_item() - 1) / rows_per_work_item();
@@ -196,7 +201,7 @@ void LinearBatch(std::span<const LinearJob> jobs, ThreadPool& pool) {
   for (const LinearJob& job : jobs) {
     if (job.m > 0) outputs.push_back(job.y);
   }
-  pool.ParallelForChunks(first_item.back(), kChunksPerThread, [&](int64_t begin, int64_t end) {
+  pool.ParallelForGuided(first_item.back(), [&](int64_t begin, int64_t end) {
     // The jobs whose items overlap [begin, end), each over its share.
     size_t j =
         std::upper_bound(first_item.begin(), first_item.end(), begin) - first_item.begin() - 1;
