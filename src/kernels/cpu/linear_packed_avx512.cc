@@ -315,6 +315,17 @@ void FloatGroupsTimesRows(const PackedWeightView& w, const PreparedActivations& 
   }
 }
 
+// tile.template operator()<G>(group) over groups [group_begin, group_end) in tiles of G groups side
+// by side: pairs, then a last odd group alone.
+template <typename Tile>
+void ForGroupTiles(int64_t group_begin, int64_t group_end, const Tile& tile) {
+  int64_t group = group_begin;
+  for (; group + kQ8Groups <= group_end; group += kQ8Groups) {
+    tile.template operator()<kQ8Groups>(group);
+  }
+  if (group < group_end) tile.template operator()<1>(group);
+}
+
 // Float groups [group_begin, group_end) × x rows [x_begin, x_end): pairs of groups in passes of 8,
 // then 4 x rows, a last odd group alone; single x rows (decode at batch 1) stream one group at a
 // time, as the Q8_0 form does.
@@ -329,9 +340,7 @@ void FloatRows(const PackedWeightView& w, const PreparedActivations& x, int64_t 
       for (int g = 0; g < G; ++g) FloatGroupsTimesRows<Step, 1, 1>(w, x, group + g, i, y);
     }
   };
-  int64_t group = group_begin;
-  for (; group + 2 <= group_end; group += 2) passes.template operator()<2>(group);
-  if (group < group_end) passes.template operator()<1>(group);
+  ForGroupTiles(group_begin, group_end, passes);
 }
 
 // Q8_0 groups [group_begin, group_end) (pairs side by side, a last odd one alone) × x rows
@@ -356,11 +365,7 @@ void Q8_0Tiles(const PackedWeightView& w, const PreparedActivations& x, int64_t 
         return GroupsTimesRows<1, G>(w, x, group, i, y);
     }
   };
-  int64_t group = group_begin;
-  for (; group + kQ8Groups <= group_end; group += kQ8Groups) {
-    passes.template operator()<kQ8Groups>(group);
-  }
-  for (; group < group_end; ++group) passes.template operator()<1>(group);
+  ForGroupTiles(group_begin, group_end, passes);
 }
 
 // Q8_0 for every m. A few x rows (decode at small batches) go in one block: up to
@@ -383,19 +388,12 @@ void LinearRowsPackedQ8_0(const PackedWeightView& w, const PreparedActivations& 
         for (int g = 0; g < G; ++g) GroupsTimesRows<1, 1>(w, x, group + g, i, y);
       }
     };
-    int64_t group = group_begin;
-    for (; group + kQ8Groups <= group_end; group += kQ8Groups) {
-      passes.template operator()<kQ8Groups>(group);
-    }
-    for (; group < group_end; ++group) passes.template operator()<1>(group);
+    ForGroupTiles(group_begin, group_end, passes);
     return;
   }
   if (x.m <= kMaxStreamedRows) {
-    int64_t group = group_begin;
-    for (; group + kQ8Groups <= group_end; group += kQ8Groups) {
-      StreamBlocksOverRows<kQ8Groups>(w, x, group, 0, x.m, y);
-    }
-    for (; group < group_end; ++group) StreamBlocksOverRows<1>(w, x, group, 0, x.m, y);
+    ForGroupTiles(group_begin, group_end,
+                  [&]<int G>(int64_t group) { StreamBlocksOverRows<G>(w, x, group, 0, x.m, y); });
     return;
   }
   const int64_t num_tiles = x.m / kQ8Rows;
