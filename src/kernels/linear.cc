@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "common/huge_page_allocator.h"
@@ -89,6 +90,47 @@ class TableLinearWeight : public LinearWeight {
     }
     return prepared;
   }
+  // GatedLinear (this weight from CreateGatedPair, or CreateFused's {gate, up}). Turns of
+  // kGatedRowsPerTurn that are whole work items go to the threads one at a time, each product
+  // followed by its activation over every token; otherwise the whole product comes first.
+  void ApplyGated(const float* x, int64_t m, GateActivation act, float* out,
+                  ThreadPool& pool) const {
+    if (m <= 0) return;
+    const int64_t ffn = view_.rows / 2;  // out's row length
+    // CreateFused's {gate, up} is one turn.
+    const int64_t rows_per_turn = rows_per_turn_ > 0 ? rows_per_turn_ : ffn;
+    const int64_t num_turns = ffn / rows_per_turn;
+    const auto activation = act == GateActivation::kSilu ? &SiluMul : &GeluTanhMul;
+    // gate and up, [m, 2 ffn] in turns; written whole before it is read.
+    const auto y = std::make_unique_for_overwrite<float[]>(m * view_.rows);
+    // out = act(gate) · up for turns [first_turn, end_turn) of tokens [first_token, end_token).
+    auto activate = [&](int64_t first_token, int64_t end_token, int64_t first_turn,
+                        int64_t end_turn) {
+      for (int64_t t = first_token; t < end_token; ++t) {
+        for (int64_t turn = first_turn; turn < end_turn; ++turn) {
+          const float* gate = y.get() + t * view_.rows + 2 * turn * rows_per_turn;
+          activation(gate, gate + rows_per_turn, rows_per_turn,
+                     out + t * ffn + turn * rows_per_turn);
+        }
+      }
+    };
+    const int64_t turn_rows = 2 * rows_per_turn;  // gate and up
+    if (rows_per_turn != kGatedRowsPerTurn || turn_rows % rows_per_work_item() != 0) {
+      Apply(x, m, y.get(), pool);
+      pool.ParallelFor(m, [&](int64_t begin, int64_t end) { activate(begin, end, 0, num_turns); });
+      return;
+    }
+    const int64_t items_per_turn = turn_rows / rows_per_work_item();
+    const PreparedActivations prepared = Prepare(x, m, pool);
+    pool.ParallelForGuided(num_turns, [&](int64_t begin, int64_t end) {
+      for (int64_t turn = begin; turn < end; ++turn) {
+        Run(prepared, turn * items_per_turn, (turn + 1) * items_per_turn, y.get());
+        activate(0, m, turn, turn + 1);
+      }
+    });
+  }
+  void set_rows_per_turn(int64_t rows) { rows_per_turn_ = rows; }
+
   // A packed form's items are pairs of its row groups, which its kernels run side by side.
   int64_t rows_per_work_item() const {
     return packed_ ? kGroupsPerWorkItem * view_.traits->packed.rows_per_group : kRowsPerTile;
@@ -112,6 +154,7 @@ class TableLinearWeight : public LinearWeight {
   WeightView view_;  // data: bytes_'s rows when not packed, else nullptr
   bool packed_;      // whether bytes_ holds the type's packed form for this CPU
   std::vector<uint8_t, HugePageAllocator<uint8_t>> bytes_;  // the packed form, or the rows
+  int64_t rows_per_turn_ = 0;  // of gate (then of up) in CreateGatedPair's layout; else 0
 };
 
 Expected<WeightView> CheckedView(GgmlType type, const void* data, int64_t rows, int64_t cols) {
@@ -127,6 +170,19 @@ Expected<WeightView> CheckedView(GgmlType type, const void* data, int64_t rows, 
                     RowBytes(traits->layout, cols)};
 }
 
+// A weight over rows the caller built (`bytes`, read during the call only).
+Expected<std::unique_ptr<TableLinearWeight>> OwnedTable(GgmlType type,
+                                                        const std::vector<uint8_t>& bytes,
+                                                        int64_t rows, int64_t cols) {
+  auto view = CheckedView(type, bytes.data(), rows, cols);
+  if (!view) return Error{view.error()};
+  if (static_cast<int64_t>(bytes.size()) != rows * view->row_bytes) {
+    return Error{"weight bytes do not hold [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                 "] rows"};
+  }
+  return std::make_unique<TableLinearWeight>(*view, /*release_source_pages=*/false);
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<LinearWeight>> LinearWeight::Create(GgmlType type, const void* data,
@@ -139,14 +195,9 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::Create(GgmlType type, cons
 Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateOwned(GgmlType type,
                                                                   std::vector<uint8_t> bytes,
                                                                   int64_t rows, int64_t cols) {
-  auto view = CheckedView(type, bytes.data(), rows, cols);
-  if (!view) return Error{view.error()};
-  if (static_cast<int64_t>(bytes.size()) != rows * view->row_bytes) {
-    return Error{"weight bytes do not hold [" + std::to_string(rows) + ", " + std::to_string(cols) +
-                 "] rows"};
-  }
-  return std::unique_ptr<LinearWeight>(
-      new TableLinearWeight(*view, /*release_source_pages=*/false));
+  auto weight = OwnedTable(type, bytes, rows, cols);
+  if (!weight) return Error{weight.error()};
+  return std::unique_ptr<LinearWeight>(std::move(*weight));
 }
 
 Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateFused(GgmlType type,
@@ -169,6 +220,35 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateFused(GgmlType type,
   return CreateOwned(type, std::move(bytes), total_rows, cols);
 }
 
+Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateGatedPair(GgmlType type,
+                                                                      const Part& gate,
+                                                                      const Part& up,
+                                                                      int64_t cols) {
+  if (gate.rows != up.rows) return Error{"gate and up weights have different numbers of rows"};
+  for (const Part& part : {gate, up}) {
+    auto view = CheckedView(type, part.data, part.rows, cols);
+    if (!view) return Error{view.error()};
+  }
+  const int64_t rows_per_turn = gate.rows % kGatedRowsPerTurn == 0 ? kGatedRowsPerTurn : gate.rows;
+  const int64_t row_bytes = RowBytes(FindTypeTraits(type)->layout, cols);
+  const int64_t turn_bytes = rows_per_turn * row_bytes;
+  std::vector<uint8_t> bytes;
+  bytes.reserve(2 * gate.rows * row_bytes);
+  for (int64_t offset = 0; offset < gate.rows * row_bytes; offset += turn_bytes) {
+    for (const Part& part : {gate, up}) {
+      const auto* turn = static_cast<const uint8_t*>(part.data) + offset;
+      bytes.insert(bytes.end(), turn, turn + turn_bytes);
+    }
+  }
+  for (const Part& part : {gate, up}) {
+    ReleaseSourcePages(static_cast<const uint8_t*>(part.data), part.rows * row_bytes);
+  }
+  auto weight = OwnedTable(type, bytes, 2 * gate.rows, cols);
+  if (!weight) return Error{weight.error()};
+  (*weight)->set_rows_per_turn(rows_per_turn);
+  return std::unique_ptr<LinearWeight>(std::move(*weight));
+}
+
 void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, float* y,
                    ThreadPool& pool) {
   if (m <= 0) return;
@@ -185,6 +265,11 @@ void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, floa
 void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
   // TableLinearWeight is the only implementation (LinearWeight::Create / CreateOwned).
   static_cast<const TableLinearWeight&>(w).Apply(x, m, y, pool);
+}
+
+void GatedLinear(const LinearWeight& w, const float* x, int64_t m, GateActivation act, float* out,
+                 ThreadPool& pool) {
+  static_cast<const TableLinearWeight&>(w).ApplyGated(x, m, act, out, pool);
 }
 
 void LinearBatch(std::span<const LinearJob> jobs, ThreadPool& pool) {

@@ -406,6 +406,52 @@ TEST(LinearTest, FusedWeightsEqualTheirPartsSideBySide) {
   }
 }
 
+// GatedLinear over a gate / up pair equals Linear over each, then the activation, bit for bit:
+// every type (packed and in place), turns of kGatedRowsPerTurn rows (ffn 192) and one turn (ffn
+// 48, and CreateFused's {gate, up}), batch sizes for each tile kind.
+TEST(LinearTest, GatedPairEqualsTheTwoProductsThenTheActivationBitwise) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  const int64_t cols = 256;
+  for (GgmlType type : kTypes) {
+    for (int64_t ffn : {3 * kGatedRowsPerTurn, int64_t{48}}) {
+      const TestWeight gate = MakeWeight(type, ffn, cols, 60);
+      const TestWeight up = MakeWeight(type, ffn, cols, 61);
+      auto gate_weight = LinearWeight::Create(type, gate.bytes.data(), ffn, cols);
+      auto up_weight = LinearWeight::Create(type, up.bytes.data(), ffn, cols);
+      auto pair = LinearWeight::CreateGatedPair(type, {gate.bytes.data(), ffn},
+                                                {up.bytes.data(), ffn}, cols);
+      auto fused =
+          LinearWeight::CreateFused(type, {{gate.bytes.data(), ffn}, {up.bytes.data(), ffn}}, cols);
+      ASSERT_TRUE(gate_weight.ok() && up_weight.ok() && pair.ok() && fused.ok());
+      ASSERT_EQ((*pair)->rows(), 2 * ffn);
+      for (int64_t m : {1, 9, 70}) {
+        const std::vector<float> x = RandomNormalValues(m * cols, static_cast<uint32_t>(m));
+        std::vector<float> gate_y(m * ffn), up_y(m * ffn);
+        Linear(**gate_weight, x.data(), m, gate_y.data(), pool);
+        Linear(**up_weight, x.data(), m, up_y.data(), pool);
+        for (GateActivation act : {GateActivation::kSilu, GateActivation::kGeluTanh}) {
+          std::vector<float> expected(m * ffn);
+          for (int64_t t = 0; t < m; ++t) {
+            (act == GateActivation::kSilu ? SiluMul : GeluTanhMul)(
+                gate_y.data() + t * ffn, up_y.data() + t * ffn, ffn, expected.data() + t * ffn);
+          }
+          for (const auto* weight : {&*pair, &*fused}) {
+            std::vector<float> out(m * ffn, -1.0f);
+            GatedLinear(**weight, x.data(), m, act, out.data(), pool);
+            EXPECT_EQ(out, expected) << GetSupportedTypeTraits(type)->name << " ffn " << ffn
+                                     << " m " << m << (weight == &*pair ? " pair" : " fused");
+          }
+        }
+      }
+    }
+  }
+  const TestWeight gate = MakeWeight(GgmlType::kQ8_0, 64, cols, 62);
+  auto mismatched = LinearWeight::CreateGatedPair(GgmlType::kQ8_0, {gate.bytes.data(), 64},
+                                                  {gate.bytes.data(), 32}, cols);
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_EQ(mismatched.error(), "gate and up weights have different numbers of rows");
+}
+
 // LinearBatch computes each job exactly as Linear does: jobs of every type (packed and in place),
 // different shapes and batch sizes (an empty one included), one parallel region.
 TEST(LinearTest, BatchedJobsEqualLinearBitwise) {

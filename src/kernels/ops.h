@@ -42,6 +42,12 @@ class LinearWeight {
   static Expected<std::unique_ptr<LinearWeight>> CreateFused(GgmlType type,
                                                              const std::vector<Part>& parts,
                                                              int64_t cols);
+  // A gated feed-forward's gate and up, [rows, cols] each, fused into one weight [2 rows, cols]
+  // for GatedLinear: their rows take turns, kGatedRowsPerTurn at a time (gate rows [64 k,
+  // 64 k + 64), then up rows [64 k, 64 k + 64), ...), or all `rows` in one turn when
+  // kGatedRowsPerTurn does not divide them. The bytes are copied as CreateFused copies them.
+  static Expected<std::unique_ptr<LinearWeight>> CreateGatedPair(GgmlType type, const Part& gate,
+                                                                 const Part& up, int64_t cols);
   virtual ~LinearWeight() = default;
   virtual GgmlType type() const = 0;
   virtual int64_t rows() const = 0;
@@ -50,6 +56,20 @@ class LinearWeight {
 
 // y: [m, w.rows()] = x: [m, w.cols()] · Wᵀ, all f32 row-major. Parallel over `pool`.
 void Linear(const LinearWeight& w, const float* x, int64_t m, float* y, ThreadPool& pool);
+
+// Rows of gate, then as many of up, per turn of a LinearWeight::CreateGatedPair weight.
+inline constexpr int64_t kGatedRowsPerTurn = 64;
+
+// The activation of a gated feed-forward: SiluMul (SwiGLU) or GeluTanhMul (GeGLU).
+enum class GateActivation { kSilu, kGeluTanh };
+
+// out: [m, w.rows() / 2] = act(x · Gateᵀ) · (x · Upᵀ), x: [m, w.cols()], for w from
+// LinearWeight::CreateGatedPair (or CreateFused of {gate, up}: one turn). Each thread runs the
+// activation over the turns it has just computed, while their gate and up values are still in its
+// cache. Every element is bit for bit what Linear over gate and over up, then SiluMul /
+// GeluTanhMul, give.
+void GatedLinear(const LinearWeight& w, const float* x, int64_t m, GateActivation act, float* out,
+                 ThreadPool& pool);
 
 // Several independent products y = W x (the experts a step routes tokens to) in one parallel
 // region: each job's activations are prepared, then the rows of every job are dealt to the

@@ -86,6 +86,40 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::FusedLinear(
   return weight;
 }
 
+Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::GatedPairLinear(
+    const std::string& gate_name, const std::string& up_name, int64_t rows, int64_t cols) {
+  std::vector<LinearBytes> bytes;  // gate and up, or both in one
+  if (!Has(gate_name)) {
+    auto both = BytesOf(up_name, {cols, 2 * rows});
+    if (!both) return Error{both.error()};
+    bytes.push_back(std::move(*both));
+  } else {
+    for (const std::string* name : {&gate_name, &up_name}) {
+      const GgufTensor* tensor = source_.Find(*name);
+      if (tensor == nullptr) return Error{"model file is missing tensor '" + *name + "'"};
+      if (!linear_type_ && tensor->type != source_.Find(gate_name)->type) {
+        return std::unique_ptr<kernels::LinearWeight>();
+      }
+    }
+    for (const std::string* name : {&gate_name, &up_name}) {
+      auto part = BytesOf(*name, {cols, rows});
+      if (!part) return Error{part.error()};
+      bytes.push_back(std::move(*part));
+    }
+  }
+  const GgmlType type = bytes.front().type;
+  const auto traits = GetSupportedTypeTraits(type);
+  if (!traits) {
+    return Error{"tensor '" + up_name + "' has unsupported type " +
+                 GgmlTypeName(static_cast<uint32_t>(type))};
+  }
+  const uint8_t* gate = bytes.front().data;
+  const uint8_t* up = bytes.size() == 2 ? bytes.back().data : gate + rows * RowBytes(*traits, cols);
+  auto weight = kernels::LinearWeight::CreateGatedPair(type, {gate, rows}, {up, rows}, cols);
+  if (!weight) return Error{"tensor '" + up_name + "': " + weight.error()};
+  return weight;
+}
+
 Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> WeightLoader::ExpertLinears(
     const std::string& name, int64_t num_experts, int64_t rows, int64_t cols) {
   if (!Has(name) && name.ends_with("_exps.weight")) {           // one tensor per expert

@@ -38,6 +38,13 @@ class WeightLoader {
   };
   Expected<std::unique_ptr<kernels::LinearWeight>> FusedLinear(const std::vector<FusedPart>& parts,
                                                                int64_t cols);
+  // A gated feed-forward's gate and up, [rows, cols] each, as one weight for kernels::GatedLinear
+  // (LinearWeight::CreateGatedPair): from tensors `gate_name` and `up_name`, or, where there is no
+  // `gate_name`, from `up_name` holding both ([2 rows, cols], gate rows first: Phi-3). nullptr
+  // when gate and up are stored in different types (load them one by one then).
+  Expected<std::unique_ptr<kernels::LinearWeight>> GatedPairLinear(const std::string& gate_name,
+                                                                   const std::string& up_name,
+                                                                   int64_t rows, int64_t cols);
   // W_e: [rows, cols] for each of `num_experts` experts, stored as one 3-D tensor (ggml shape
   // {cols, rows, num_experts}): one linear layer per expert over its slice of the tensor's bytes.
   // Without that tensor, "<stem>_exps.weight" is read as one tensor per expert,

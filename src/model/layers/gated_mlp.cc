@@ -10,19 +10,12 @@ Status GatedMlp::Load(WeightLoader& loader, const std::string& prefix, int64_t h
                       GateActivation activation) {
   ffn_ = ffn;
   activation_ = activation;
-  if (!loader.Has(prefix + "ffn_gate.weight")) {  // stored fused
-    VLLM_RETURN_IF_ERROR(
-        Assign(loader.Linear(prefix + "ffn_up.weight", 2 * ffn, hidden), &w_gate_up_));
-  } else {
-    VLLM_RETURN_IF_ERROR(
-        Assign(loader.FusedLinear(
-                   {{prefix + "ffn_gate.weight", ffn}, {prefix + "ffn_up.weight", ffn}}, hidden),
-               &w_gate_up_));
-    if (w_gate_up_ == nullptr) {
-      VLLM_RETURN_IF_ERROR(
-          Assign(loader.Linear(prefix + "ffn_gate.weight", ffn, hidden), &w_gate_));
-      VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "ffn_up.weight", ffn, hidden), &w_up_));
-    }
+  VLLM_RETURN_IF_ERROR(Assign(
+      loader.GatedPairLinear(prefix + "ffn_gate.weight", prefix + "ffn_up.weight", ffn, hidden),
+      &w_gate_up_));
+  if (w_gate_up_ == nullptr) {  // gate and up in different types
+    VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "ffn_gate.weight", ffn, hidden), &w_gate_));
+    VLLM_RETURN_IF_ERROR(Assign(loader.Linear(prefix + "ffn_up.weight", ffn, hidden), &w_up_));
   }
   return Assign(loader.Linear(prefix + "ffn_down.weight", hidden, ffn), &w_down_);
 }
@@ -44,33 +37,26 @@ void GatedMlp::Forward(const float* x, int64_t num_tokens, ThreadPool& pool, flo
 
 void GatedMlp::ForwardChunk(const float* x, int64_t num_tokens, ThreadPool& pool,
                             float* out) const {
-  // act(gate) · up for each token's row of ffn_ values (a token's gate and up rows each `stride`
-  // after the previous token's), parallel over the tokens: a row's arithmetic is the same on every
-  // thread.
-  auto gate_times_up = [&](const float* gate, const float* up, int64_t stride, float* result) {
-    pool.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        if (activation_ == GateActivation::kSilu) {
-          kernels::SiluMul(gate + t * stride, up + t * stride, ffn_, result + t * ffn_);
-        } else {
-          kernels::GeluTanhMul(gate + t * stride, up + t * stride, ffn_, result + t * ffn_);
-        }
-      }
-    });
-  };
-  // gate: [num_tokens, ffn]. Each buffer is written whole before it is read, so left
-  // uninitialized.
+  // gate: [num_tokens, ffn], then act(gate) · up. Each buffer is written whole before it is read,
+  // so left uninitialized.
   const auto gate = std::make_unique_for_overwrite<float[]>(num_tokens * ffn_);
   if (w_gate_up_ != nullptr) {
-    // fused: [num_tokens, 2 ffn], each row gate then up
-    const auto fused = std::make_unique_for_overwrite<float[]>(num_tokens * 2 * ffn_);
-    kernels::Linear(*w_gate_up_, x, num_tokens, fused.get(), pool);
-    gate_times_up(fused.get(), fused.get() + ffn_, 2 * ffn_, gate.get());
+    kernels::GatedLinear(*w_gate_up_, x, num_tokens, activation_, gate.get(), pool);
   } else {
     const auto up = std::make_unique_for_overwrite<float[]>(num_tokens * ffn_);
     kernels::Linear(*w_gate_, x, num_tokens, gate.get(), pool);
     kernels::Linear(*w_up_, x, num_tokens, up.get(), pool);
-    gate_times_up(gate.get(), up.get(), ffn_, gate.get());
+    // Parallel over the tokens: a row's arithmetic is the same on every thread.
+    pool.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        float* row = gate.get() + t * ffn_;
+        if (activation_ == GateActivation::kSilu) {
+          kernels::SiluMul(row, up.get() + t * ffn_, ffn_, row);
+        } else {
+          kernels::GeluTanhMul(row, up.get() + t * ffn_, ffn_, row);
+        }
+      }
+    });
   }
   kernels::Linear(*w_down_, gate.get(), num_tokens, out, pool);
 }

@@ -1,6 +1,7 @@
 // The dense gated feed-forward block: down(act(gate(x)) * up(x)), with act SiLU (SwiGLU) or
-// tanh-approximated GELU (GeGLU). Gate and up run as one GEMM when stored in one type (or stored
-// fused as ffn_up of 2 ffn rows, gate rows first, with no ffn_gate: Phi-3), else as two.
+// tanh-approximated GELU (GeGLU). Gate and up run as one GEMM with the activation on each thread's
+// share (kernels::GatedLinear) when stored in one type (or stored fused as ffn_up of 2 ffn rows,
+// gate rows first, with no ffn_gate: Phi-3), else as two.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 
 namespace vllm {
 
-enum class GateActivation { kSilu, kGeluTanh };
+using kernels::GateActivation;
 
 class GatedMlp {
  public:
@@ -33,7 +34,7 @@ class GatedMlp {
 
   int64_t ffn_ = 0;
   GateActivation activation_ = GateActivation::kSilu;
-  std::unique_ptr<kernels::LinearWeight> w_gate_up_;  // [2 ffn, hidden], or null
+  std::unique_ptr<kernels::LinearWeight> w_gate_up_;  // GatedPairLinear's [2 ffn, hidden], or null
   std::unique_ptr<kernels::LinearWeight> w_gate_, w_up_, w_down_;
 };
 
