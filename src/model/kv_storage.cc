@@ -2,11 +2,14 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/available_memory.h"
 
@@ -23,6 +26,30 @@ std::string FormatBytes(int64_t bytes) {
     std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
   }
   return text;
+}
+
+// Makes [memory, memory + size) resident (zeros, as mmap gives them) from up to kMaxHelpers
+// threads at once, each over its own slice: with MADV_POPULATE_WRITE (Linux 5.14), else by
+// writing one byte per page.
+void MakeResident(uint8_t* memory, size_t size) {
+  constexpr unsigned kMaxHelpers = 8;
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxHelpers);
+  const size_t slice =
+      (size / threads + kSmallestPageBytes - 1) / kSmallestPageBytes * kSmallestPageBytes;
+  auto populate = [](uint8_t* begin, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+    if (::madvise(begin, bytes, MADV_POPULATE_WRITE) == 0) return;
+#endif
+    for (size_t offset = 0; offset < bytes; offset += kSmallestPageBytes) {
+      reinterpret_cast<volatile uint8_t*>(begin)[offset] = 0;
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t begin = slice; begin < size; begin += slice) {
+    helpers.emplace_back(populate, memory + begin, std::min(slice, size - begin));
+  }
+  populate(memory, std::min(slice, size));
+  for (std::thread& helper : helpers) helper.join();
 }
 
 }  // namespace
@@ -113,10 +140,7 @@ Expected<std::unique_ptr<KvStorage>> KvStorage::Create(const Options& requested)
   // Huge pages where the kernel allows them on request: 512 times fewer page faults to make the
   // cache resident, and fewer TLB misses when attention reads it. Advice only.
   ::madvise(memory, size, MADV_HUGEPAGE);
-  // Writing one byte per page makes every page resident (zeros, as mmap gives them).
-  for (size_t offset = 0; offset < size; offset += kSmallestPageBytes) {
-    static_cast<volatile char*>(memory)[offset] = 0;
-  }
+  MakeResident(static_cast<uint8_t*>(memory), size);
   return std::unique_ptr<KvStorage>(new KvStorage(options, std::move(owned)));
 }
 
