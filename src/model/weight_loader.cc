@@ -63,58 +63,54 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::Linear(const std:
   return weight;
 }
 
-Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::FusedLinear(
+Expected<std::optional<std::vector<WeightLoader::LinearBytes>>> WeightLoader::SameTypeBytes(
     const std::vector<FusedPart>& parts, int64_t cols) {
   std::optional<GgmlType> type = linear_type_;
   for (const FusedPart& part : parts) {
     const GgufTensor* tensor = source_.Find(part.name);
     if (tensor == nullptr) return Error{"model file is missing tensor '" + part.name + "'"};
     if (!type) type = tensor->type;
-    if (!linear_type_ && tensor->type != *type) return std::unique_ptr<kernels::LinearWeight>();
+    if (!linear_type_ && tensor->type != *type) return std::optional<std::vector<LinearBytes>>();
   }
   std::vector<LinearBytes> bytes;
-  std::vector<kernels::LinearWeight::Part> weight_parts;
   bytes.reserve(parts.size());
   for (const FusedPart& part : parts) {
     auto part_bytes = BytesOf(part.name, {cols, part.rows});
     if (!part_bytes) return Error{part_bytes.error()};
     bytes.push_back(std::move(*part_bytes));
-    weight_parts.push_back({bytes.back().data, part.rows});
   }
-  auto weight = kernels::LinearWeight::CreateFused(*type, weight_parts, cols);
+  return std::optional(std::move(bytes));
+}
+
+Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::FusedLinear(
+    const std::vector<FusedPart>& parts, int64_t cols) {
+  auto bytes = SameTypeBytes(parts, cols);
+  if (!bytes) return Error{bytes.error()};
+  if (!*bytes) return std::unique_ptr<kernels::LinearWeight>();
+  std::vector<kernels::LinearWeight::Part> weight_parts;
+  for (size_t i = 0; i < parts.size(); ++i)
+    weight_parts.push_back({(**bytes)[i].data, parts[i].rows});
+  auto weight = kernels::LinearWeight::CreateFused((**bytes).front().type, weight_parts, cols);
   if (!weight) return Error{"tensor '" + parts.front().name + "': " + weight.error()};
   return weight;
 }
 
 Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::GatedPairLinear(
     const std::string& gate_name, const std::string& up_name, int64_t rows, int64_t cols) {
-  std::vector<LinearBytes> bytes;  // gate and up, or both in one
-  if (!Has(gate_name)) {
-    auto both = BytesOf(up_name, {cols, 2 * rows});
-    if (!both) return Error{both.error()};
-    bytes.push_back(std::move(*both));
-  } else {
-    for (const std::string* name : {&gate_name, &up_name}) {
-      const GgufTensor* tensor = source_.Find(*name);
-      if (tensor == nullptr) return Error{"model file is missing tensor '" + *name + "'"};
-      if (!linear_type_ && tensor->type != source_.Find(gate_name)->type) {
-        return std::unique_ptr<kernels::LinearWeight>();
-      }
-    }
-    for (const std::string* name : {&gate_name, &up_name}) {
-      auto part = BytesOf(*name, {cols, rows});
-      if (!part) return Error{part.error()};
-      bytes.push_back(std::move(*part));
-    }
-  }
-  const GgmlType type = bytes.front().type;
+  // Gate and up, or both in one tensor.
+  auto bytes = Has(gate_name) ? SameTypeBytes({{gate_name, rows}, {up_name, rows}}, cols)
+                              : SameTypeBytes({{up_name, 2 * rows}}, cols);
+  if (!bytes) return Error{bytes.error()};
+  if (!*bytes) return std::unique_ptr<kernels::LinearWeight>();
+  const GgmlType type = (**bytes).front().type;
   const auto traits = GetSupportedTypeTraits(type);
   if (!traits) {
     return Error{"tensor '" + up_name + "' has unsupported type " +
                  GgmlTypeName(static_cast<uint32_t>(type))};
   }
-  const uint8_t* gate = bytes.front().data;
-  const uint8_t* up = bytes.size() == 2 ? bytes.back().data : gate + rows * RowBytes(*traits, cols);
+  const uint8_t* gate = (**bytes).front().data;
+  const uint8_t* up =
+      (**bytes).size() == 2 ? (**bytes).back().data : gate + rows * RowBytes(*traits, cols);
   auto weight = kernels::LinearWeight::CreateGatedPair(type, {gate, rows}, {up, rows}, cols);
   if (!weight) return Error{"tensor '" + up_name + "': " + weight.error()};
   return weight;

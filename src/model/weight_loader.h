@@ -72,6 +72,9 @@ class WeightLoader {
     std::vector<uint8_t> converted;
   };
   Expected<LinearBytes> BytesOf(const std::string& name, const std::vector<int64_t>& shape);
+  // BytesOf each part ([rows, cols]) when they end up in one type, else nullopt.
+  Expected<std::optional<std::vector<LinearBytes>>> SameTypeBytes(
+      const std::vector<FusedPart>& parts, int64_t cols);
 
   const TensorSource& source_;
   std::optional<GgmlType> linear_type_;

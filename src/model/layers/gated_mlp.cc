@@ -22,10 +22,9 @@ Status GatedMlp::Load(WeightLoader& loader, const std::string& prefix, int64_t h
 
 void GatedMlp::Forward(const float* x, int64_t num_tokens, ThreadPool& pool, float* out) const {
   // The tokens in chunks of at most kTokensPerChunk, as even as they divide, each through all
-  // three projections before the next: a chunk's [tokens, 2 ffn] intermediate stays in the last
-  // level cache between the GEMM that writes it, the activation pass and the down projection's
-  // quantization, where a step's whole batch would spill to memory. A row's arithmetic is the same
-  // in any chunk.
+  // three projections before the next, so that a chunk's intermediates ([tokens, 2 ffn] gate and
+  // up, [tokens, ffn] activations) are a fraction of a step's whole batch. A row's arithmetic is
+  // the same in any chunk.
   const int64_t num_chunks = (num_tokens + kTokensPerChunk - 1) / kTokensPerChunk;
   const int64_t hidden = w_down_->rows();  // x's and out's row length
   for (int64_t chunk = 0; chunk < num_chunks; ++chunk) {
