@@ -154,18 +154,18 @@ void DecodeQ2_K(const void* block, DecodedBlock* out) {
 void DecodeQ3_K(const void* block, DecodedBlock* out) {
   const auto& b = *static_cast<const BlockQ3_K*>(block);
   SplitCrumbs(b.qs, out->q);
-  // The high bit: bit k of hmask byte l belongs to element 32 k + l; a clear bit subtracts 4.
+  // The high bit: bit k of hmask byte l belongs to element 32 k + l; a clear bit subtracts 4
+  // (without a branch: the bits are random, and a branch per value made the in-place kernels three
+  // times slower).
   for (int k = 0; k < 8; ++k) {
     for (int l = 0; l < 32; ++l) {
-      if (!((b.hmask[l] >> k) & 1))
-        out->q[32 * k + l] = static_cast<int8_t>(out->q[32 * k + l] - 4);
+      const int high = (b.hmask[l] >> k) & 1;
+      out->q[32 * k + l] = static_cast<int8_t>(out->q[32 * k + l] - 4 + 4 * high);
     }
   }
   const float d = Fp16ToFp32(b.d);
   for (int s = 0; s < 16; ++s) {
-    const int low = s < 8 ? b.scales[s] & 0x0f : b.scales[s - 8] >> 4;
-    const int high = (b.scales[8 + s % 4] >> (2 * (s / 4))) & 3;
-    out->scale[s] = d * ((low | (high << 4)) - 32);
+    out->scale[s] = d * Q3_KScale(b.scales, s);
     out->min[s] = 0.0f;
   }
 }

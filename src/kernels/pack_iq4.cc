@@ -23,8 +23,8 @@ void PackQ5_0(const WeightView& w, uint8_t* out) {
       w, out, [](const BlockQ5_0& block, int64_t lane, PackedQ5_0Record& record) {
         record.d[lane] = block.d;
         PutChunkNibbles(block.qs, lane, record.codes.nibbles);
-        PutChunkFifthBits([&block](int v) { return (block.qh[v / 8] >> (v % 8)) & 1; }, lane,
-                          record.codes.fifth_bits);
+        PutChunkBitPlane([&block](int v) { return (block.qh[v / 8] >> (v % 8)) & 1; }, lane,
+                         record.codes.fifth_bits);
       });
 }
 

@@ -1,6 +1,7 @@
-// Packing Q4_K / Q5_K / Q6_K weights into the records of packed_nibble_layout.h (any CPU can
-// pack; cpu/linear_packed_kquants_avx512.cc computes). Quants come from the type's decoder
-// (decode_blocks.cc), so the packed codes mean exactly what the blocks do.
+// Packing the K-quant weights (Q2_K ... Q6_K) into the records of packed_nibble_layout.h (any CPU
+// can pack; cpu/linear_packed_kquants_avx512.cc and cpu/linear_packed_k16_avx512.cc compute).
+// Quants come from the type's decoder (decode_blocks.cc), so the packed codes mean exactly what the
+// blocks do.
 #include "kernels/decode_blocks.h"
 #include "kernels/packed_nibble_layout.h"
 
@@ -46,8 +47,8 @@ void PackQ5_K(const WeightView& w, uint8_t* out) {
         PutScalesMinsAndNibbles(block, decoded, lane, record);
         for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
           const int8_t* q = decoded.q + 32 * chunk;
-          PutChunkFifthBits([q](int v) { return (q[v] >> 4) & 1; }, lane,
-                            record.chunks[chunk].fifth_bits);
+          PutChunkBitPlane([q](int v) { return (q[v] >> 4) & 1; }, lane,
+                           record.chunks[chunk].fifth_bits);
         }
       });
 }
@@ -64,21 +65,56 @@ void PackQ6_K(const WeightView& w, uint8_t* out) {
         for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
           const int8_t* q = codes + 32 * chunk;
           StoreLowNibbles(q, lane, record.chunks[chunk].nibbles);
-          for (int plane = 0; plane < 2; ++plane) {
-            for (int i = 0; i < 4; ++i) {
-              uint8_t crumbs = 0;
-              for (int j = 0; j < 4; ++j) {
-                crumbs |= static_cast<uint8_t>((q[4 * (4 * plane + j) + i] >> 4) << (2 * j));
-              }
-              record.chunks[chunk].high_crumbs[plane][4 * lane + i] = crumbs;
-            }
-          }
+          PutChunkCrumbs([q](int v) { return q[v] >> 4; }, lane, record.chunks[chunk].high_crumbs);
+        }
+      });
+}
+
+void PackQ3_K(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockQ3_K, PackedQ3_KRecord>(
+      w, out, [](const BlockQ3_K& block, int64_t lane, PackedQ3_KRecord& record) {
+        DecodedBlock decoded;
+        DecodeQ3_K(&block, &decoded);  // q - 4: -4..3
+        record.d[lane] = block.d;
+        for (int s = 0; s < 2 * kChunksPerSuperBlock; ++s) {
+          record.scales[s][lane] = static_cast<int8_t>(Q3_KScale(block.scales, s));
+        }
+        for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+          const int8_t* q = decoded.q + 32 * chunk;
+          PackedQ3_KChunk& codes = record.chunks[chunk];
+          PutChunkCrumbs([q](int v) { return (q[v] + 4) & 3; }, lane, codes.low_crumbs);
+          PutChunkBitPlane([q](int v) { return (q[v] + 4) >> 2; }, lane, codes.third_bits);
+        }
+      });
+}
+
+void PackQ2_K(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockQ2_K, PackedQ2_KRecord>(
+      w, out, [](const BlockQ2_K& block, int64_t lane, PackedQ2_KRecord& record) {
+        DecodedBlock decoded;
+        DecodeQ2_K(&block, &decoded);  // q: 0..3
+        record.d[lane] = block.d;
+        record.dmin[lane] = block.dmin;
+        for (int s = 0; s < 2 * kChunksPerSuperBlock; ++s) {
+          record.scale_min_pairs[s / 2][2 * lane + s % 2] = block.scales[s];
+        }
+        for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+          const int8_t* q = decoded.q + 32 * chunk;
+          PutChunkCrumbs([q](int v) { return q[v]; }, lane, record.chunks[chunk].low_crumbs);
         }
       });
 }
 
 }  // namespace
 
+PackedForm PackedFormQ2_KAvx512() {
+  return MakeNibbleForm<PackedQ2_KRecord, kSuperBlockSize>(PackQ2_K, PrepareQ2_KTermsAvx512,
+                                                           LinearRowsPackedQ2_KAvx512);
+}
+PackedForm PackedFormQ3_KAvx512() {
+  return MakeNibbleForm<PackedQ3_KRecord, kSuperBlockSize>(PackQ3_K, PrepareQ3_KTermsAvx512,
+                                                           LinearRowsPackedQ3_KAvx512);
+}
 PackedForm PackedFormQ4_KAvx512() {
   return MakeNibbleForm<PackedQ4_KRecord, kSuperBlockSize>(PackQ4_K, PrepareScaleMinTermsAvx512,
                                                            LinearRowsPackedQ4_KAvx512);

@@ -1,5 +1,6 @@
-// Internal: the packed layouts of Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 / Q5_0 / IQ4_NL /
-// IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels (cpu/linear_packed_kquants_avx512.cc,
+// Internal: the packed layouts of Q2_K / Q3_K / Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 /
+// Q5_0 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels
+// (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_k16_avx512.cc,
 // cpu/linear_packed_iq4_avx512.cc), shared by the packers and the kernels.
 //
 // Rows are interleaved in groups of 16, one row per 32-bit lane of a 512-bit register. A group's
@@ -21,7 +22,8 @@
 // step k - 4) holds values [4k, 4k + 4) of every row, and one vpdpbusd multiplies them by the
 // same 4 x values broadcast to all lanes. Bit planes (Q5_K's 5th bit, Q6_K's 2 high bits) use the
 // same byte positions: byte 4l + i of a plane belongs to value 4k + i of row l. Q5_0's 5th bits
-// form a plane as Q5_K's do.
+// form a plane as Q5_K's do. Q2_K and Q3_K have no nibbles: their low 2 bits are two crumb planes
+// as Q6_K's high bits are, and Q3_K's third bit a plane as Q5_K's 5th.
 //
 // Sub-block scales and mins stay bytes and super-block scales fp16, [chunk or sub-block][16 rows],
 // so a packed form takes about its type's bits per weight. The records (field[n]: n values per
@@ -31,6 +33,9 @@
 //   Q4_K    | d[1] dmin[1] fp16 | sc[8] u8 | mn[8] u8 pairs | chunk 0: nibbles | ... | (2368 B)
 //   Q5_K    as Q4_K, each chunk: | nibbles | 5th-bit plane (64 B) |                  (2880 B)
 //   Q6_K    | d[1] fp16 | sc[16] i8 | chunk 0: nibbles, 2 crumb planes (128 B) | ... | (3360 B)
+//   Q3_K    | d[1] fp16 | sc − 32 [16] i8 | chunk 0: 2 crumb planes, 3rd-bit plane | ... (1824 B)
+//   Q2_K    | d[1] dmin[1] fp16 | sc | mn << 4 [16] u8 pairs | chunk 0: 2 crumb planes | ...
+//                                                                                    (1344 B)
 //   IQ4_XS  | d[1] fp16 | ls − 32 [8] i8 | nibbles of chunks 0..7 |                  (2208 B)
 //   IQ4_NL  | d[1] fp16 | nibbles |   (Q4_0 too: its blocks are laid out alike)       (288 B)
 //   Q5_0    | d[1] fp16 | nibbles | 5th-bit plane (64 B) |                           (352 B)
@@ -63,6 +68,17 @@ struct PackedQ6_KChunk {
   uint8_t high_crumbs[2][64];
 };
 
+// Q2_K / Q3_K: a chunk's low 2 bits, plane h holding its half h (values [16 h, 16 h + 16) of each
+// row): bits [2j, 2j + 2) of byte 4l + i of plane h are weight vector 4h + j's byte 4l + i. Q3_K:
+// bit k of byte 4l + i of the third-bit plane is weight vector k's third bit (hmask's bit).
+struct PackedQ2_KChunk {
+  uint8_t low_crumbs[2][64];
+};
+struct PackedQ3_KChunk {
+  uint8_t low_crumbs[2][64];
+  uint8_t third_bits[64];
+};
+
 // Q4_K / Q5_K (d · sc · q − dmin · mn): 4.625 / 5.625 bits per weight (the types: 4.5 / 5.5).
 template <typename Chunk>
 struct PackedScaleMinRecord {
@@ -82,6 +98,25 @@ struct PackedQ6_KRecord {
   uint16_t d[kNibbleRowsPerGroup];
   int8_t scales[2 * kChunksPerSuperBlock][kNibbleRowsPerGroup];
   PackedQ6_KChunk chunks[kChunksPerSuperBlock];
+};
+
+// Q3_K (d · (sc − 32) · (q − 4), q = low crumb + 4 · third bit, sc per 16 values): 3.5625 bits
+// per weight (the type: 3.4375).
+struct PackedQ3_KRecord {
+  uint16_t d[kNibbleRowsPerGroup];
+  int8_t scales[2 * kChunksPerSuperBlock][kNibbleRowsPerGroup];  // sc − 32
+  PackedQ3_KChunk chunks[kChunksPerSuperBlock];
+};
+
+// Q2_K (d · sc · q − dmin · mn, sc and mn 4-bit per 16 values): 2.625 bits per weight (as the
+// type). scale_min_pairs[c][2 l + h] is row l's byte sc | mn << 4 of chunk c's half h (its
+// sub-block 2c + h), so that widened to 16-bit words and shifted right by 4 lane l of pair c holds
+// the mins of both halves for vpdpwssd.
+struct PackedQ2_KRecord {
+  uint16_t d[kNibbleRowsPerGroup];
+  uint16_t dmin[kNibbleRowsPerGroup];
+  uint8_t scale_min_pairs[kChunksPerSuperBlock][2 * kNibbleRowsPerGroup];
+  PackedQ2_KChunk chunks[kChunksPerSuperBlock];
 };
 
 // IQ4_XS (d · (ls − 32) · grid[q]): 4.3125 bits per weight (4.25).
@@ -153,20 +188,38 @@ inline void PutChunkNibbles(const uint8_t* q4_0_order, int64_t lane, uint8_t* ni
   }
 }
 
-// Stores the 5th bits of one row's 32 chunk values (fifth_bit(v) ∈ {0, 1} for value v) as lane
-// `lane` of a chunk's 5th-bit plane: bit k of byte 4 lane + i is value 4k + i's.
-template <typename FifthBit>
-void PutChunkFifthBits(const FifthBit& fifth_bit, int64_t lane, uint8_t* plane) {
+// Stores one bit of each of one row's 32 chunk values (bit(v) ∈ {0, 1} for value v: Q5's 5th,
+// Q3_K's third) as lane `lane` of a chunk's bit plane: bit k of byte 4 lane + i is value 4k + i's.
+template <typename Bit>
+void PutChunkBitPlane(const Bit& bit, int64_t lane, uint8_t* plane) {
   for (int i = 0; i < 4; ++i) {
     uint8_t bits = 0;
-    for (int k = 0; k < 8; ++k) bits |= static_cast<uint8_t>(fifth_bit(4 * k + i) << k);
+    for (int k = 0; k < 8; ++k) bits |= static_cast<uint8_t>(bit(4 * k + i) << k);
     plane[4 * lane + i] = bits;
   }
 }
 
-// x's per-chunk terms for the kernels below (PackedForm::prepare_terms): Q4_K / Q5_K, Q6_K, the
-// grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4) and Q5_0.
+// Stores 2 bits of each of one row's 32 chunk values (crumb(v) ∈ 0..3 for value v) as lane `lane`
+// of a chunk's two crumb planes: bits [2j, 2j + 2) of byte 4 lane + i of plane h are value
+// 4 (4h + j) + i's.
+template <typename Crumb>
+void PutChunkCrumbs(const Crumb& crumb, int64_t lane, uint8_t (&planes)[2][64]) {
+  for (int plane = 0; plane < 2; ++plane) {
+    for (int i = 0; i < 4; ++i) {
+      uint8_t crumbs = 0;
+      for (int j = 0; j < 4; ++j) {
+        crumbs |= static_cast<uint8_t>(crumb(4 * (4 * plane + j) + i) << (2 * j));
+      }
+      planes[plane][4 * lane + i] = crumbs;
+    }
+  }
+}
+
+// x's per-chunk terms for the kernels below (PackedForm::prepare_terms): Q4_K / Q5_K, Q2_K, Q3_K,
+// Q6_K, the grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4) and Q5_0.
 void PrepareScaleMinTermsAvx512(PreparedActivations& x);
+void PrepareQ2_KTermsAvx512(PreparedActivations& x);
+void PrepareQ3_KTermsAvx512(PreparedActivations& x);
 void PrepareQ6_KTermsAvx512(PreparedActivations& x);
 void PrepareGridTermsAvx512(PreparedActivations& x);
 void PrepareGridTermsVbmi(PreparedActivations& x);  // the terms the Vbmi kernels below read
@@ -175,6 +228,10 @@ void PrepareQ5_0TermsAvx512(PreparedActivations& x);
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: chunks in column
 // order, each one's integer dots scaled and accumulated as in linear_internal.h (the K-quants: per
 // super-block, then scaled by its d_x), the same for every m, thread count and row range.
+void LinearRowsPackedQ2_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedQ3_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedQ4_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedQ5_KAvx512(const PackedWeightView& w, const PreparedActivations& x,

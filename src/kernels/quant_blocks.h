@@ -116,4 +116,12 @@ inline void UnpackScaleMinK4(int j, const uint8_t* packed, uint8_t* scale, uint8
   }
 }
 
+// Q3_K: the scale of sub-block s (0..15) from its 12 packed bytes (4 low bits, then 2 high bits
+// per scale), minus 32: -32..31.
+inline int Q3_KScale(const uint8_t* packed, int s) {
+  const int low = s < 8 ? packed[s] & 0x0f : packed[s - 8] >> 4;
+  const int high = (packed[8 + s % 4] >> (2 * (s / 4))) & 3;
+  return (low | (high << 4)) - 32;
+}
+
 }  // namespace vllm::kernels

@@ -66,8 +66,12 @@ const std::array<TypeTraits, 16>& Table() {
       IntegerType<GgmlType::kQ5_1>(32, DecodeQ5_1, QuantizeRowQ5_1),
       IntegerType<GgmlType::kQ8_0>(32, DecodeQ8_0, QuantizeRowQ8_0, LinearRowsQ8_0Avx2,
                                    LinearRowsQ8_0Avx2, PackedFormQ8_0Avx512()),
-      WithQ8KActivations(IntegerType<GgmlType::kQ2_K>(16, DecodeQ2_K, QuantizeRowQ2_K)),
-      WithQ8KActivations(IntegerType<GgmlType::kQ3_K>(16, DecodeQ3_K, QuantizeRowQ3_K)),
+      WithQ8KActivations(
+          IntegerType<GgmlType::kQ2_K>(16, DecodeQ2_K, QuantizeRowQ2_K, LinearRowsDecodedAvx2,
+                                       LinearRowsDecodedAvx512, PackedFormQ2_KAvx512())),
+      WithQ8KActivations(
+          IntegerType<GgmlType::kQ3_K>(16, DecodeQ3_K, QuantizeRowQ3_K, LinearRowsDecodedAvx2,
+                                       LinearRowsDecodedAvx512, PackedFormQ3_KAvx512())),
       WithQ8KActivations(
           IntegerType<GgmlType::kQ4_K>(32, DecodeQ4_K, QuantizeRowQ4_K, LinearRowsDecodedAvx2,
                                        LinearRowsDecodedAvx512, PackedFormQ4_KAvx512())),

@@ -178,8 +178,8 @@ inline void ForEachNibbleHalf(const uint8_t* const (&nibbles)[G], const Step& st
 
 // A bit field of `plane` moved from bit kFrom to bit kTo of every byte (the other bits: garbage).
 // The shifts work on 16-bit words: shifting left by s fills bits [0, s) of a word's high byte from
-// its low byte, shifting right by s bits [8 - s, 8) of the low byte from the high byte. The fields
-// moved here (to bit 4, 1 or 2 bits wide, left by at most 4 or right by at most 3) stay clean.
+// its low byte, shifting right by s bits [8 - s, 8) of the low byte from the high byte. A field
+// that lies inside its byte before and after the move never meets those bits, so it stays clean.
 template <int kFrom, int kTo>
 inline __m512i MoveBits(__m512i plane) {
   if constexpr (kTo > kFrom) {
@@ -204,6 +204,80 @@ inline __m512 ScaledLanes(__m512 d, const uint8_t* bytes) {
 inline __m512 ScaledLanes(__m512 d, const int8_t* bytes) {
   return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)))));
+}
+
+// K-quants with mins (Q4_K / Q5_K: kPairs 4; Q2_K: 8): a super-block's d_x and the Σ x_q of its
+// 2 kPairs sub-blocks (Q4_K / Q5_K: its chunks; Q2_K: its chunks' halves, two per chunk) in pairs
+// of 16-bit words (|Σ x_q| <= 32 · 128), sub-block 2j in the low word of sum_pairs[j], 2j + 1 in
+// the high one.
+template <int kPairs>
+struct MinPairTerms {
+  static constexpr int64_t kChunks = kChunksPerSuperBlock;
+  float x_scale;
+  int32_t sum_pairs[kPairs];
+  static MinPairTerms Of(const PreparedActivations& x, int64_t first_block) {
+    const int32_t* sub_block_sums = kPairs == kChunksPerSuperBlock / 2
+                                        ? &x.q8_sums[first_block]
+                                        : &x.q8_half_sums[2 * first_block];
+    MinPairTerms terms{x.q8_scales[first_block], {}};
+    for (int j = 0; j < kPairs; ++j) {
+      const auto low = static_cast<uint16_t>(sub_block_sums[2 * j]);
+      const auto high = static_cast<uint16_t>(sub_block_sums[2 * j + 1]);
+      terms.sum_pairs[j] = static_cast<int32_t>(low | static_cast<uint32_t>(high) << 16);
+    }
+    return terms;
+  }
+};
+
+// The start of a super-block's sums, −dmin · Σ_s mn_s · Σ_s x_q over its 2 kPairs sub-blocks s
+// (an exact integer dot, kPairs vpdpwssd: |Σ| <= 8 · 63 · 4096 for Q4_K, 16 · 15 · 2048 for Q2_K,
+// both < 2^24), for the R x rows of a tile. min_bytes[j][2l + i] holds row l's mn of sub-block
+// 2j + i in its bits [kMinShift, 8).
+template <int kMinShift, int kPairs, int R>
+inline void StartMinSums(const uint8_t (&min_bytes)[kPairs][2 * kNibbleRowsPerGroup],
+                         const uint16_t* dmin, const MinPairTerms<kPairs>* terms,
+                         __m512 (&sums)[R]) {
+  __m512i min_pairs[kPairs];
+  for (int j = 0; j < kPairs; ++j) {
+    min_pairs[j] = _mm512_srli_epi16(
+        _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(min_bytes[j]))),
+        kMinShift);
+  }
+  const __m512 negative_dmin = _mm512_sub_ps(_mm512_setzero_ps(), HalfLanes(dmin));
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    __m512i min_dot = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int j = 0; j < kPairs; ++j) {
+      min_dot =
+          _mm512_dpwssd_epi32(min_dot, min_pairs[j], _mm512_set1_epi32(terms[r].sum_pairs[j]));
+    }
+    sums[r] = _mm512_mul_ps(_mm512_cvtepi32_ps(min_dot), negative_dmin);
+  }
+}
+
+// sums[g][r] += dots[g] of row r · scales[g].
+template <int R, int G>
+inline void AddScaledDots(const ChunkDots<R, G> (&dots)[G], const __m512 (&scales)[G],
+                          __m512 (&sums)[G][R]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g)
+      sums[g][r] = _mm512_fmadd_ps(dots[g].Lanes(r), scales[g], sums[g][r]);
+  }
+}
+
+// acc[g][r] += d_x of row r · sums[g][r], at the end of a K-quant super-block.
+template <int R, int G, typename Terms>
+inline void ScaleSuperBlockSums(const Terms* terms, const __m512 (&sums)[G][R],
+                                __m512 (&acc)[G][R]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const __m512 x_scale = _mm512_set1_ps(terms[r].x_scale);
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) acc[g][r] = _mm512_fmadd_ps(sums[g][r], x_scale, acc[g][r]);
+  }
 }
 
 // x's Terms for every x row (PackedForm::prepare_terms), by blocks of kNibbleXRowsPerBlock x rows
