@@ -1,9 +1,9 @@
-// Packing Q4_0 / Q5_0 / IQ4_NL / IQ4_XS / MXFP4 weights into the records of packed_nibble_layout.h
-// (any CPU can pack; cpu/linear_packed_iq4_avx512.cc computes, or for the grid types
-// cpu/linear_packed_grid_vbmi_avx512.cc where the CPU has AVX512_VBMI). Their blocks already hold
-// 4-bit codes in Q4_0's order, so the nibbles are copied as they are; only the scales change form
-// (and Q5_0's 5th bits become a plane). Q4_0's blocks are laid out as IQ4_NL's (fp16 d, 16 bytes of
-// nibbles) and pack into the same record; only the kernel's grid differs.
+// Packing Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 weights into the records of
+// packed_nibble_layout.h (any CPU can pack; cpu/linear_packed_iq4_avx512.cc computes, or for the
+// grid types cpu/linear_packed_grid_vbmi_avx512.cc where the CPU has AVX512_VBMI). Their blocks
+// already hold 4-bit codes in Q4_0's order, so the nibbles are copied as they are; only the scales
+// change form (and Q5_0's 5th bits become a plane). Q4_0's blocks are laid out as IQ4_NL's (fp16 d,
+// 16 bytes of nibbles) and pack into the same record; only the kernel's grid differs.
 #include "common/cpu_features.h"
 #include "kernels/packed_nibble_layout.h"
 
@@ -18,13 +18,37 @@ void PackIq4Nl(const WeightView& w, uint8_t* out) {
       });
 }
 
+void PackQ4_1(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockQ4_1, PackedQ4_1Record>(
+      w, out, [](const BlockQ4_1& block, int64_t lane, PackedQ4_1Record& record) {
+        record.d[lane] = block.d;
+        record.m[lane] = block.m;
+        PutChunkNibbles(block.qs, lane, record.nibbles);
+      });
+}
+
+// Q5_0 / Q5_1: nibbles and 5th bits, after the scale (and min) the caller stores.
+template <typename Block>
+void PutFifthBitCodes(const Block& block, int64_t lane, PackedQ5_KChunk& codes) {
+  PutChunkNibbles(block.qs, lane, codes.nibbles);
+  PutChunkBitPlane([&block](int v) { return (block.qh[v / 8] >> (v % 8)) & 1; }, lane,
+                   codes.fifth_bits);
+}
+
 void PackQ5_0(const WeightView& w, uint8_t* out) {
   PackRecords<BlockQ5_0, PackedQ5_0Record>(
       w, out, [](const BlockQ5_0& block, int64_t lane, PackedQ5_0Record& record) {
         record.d[lane] = block.d;
-        PutChunkNibbles(block.qs, lane, record.codes.nibbles);
-        PutChunkBitPlane([&block](int v) { return (block.qh[v / 8] >> (v % 8)) & 1; }, lane,
-                         record.codes.fifth_bits);
+        PutFifthBitCodes(block, lane, record.codes);
+      });
+}
+
+void PackQ5_1(const WeightView& w, uint8_t* out) {
+  PackRecords<BlockQ5_1, PackedQ5_1Record>(
+      w, out, [](const BlockQ5_1& block, int64_t lane, PackedQ5_1Record& record) {
+        record.d[lane] = block.d;
+        record.m[lane] = block.m;
+        PutFifthBitCodes(block, lane, record.codes);
       });
 }
 
@@ -66,6 +90,14 @@ PackedForm PackedFormQ4_0Avx512() {
   static_assert(sizeof(BlockQ4_0) == sizeof(BlockIq4Nl));
   return GridForm<PackedIq4NlRecord, kQuantBlockSize>(PackIq4Nl, LinearRowsPackedQ4_0Vbmi,
                                                       LinearRowsPackedQ4_0Avx512);
+}
+PackedForm PackedFormQ4_1Avx512() {
+  return MakeNibbleForm<PackedQ4_1Record, kQuantBlockSize>(PackQ4_1, PrepareMinTermsAvx512,
+                                                           LinearRowsPackedQ4_1Avx512);
+}
+PackedForm PackedFormQ5_1Avx512() {
+  return MakeNibbleForm<PackedQ5_1Record, kQuantBlockSize>(PackQ5_1, PrepareMinTermsAvx512,
+                                                           LinearRowsPackedQ5_1Avx512);
 }
 PackedForm PackedFormQ5_0Avx512() {
   return MakeNibbleForm<PackedQ5_0Record, kQuantBlockSize>(PackQ5_0, PrepareQ5_0TermsAvx512,

@@ -1,5 +1,5 @@
 // Internal: the packed layouts of Q2_K / Q3_K / Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 /
-// Q5_0 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels
+// Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels
 // (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_k16_avx512.cc,
 // cpu/linear_packed_iq4_avx512.cc), shared by the packers and the kernels.
 //
@@ -38,7 +38,9 @@
 //                                                                                    (1344 B)
 //   IQ4_XS  | d[1] fp16 | ls − 32 [8] i8 | nibbles of chunks 0..7 |                  (2208 B)
 //   IQ4_NL  | d[1] fp16 | nibbles |   (Q4_0 too: its blocks are laid out alike)       (288 B)
+//   Q4_1    | d[1] m[1] fp16 | nibbles |                                             (320 B)
 //   Q5_0    | d[1] fp16 | nibbles | 5th-bit plane (64 B) |                           (352 B)
+//   Q5_1    | d[1] m[1] fp16 | nibbles | 5th-bit plane (64 B) |                      (384 B)
 //   MXFP4   | e[1] E8M0 | nibbles |                                                  (272 B)
 #pragma once
 
@@ -132,9 +134,23 @@ struct PackedIq4NlRecord {
   uint8_t nibbles[kNibbleChunkBytes];
 };
 
+// Q4_1 (d · q + m): 5 bits per weight (as the type).
+struct PackedQ4_1Record {
+  uint16_t d[kNibbleRowsPerGroup];
+  uint16_t m[kNibbleRowsPerGroup];
+  uint8_t nibbles[kNibbleChunkBytes];
+};
+
 // Q5_0 (d · (q − 16), q = low nibble + 16 · 5th bit): 5.5 bits per weight (as the type).
 struct PackedQ5_0Record {
   uint16_t d[kNibbleRowsPerGroup];
+  PackedQ5_KChunk codes;
+};
+
+// Q5_1 (d · q + m, q = low nibble + 16 · 5th bit): 6 bits per weight (as the type).
+struct PackedQ5_1Record {
+  uint16_t d[kNibbleRowsPerGroup];
+  uint16_t m[kNibbleRowsPerGroup];
   PackedQ5_KChunk codes;
 };
 
@@ -216,7 +232,7 @@ void PutChunkCrumbs(const Crumb& crumb, int64_t lane, uint8_t (&planes)[2][64]) 
 }
 
 // x's per-chunk terms for the kernels below (PackedForm::prepare_terms): Q4_K / Q5_K, Q2_K, Q3_K,
-// Q6_K, the grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4) and Q5_0.
+// Q6_K, the grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4), Q5_0, and the types with mins (Q4_1, Q5_1).
 void PrepareScaleMinTermsAvx512(PreparedActivations& x);
 void PrepareQ2_KTermsAvx512(PreparedActivations& x);
 void PrepareQ3_KTermsAvx512(PreparedActivations& x);
@@ -224,6 +240,7 @@ void PrepareQ6_KTermsAvx512(PreparedActivations& x);
 void PrepareGridTermsAvx512(PreparedActivations& x);
 void PrepareGridTermsVbmi(PreparedActivations& x);  // the terms the Vbmi kernels below read
 void PrepareQ5_0TermsAvx512(PreparedActivations& x);
+void PrepareMinTermsAvx512(PreparedActivations& x);
 
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: chunks in column
 // order, each one's integer dots scaled and accumulated as in linear_internal.h (the K-quants: per
@@ -242,7 +259,11 @@ void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w, const PreparedActiva
                                  int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedQ4_1Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedQ5_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedQ5_1Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y);

@@ -60,10 +60,12 @@ const std::array<TypeTraits, 16>& Table() {
       // use the AVX2 kernels on both SIMD paths.
       IntegerType<GgmlType::kQ4_0>(32, DecodeQ4_0, QuantizeRowQ4_0, LinearRowsQ4_0Avx2,
                                    LinearRowsQ4_0Avx2, PackedFormQ4_0Avx512()),
-      IntegerType<GgmlType::kQ4_1>(32, DecodeQ4_1, QuantizeRowQ4_1),
+      IntegerType<GgmlType::kQ4_1>(32, DecodeQ4_1, QuantizeRowQ4_1, LinearRowsDecodedAvx2,
+                                   LinearRowsDecodedAvx512, PackedFormQ4_1Avx512()),
       IntegerType<GgmlType::kQ5_0>(32, DecodeQ5_0, QuantizeRowQ5_0, LinearRowsDecodedAvx2,
                                    LinearRowsDecodedAvx512, PackedFormQ5_0Avx512()),
-      IntegerType<GgmlType::kQ5_1>(32, DecodeQ5_1, QuantizeRowQ5_1),
+      IntegerType<GgmlType::kQ5_1>(32, DecodeQ5_1, QuantizeRowQ5_1, LinearRowsDecodedAvx2,
+                                   LinearRowsDecodedAvx512, PackedFormQ5_1Avx512()),
       IntegerType<GgmlType::kQ8_0>(32, DecodeQ8_0, QuantizeRowQ8_0, LinearRowsQ8_0Avx2,
                                    LinearRowsQ8_0Avx2, PackedFormQ8_0Avx512()),
       WithQ8KActivations(

@@ -1,17 +1,19 @@
-// The AVX-512 VNNI tiles of the packed Q4_0 / Q5_0 / IQ4_NL / IQ4_XS / MXFP4 weights
+// The AVX-512 VNNI tiles of the packed Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 weights
 // (packed_nibble_layout.h, Q4_0 packed as IQ4_NL with the linear grid −8 ... 7), included by
 // linear_packed_iq4_avx512.cc and, compiled with AVX512_VBMI, linear_packed_grid_vbmi_avx512.cc
 // (internal linkage: each translation unit has its own). A tile is G groups of 16 W rows (one per
 // lane) × R x rows. Each weight vector's 4-bit codes become unsigned bytes (vpdpbusd's first
-// operand; the broadcast x quants are the signed one) that carry a bias: the grid types map them
-// through their 16-value grid with one byte lookup to grid + 128; Q5_0 adds its 5th bit (q = code +
-// 16 · bit, the value q − 16). The integer dot of each 32-column chunk starts at −bias · Σ x_q,
-// which cancels the bias exactly. Then, with the chunk's per-row scale lanes computed once for all
-// R x rows:
-//   acc += (scale · d_x) · Σ value·x_q,   scale: d (Q4_0, Q5_0, IQ4_NL), d·(ls − 32) (IQ4_XS),
-//                                          2^(e − 128) (MXFP4, its grid doubled)
-// two f32 operations per chunk and x row beside the 8 vpdpbusd. Both lookups give the same bytes,
-// so both translation units give the same bits.
+// operand; the broadcast x quants are the signed one) that may carry a bias: the grid types map
+// them through their 16-value grid with one byte lookup to grid + 128; Q5_0 / Q5_1 add their 5th
+// bit (q = code + 16 · bit; Q5_0's value q − 16); Q4_1's codes are its q. The integer dot of each
+// 32-column chunk starts at −bias · Σ x_q, which cancels the bias exactly. Then, with the chunk's
+// per-row scale lanes computed once for all R x rows:
+//   acc += (scale · d_x) · Σ value·x_q,   scale: d (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL),
+//                                          d·(ls − 32) (IQ4_XS), 2^(e − 128) (MXFP4, its grid
+//                                          doubled)
+//   acc += m · (d_x · Σ x_q)              (Q4_1, Q5_1: their mins m)
+// two f32 operations per chunk and x row beside the 8 vpdpbusd (four with mins). Both lookups give
+// the same bytes, so both translation units give the same bits.
 #pragma once
 
 #include <immintrin.h>
@@ -58,7 +60,11 @@ constexpr int kChunksPerRecord =
 // A chunk's nibbles and its scale lanes.
 inline const uint8_t* ChunkNibbles(const PackedIq4NlRecord& record, int) { return record.nibbles; }
 inline const uint8_t* ChunkNibbles(const PackedMxfp4Record& record, int) { return record.nibbles; }
+inline const uint8_t* ChunkNibbles(const PackedQ4_1Record& record, int) { return record.nibbles; }
 inline const uint8_t* ChunkNibbles(const PackedQ5_0Record& record, int) {
+  return record.codes.nibbles;
+}
+inline const uint8_t* ChunkNibbles(const PackedQ5_1Record& record, int) {
   return record.codes.nibbles;
 }
 inline const uint8_t* ChunkNibbles(const PackedIq4XsRecord& record, int chunk) {
@@ -67,6 +73,8 @@ inline const uint8_t* ChunkNibbles(const PackedIq4XsRecord& record, int chunk) {
 inline __m512 ChunkScales(const PackedIq4NlRecord& record, int) { return HalfLanes(record.d); }
 inline __m512 ChunkScales(const PackedMxfp4Record& record, int) { return E8m0HalfLanes(record.e); }
 inline __m512 ChunkScales(const PackedQ5_0Record& record, int) { return HalfLanes(record.d); }
+inline __m512 ChunkScales(const PackedQ4_1Record& record, int) { return HalfLanes(record.d); }
+inline __m512 ChunkScales(const PackedQ5_1Record& record, int) { return HalfLanes(record.d); }
 inline __m512 ChunkScales(const PackedIq4XsRecord& record, int chunk) {
   return ScaledLanes(HalfLanes(record.d), record.scales[chunk]);
 }
@@ -81,6 +89,17 @@ struct BiasedTerms {
   }
 };
 
+// Q4_1 / Q5_1 (unbiased codes): a chunk's d_x, its integer dot's start (0) and d_x · Σ x_q, the
+// factor of the mins.
+struct MinTerms {
+  float x_scale;
+  int32_t start;
+  float scaled_sum;
+  static MinTerms Of(const PreparedActivations& x, int64_t block) {
+    return {x.q8_scales[block], 0, x.q8_scales[block] * static_cast<float>(x.q8_sums[block])};
+  }
+};
+
 // The grid types' codes: weight vector K's codes of group g through the grid, plus 128. With
 // AVX512_VBMI compiled in (linear_packed_grid_vbmi_avx512.cc), vpermb looks up 64 bytes that
 // repeat the grid, so the bits above a code (kRawNibbles: the other nibble, unmasked) select the
@@ -88,7 +107,8 @@ struct BiasedTerms {
 template <const std::array<uint8_t, 16>& kGrid, int G>
 class GridCodes {
  public:
-  static constexpr int32_t kBias = kGridBias;
+  using Terms = BiasedTerms<kGridBias>;
+  static constexpr bool kMins = false;
 #ifdef __AVX512VBMI__
   static constexpr bool kRawNibbles = true;
 #else
@@ -112,14 +132,30 @@ class GridCodes {
   __m512i grid_;
 };
 
-// Q5_0's codes: weight vector K's low nibbles of group g with their 5th bits (bit K of each byte
-// of the chunk's plane) as bit 4.
+// Q4_1's codes: weight vector K's nibbles as they are.
 template <int G>
-class Q5_0Codes {
+class Q4_1Codes {
  public:
-  static constexpr int32_t kBias = kQ5_0Bias;
+  using Terms = MinTerms;
+  static constexpr bool kMins = true;
   static constexpr bool kRawNibbles = false;
-  void Load(int g, const PackedQ5_0Record& record) {
+  void Load(int, const PackedQ4_1Record&) {}
+  template <int K>
+  __m512i Map(int, __m512i codes) const {
+    return codes;
+  }
+};
+
+// Q5_0's and Q5_1's codes: weight vector K's low nibbles of group g with their 5th bits (bit K of
+// each byte of the chunk's plane) as bit 4; Record: PackedQ5_0Record (q − 16) or PackedQ5_1Record
+// (d q + m).
+template <typename Record, int G>
+class FifthBitCodes {
+ public:
+  static constexpr bool kMins = std::is_same_v<Record, PackedQ5_1Record>;
+  using Terms = std::conditional_t<kMins, MinTerms, BiasedTerms<kQ5_0Bias>>;
+  static constexpr bool kRawNibbles = false;
+  void Load(int g, const Record& record) {
     fifth_bits_[g] = _mm512_loadu_si512(record.codes.fifth_bits);
   }
   template <int K>
@@ -135,7 +171,7 @@ class Q5_0Codes {
 // Tile of W groups [group, + G) × x rows [first_x_row, + R); Codes: the type's code map.
 template <typename Record, typename Codes, int R, int G>
 void NibbleTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
-                const XTile<BiasedTerms<Codes::kBias>, R>& x, float* y) {
+                const XTile<typename Codes::Terms, R>& x, float* y) {
   constexpr int kChunks = kChunksPerRecord<Record>;
   constexpr int64_t kChunkRecordBytes = sizeof(Record) / kChunks;
   Codes codes_map;
@@ -146,15 +182,17 @@ void NibbleTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
   for (int64_t b = 0; b < num_records; ++b) {
     for (int chunk = 0; chunk < kChunks; ++chunk) {
       const int64_t xb = b * kChunks + chunk;
-      const BiasedTerms<Codes::kBias>* terms = x.terms + xb * x.stride;
+      const typename Codes::Terms* terms = x.terms + xb * x.stride;
       const uint8_t* nibbles[G];
       __m512 scales[G];
+      __m512 mins[G];
 #pragma GCC unroll 2
       for (int g = 0; g < G; ++g) {
         const Record& record = records[g][b];
         PrefetchAhead(reinterpret_cast<const uint8_t*>(&record) + chunk * kChunkRecordBytes,
                       kChunkRecordBytes);
         scales[g] = ChunkScales(record, chunk);
+        if constexpr (Codes::kMins) mins[g] = HalfLanes(record.m);
         nibbles[g] = ChunkNibbles(record, chunk);
         codes_map.Load(g, record);
       }
@@ -179,6 +217,9 @@ void NibbleTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
         for (int g = 0; g < G; ++g) {
           acc[g][r] =
               _mm512_fmadd_ps(dots[g].Lanes(r), _mm512_mul_ps(scales[g], x_scale), acc[g][r]);
+          if constexpr (Codes::kMins) {
+            acc[g][r] = _mm512_fmadd_ps(mins[g], _mm512_set1_ps(terms[r].scaled_sum), acc[g][r]);
+          }
         }
       }
     }
@@ -190,7 +231,7 @@ void NibbleTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
 template <typename Record, template <int> typename Codes>
 void NibbleRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
                 int64_t row_end, float* y) {
-  using Terms = BiasedTerms<Codes<1>::kBias>;
+  using Terms = typename Codes<1>::Terms;
   ForEachNibbleTile<Terms, kGridTileGroups, kGridTileRows>(
       x, row_begin, row_end,
       [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<Terms, R>& xt) {
@@ -202,6 +243,11 @@ template <const std::array<uint8_t, 16>& kGrid>
 struct Grid {
   template <int G>
   using Codes = GridCodes<kGrid, G>;
+};
+template <typename Record>
+struct FifthBit {
+  template <int G>
+  using Codes = FifthBitCodes<Record, G>;
 };
 
 }  // namespace
