@@ -38,11 +38,11 @@ struct BiasedHalfTerms {
 // chunks, step) calls step.template operator()<K>(q) for the 4 weight vectors K of half kHigh
 // (q[g]: group g's unsigned codes, values [4K, 4K + 4) of each row).
 
-// Q6_K: q = low nibble + 16 · high crumb, value q − 32, sc int8.
-struct Q6_KCodes {
-  using Record = PackedQ6_KRecord;
-  using Chunk = PackedQ6_KChunk;
-  using Terms = BiasedHalfTerms<32>;
+// Q6_K and Q3_K: no mins; the codes carry kBias; an int8 scale per half chunk.
+template <typename RecordType, int32_t kBias>
+struct BiasedHalves {
+  using Record = RecordType;
+  using Terms = BiasedHalfTerms<kBias>;
   template <int R>
   static void StartSums(const Record&, const Terms*, __m512 (&sums)[R]) {
     for (int r = 0; r < R; ++r) sums[r] = _mm512_setzero_ps();
@@ -54,6 +54,11 @@ struct Q6_KCodes {
   static __m512 HalfScales(const Record& record, __m512 d, int chunk, int half) {
     return ScaledLanes(d, record.scales[2 * chunk + half]);
   }
+};
+
+// Q6_K: q = low nibble + 16 · high crumb, value q − 32, sc int8.
+struct Q6_KCodes : BiasedHalves<PackedQ6_KRecord, 32> {
+  using Chunk = PackedQ6_KChunk;
   template <int G, bool kHigh, typename Step>
   static void ForEachHalfVector(const Chunk* const (&chunks)[G], const Step& step) {
     const uint8_t* nibbles[G];
@@ -98,21 +103,8 @@ inline void ForEachCrumbVector(const __m512i (&crumbs)[G], const __m512i (&third
 }
 
 // Q3_K: q = low crumb + 4 · third bit, value q − 4, sc − 32 int8.
-struct Q3_KCodes {
-  using Record = PackedQ3_KRecord;
+struct Q3_KCodes : BiasedHalves<PackedQ3_KRecord, 4> {
   using Chunk = PackedQ3_KChunk;
-  using Terms = BiasedHalfTerms<4>;
-  template <int R>
-  static void StartSums(const Record&, const Terms*, __m512 (&sums)[R]) {
-    for (int r = 0; r < R; ++r) sums[r] = _mm512_setzero_ps();
-  }
-  template <bool kHigh>
-  static int32_t DotStart(const Terms& terms) {
-    return terms.starts[kHigh];
-  }
-  static __m512 HalfScales(const Record& record, __m512 d, int chunk, int half) {
-    return ScaledLanes(d, record.scales[2 * chunk + half]);
-  }
   template <int G, bool kHigh, typename Step>
   static void ForEachHalfVector(const Chunk* const (&chunks)[G], const Step& step) {
     __m512i crumbs[G];
