@@ -10,7 +10,8 @@
 //   acc += d_x · sum
 // (Σ_h: over half h; the bias enters each integer dot as its start, −bias times the x half sum;
 // Q2_K's mins term is one integer dot per super-block, 8 vpdpwssd over pairs of mins and x half
-// sums.)
+// sums.) With many x rows, Q6_K and Q3_K unpack each super-block's codes once for a block of x rows
+// and run tiles of two groups × 6 x rows over them (UnpackedRows), in the same order of arithmetic.
 #include <immintrin.h>
 
 #include "kernels/cpu/packed_nibbles_avx512.h"
@@ -36,13 +37,15 @@ struct BiasedHalfTerms {
 // What a type contributes to the tile: its record, x terms, the start of a super-block's sums and
 // of a half's integer dots, a half's scale lanes, and its codes: ForEachHalfVector<G, kHigh>(
 // chunks, step) calls step.template operator()<K>(q) for the 4 weight vectors K of half kHigh
-// (q[g]: group g's unsigned codes, values [4K, 4K + 4) of each row).
+// (q[g]: group g's unsigned codes, values [4K, 4K + 4) of each row); kUnpackOnce: whether many x
+// rows take the unpacked path (kMinUnpackedRows).
 
 // Q6_K and Q3_K: no mins; the codes carry kBias; an int8 scale per half chunk.
 template <typename RecordType, int32_t kBias>
 struct BiasedHalves {
   using Record = RecordType;
   using Terms = BiasedHalfTerms<kBias>;
+  static constexpr bool kUnpackOnce = true;
   template <int R>
   static void StartSums(const Record&, const Terms*, __m512 (&sums)[R]) {
     for (int r = 0; r < R; ++r) sums[r] = _mm512_setzero_ps();
@@ -123,6 +126,7 @@ struct Q2_KCodes {
   using Record = PackedQ2_KRecord;
   using Chunk = PackedQ2_KChunk;
   using Terms = MinPairTerms<kChunksPerSuperBlock>;
+  static constexpr bool kUnpackOnce = false;
   template <int R>
   static void StartSums(const Record& record, const Terms* terms, __m512 (&sums)[R]) {
     StartMinSums</*kMinShift=*/4>(record.scale_min_pairs, record.dmin, terms, sums);
@@ -149,20 +153,19 @@ struct Q2_KCodes {
   }
 };
 
-// Adds half kHigh of a chunk (groups' codes `chunks`, scale lanes `scales`) to the super-block's
-// sums.
-template <typename Codes, bool kHigh, int R, int G>
-inline void AddHalf(const typename Codes::Chunk* const (&chunks)[G],
-                    const XTile<typename Codes::Terms, R>& x, int64_t xb,
-                    const typename Codes::Terms* terms, const __m512 (&scales)[G],
+// Adds half kHigh of a chunk (scale lanes `scales`) to the super-block's sums;
+// for_each_vector(step) calls step.template operator()<K>(q) for the half's 4 weight vectors K
+// (q[g]: group g's codes).
+template <typename Codes, bool kHigh, int R, int G, typename ForEachVector>
+inline void AddHalf(const ForEachVector& for_each_vector, const XTile<typename Codes::Terms, R>& x,
+                    int64_t xb, const typename Codes::Terms* terms, const __m512 (&scales)[G],
                     __m512 (&sums)[G][R]) {
   ChunkDots<R, G> dots[G];
 #pragma GCC unroll 2
   for (int g = 0; g < G; ++g) {
     dots[g] = ChunkDots<R, G>([&](int r) { return Codes::template DotStart<kHigh>(terms[r]); });
   }
-  Codes::template ForEachHalfVector<G, kHigh>(
-      chunks, [&]<int K>(const __m512i(&q)[G]) { AddTileDots<K>(x, xb, q, dots); });
+  for_each_vector([&]<int K>(const __m512i(&q)[G]) { AddTileDots<K>(x, xb, q, dots); });
   AddScaledDots(dots, scales, sums);
 }
 
@@ -202,8 +205,12 @@ void HalvesTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
         last_scales[g] = Codes::HalfScales(record, d[g], chunk, 1);
         chunks[g] = &record.chunks[chunk];
       }
-      AddHalf<Codes, false>(chunks, x, xb, terms, first_scales, sums);
-      AddHalf<Codes, true>(chunks, x, xb, terms, last_scales, sums);
+      AddHalf<Codes, false>(
+          [&](const auto& step) { Codes::template ForEachHalfVector<G, false>(chunks, step); }, x,
+          xb, terms, first_scales, sums);
+      AddHalf<Codes, true>(
+          [&](const auto& step) { Codes::template ForEachHalfVector<G, true>(chunks, step); }, x,
+          xb, terms, last_scales, sums);
     }
     // The super-block's chunks share one d_x (kQ8K): its first chunk's.
     ScaleSuperBlockSums(super_block_terms, sums, acc);
@@ -211,10 +218,172 @@ void HalvesTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
   StoreTile(acc, w.rows, group, first_x_row, y);
 }
 
+// One group's super-block with its codes unpacked, for the passes of several tiles of x rows over
+// it: each chunk's 8 weight vectors of codes and its two halves' scale lanes.
+struct UnpackedSuperBlock {
+  __m512i q[kChunksPerSuperBlock][8];
+  __m512 scales[kChunksPerSuperBlock][2];
+};
+
+template <typename Codes>
+void UnpackSuperBlock(const typename Codes::Record& record, UnpackedSuperBlock& unpacked) {
+  constexpr int64_t kChunkRecordBytes = sizeof(record) / kChunksPerSuperBlock;
+  const __m512 d = HalfLanes(record.d);
+  for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+    PrefetchAhead(reinterpret_cast<const uint8_t*>(&record) + chunk * kChunkRecordBytes,
+                  kChunkRecordBytes);
+    unpacked.scales[chunk][0] = Codes::HalfScales(record, d, chunk, 0);
+    unpacked.scales[chunk][1] = Codes::HalfScales(record, d, chunk, 1);
+    const typename Codes::Chunk* chunks[1] = {&record.chunks[chunk]};
+    const auto store = [&]<int K>(const __m512i(&q)[1]) { unpacked.q[chunk][K] = q[0]; };
+    Codes::template ForEachHalfVector<1, false>(chunks, store);
+    Codes::template ForEachHalfVector<1, true>(chunks, store);
+  }
+}
+
+// Calls step.template operator()<K>(q) for the unpacked weight vectors K of half kHigh of a chunk
+// (q[g]: group g's).
+template <bool kHigh, int G, int kStep = 0, typename Step>
+inline void ForEachUnpackedVector(const UnpackedSuperBlock (&unpacked)[G], int chunk,
+                                  const Step& step) {
+  constexpr int K = 4 * kHigh + kStep;
+  __m512i q[G];
+#pragma GCC unroll 2
+  for (int g = 0; g < G; ++g) q[g] = unpacked[g].q[chunk][K];
+  step.template operator()<K>(q);
+  if constexpr (kStep < 3) ForEachUnpackedVector<kHigh, G, kStep + 1>(unpacked, chunk, step);
+}
+
+// acc[r] (G · 16 floats: group g's W row lanes at 16 g) += super-block b of G groups (their records
+// and unpacked codes) times x rows [first, + R) of the tile, with the arithmetic of HalvesTile's
+// super-block step.
+template <typename Codes, int R, int G>
+void AddUnpackedSuperBlock(const typename Codes::Record* const (&records)[G],
+                           const UnpackedSuperBlock (&unpacked)[G],
+                           const XTile<typename Codes::Terms, R>& x, int64_t b,
+                           float (*acc)[G * kNibbleRowsPerGroup]) {
+  using Terms = typename Codes::Terms;
+  constexpr int64_t kTermsPerSuperBlock = kChunksPerSuperBlock / ChunksPerTerms<Terms>();
+  const Terms* super_block_terms = x.terms + b * kTermsPerSuperBlock * x.stride;
+  __m512 sums[G][R];
+#pragma GCC unroll 2
+  for (int g = 0; g < G; ++g) Codes::StartSums(*records[g], super_block_terms, sums[g]);
+  for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+    const int64_t xb = b * kChunksPerSuperBlock + chunk;
+    const Terms* terms = x.terms + xb / ChunksPerTerms<Terms>() * x.stride;
+    __m512 first_scales[G];
+    __m512 last_scales[G];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      first_scales[g] = unpacked[g].scales[chunk][0];
+      last_scales[g] = unpacked[g].scales[chunk][1];
+    }
+    AddHalf<Codes, false>(
+        [&](const auto& step) { ForEachUnpackedVector<false>(unpacked, chunk, step); }, x, xb,
+        terms, first_scales, sums);
+    AddHalf<Codes, true>(
+        [&](const auto& step) { ForEachUnpackedVector<true>(unpacked, chunk, step); }, x, xb, terms,
+        last_scales, sums);
+  }
+  __m512 tile_acc[G][R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) tile_acc[g][r] = _mm512_load_ps(acc[r] + g * kNibbleRowsPerGroup);
+  }
+  ScaleSuperBlockSums(super_block_terms, sums, tile_acc);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) _mm512_store_ps(acc[r] + g * kNibbleRowsPerGroup, tile_acc[g][r]);
+  }
+}
+
+// y: [m, w.rows] for W groups [group, + G), x rows [x_begin, x_end) (a block of ForEachNibbleTile's
+// 64): each super-block of the groups unpacked once for all the block's x rows (passes of R, then
+// 4, 2, 1 rows), their sums accumulated in memory.
+template <typename Codes, int R, int G>
+void UnpackedGroups(const PackedWeightView& w, const PreparedActivations& x, int64_t group,
+                    int64_t x_begin, int64_t x_end, const typename Codes::Terms* block_terms,
+                    float* y) {
+  using Terms = typename Codes::Terms;
+  using Record = typename Codes::Record;
+  const int64_t chunks = x.cols / kQuantBlockSize;
+  const int64_t num_records = w.cols / kSuperBlockSize;
+  const int64_t stride = x_end - x_begin;
+  alignas(64) UnpackedSuperBlock unpacked[G];
+  alignas(64) float acc[kNibbleXRowsPerBlock][G * kNibbleRowsPerGroup];
+  std::fill_n(&acc[0][0], stride * G * kNibbleRowsPerGroup, 0.0f);
+  for (int64_t b = 0; b < num_records; ++b) {
+    const Record* records[G];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      records[g] = reinterpret_cast<const Record*>(w.data) + (group + g) * num_records + b;
+      UnpackSuperBlock<Codes>(*records[g], unpacked[g]);
+    }
+    auto passes = [&]<int kRows>(int64_t& first_x_row) {
+      for (; first_x_row + kRows <= x_end; first_x_row += kRows) {
+        XTile<Terms, kRows> xt{{}, block_terms + first_x_row - x_begin, stride};
+        for (int r = 0; r < kRows; ++r) xt.blocks[r] = x.q8.data() + (first_x_row + r) * chunks;
+        AddUnpackedSuperBlock<Codes, kRows, G>(records, unpacked, xt, b,
+                                               acc + (first_x_row - x_begin));
+      }
+    };
+    int64_t first_x_row = x_begin;
+    passes.template operator()<R>(first_x_row);
+    if constexpr (R > 4) passes.template operator()<4>(first_x_row);
+    passes.template operator()<2>(first_x_row);
+    passes.template operator()<1>(first_x_row);
+  }
+  for (int64_t i = 0; i < stride; ++i) {
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      _mm512_storeu_ps(y + (x_begin + i) * w.rows + (group + g) * kNibbleRowsPerGroup,
+                       _mm512_load_ps(acc[i] + g * kNibbleRowsPerGroup));
+    }
+  }
+}
+
+// y: [m, w.rows] for the groups of W rows [row_begin, row_end), x in ForEachNibbleTile's blocks of
+// 64 rows, two groups at a time in tiles of 6 x rows: each x broadcast serves both groups, and
+// their codes are unpacked once per block (HalvesTile unpacks them again for every tile; two
+// groups there would unpack twice per x broadcast). The same arithmetic as HalvesTile, in the same
+// order, so the same bits.
+template <typename Codes>
+void UnpackedRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
+                  int64_t row_end, float* y) {
+  using Terms = typename Codes::Terms;
+  const int64_t entries = x.cols / kQuantBlockSize / ChunksPerTerms<Terms>();
+  const auto& terms = std::any_cast<const std::vector<Terms>&>(x.packed_terms);
+  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kNibbleXRowsPerBlock) {
+    const int64_t x_end = std::min(x_begin + kNibbleXRowsPerBlock, x.m);
+    const Terms* block_terms = terms.data() + x_begin * entries;
+    const int64_t group_end = row_end / kNibbleRowsPerGroup;
+    int64_t group = row_begin / kNibbleRowsPerGroup;
+    for (; group + 2 <= group_end; group += 2) {
+      UnpackedGroups<Codes, 6, 2>(w, x, group, x_begin, x_end, block_terms, y);
+    }
+    for (; group < group_end; ++group) {
+      UnpackedGroups<Codes, kTileRows, 1>(w, x, group, x_begin, x_end, block_terms, y);
+    }
+  }
+}
+
+// Where the codes are unpacked once per block of x rows (UnpackedRows): from 32 x rows on, for the
+// types whose tiles spend most on unpacking (`bench gemm`: Q6_K 57–59 % of the int8 dot peak at
+// m = 64 instead of 49–51 %, Q3_K 62–66 % instead of 45–53 %; at m = 16–24 both ways are within a
+// few percent; Q2_K's crumbs unpack cheaply, and its per-pass mins cost more: 36–54 % against
+// 58–62 % streaming).
+constexpr int64_t kMinUnpackedRows = 32;
+
 template <typename Codes>
 void HalvesRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
                 int64_t row_end, float* y) {
   using Terms = typename Codes::Terms;
+  if (Codes::kUnpackOnce && x.m >= kMinUnpackedRows) {
+    UnpackedRows<Codes>(w, x, row_begin, row_end, y);
+    return;
+  }
   ForEachNibbleTile<Terms, kTileGroups, kTileRows>(
       x, row_begin, row_end,
       [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<Terms, R>& xt) {
