@@ -114,10 +114,9 @@ void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x, 
 PackedForm PackedFormQ8_0Avx512();
 PackedForm PackedFormBf16Avx512();
 PackedForm PackedFormF16Avx512();
-// The packed forms of the K-quants (pack_kquants.cc; Q4_K / Q5_K: linear_packed_kquants_avx512.cc,
-// Q2_K / Q3_K / Q6_K: linear_packed_k16_avx512.cc) and Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS
-// / MXFP4 (pack_iq4.cc, linear_packed_iq4_avx512.cc) for AVX-512, laid out as
-// packed_nibble_layout.h describes.
+// The packed forms of the K-quants (pack_kquants.cc, linear_packed_kquants_avx512.cc) and Q4_0 /
+// Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc, linear_packed_iq4_avx512.cc) for
+// AVX-512, laid out as packed_nibble_layout.h describes.
 PackedForm PackedFormQ4_0Avx512();
 PackedForm PackedFormQ4_1Avx512();
 PackedForm PackedFormQ5_0Avx512();

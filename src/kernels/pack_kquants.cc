@@ -1,5 +1,5 @@
 // Packing the K-quant weights (Q2_K ... Q6_K) into the records of packed_nibble_layout.h (any CPU
-// can pack; cpu/linear_packed_kquants_avx512.cc and cpu/linear_packed_k16_avx512.cc compute).
+// can pack; cpu/linear_packed_kquants_avx512.cc computes).
 // Quants come from the type's decoder (decode_blocks.cc), so the packed codes mean exactly what the
 // blocks do.
 #include "kernels/decode_blocks.h"

@@ -1,7 +1,7 @@
 // Internal: the packed layouts of Q2_K / Q3_K / Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 /
 // Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels
-// (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_k16_avx512.cc,
-// cpu/linear_packed_iq4_avx512.cc), shared by the packers and the kernels.
+// (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_iq4_avx512.cc), shared by the packers and
+// the kernels.
 //
 // Rows are interleaved in groups of 16, one row per 32-bit lane of a 512-bit register. A group's
 // blocks of the type are one record each, in column order; groups follow one another:
