@@ -75,6 +75,11 @@ void GeluTanhMul(const float* gate, const float* up, int64_t n, float* out) {
   }
 }
 
+void GateTimesUp(GateActivation act, const float* gate, const float* up, int64_t n, float* out) {
+  if (act == GateActivation::kSilu) return SiluMul(gate, up, n, out);
+  GeluTanhMul(gate, up, n, out);
+}
+
 void GeluErf(const float* x, int64_t n, float* out) {
   switch (BestIsa()) {
     case Isa::kAvx512:

@@ -100,7 +100,6 @@ class TableLinearWeight : public LinearWeight {
     // CreateFused's {gate, up} is one turn.
     const int64_t rows_per_turn = rows_per_turn_ > 0 ? rows_per_turn_ : ffn;
     const int64_t num_turns = ffn / rows_per_turn;
-    const auto activation = act == GateActivation::kSilu ? &SiluMul : &GeluTanhMul;
     // gate and up, [m, 2 ffn] in turns; written whole before it is read.
     const auto y = std::make_unique_for_overwrite<float[]>(m * view_.rows);
     // out = act(gate) · up for turns [first_turn, end_turn) of tokens [first_token, end_token).
@@ -109,8 +108,8 @@ class TableLinearWeight : public LinearWeight {
       for (int64_t t = first_token; t < end_token; ++t) {
         for (int64_t turn = first_turn; turn < end_turn; ++turn) {
           const float* gate = y.get() + t * view_.rows + 2 * turn * rows_per_turn;
-          activation(gate, gate + rows_per_turn, rows_per_turn,
-                     out + t * ffn + turn * rows_per_turn);
+          GateTimesUp(act, gate, gate + rows_per_turn, rows_per_turn,
+                      out + t * ffn + turn * rows_per_turn);
         }
       }
     };

@@ -102,6 +102,9 @@ void SiluMul(const float* gate, const float* up, int64_t n, float* out);
 // gelu(x) = x / 2 · (1 + tanh(sqrt(2 / π) · (x + 0.044715 x³))).
 void GeluTanhMul(const float* gate, const float* up, int64_t n, float* out);
 
+// A gated feed-forward's activation times up: SiluMul or GeluTanhMul, as `act` says.
+void GateTimesUp(GateActivation act, const float* gate, const float* up, int64_t n, float* out);
+
 // out[i] = gelu(x[i]) for i < n, GELU in its exact form: gelu(x) = x / 2 · (1 + erf(x / sqrt(2))).
 // The vector paths take erf from Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7).
 // out may alias x.

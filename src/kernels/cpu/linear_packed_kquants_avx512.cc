@@ -363,7 +363,6 @@ void UnpackedGroups(const PackedWeightView& w, const PreparedActivations& x, int
                     float* y) {
   using Terms = typename Codes::Terms;
   using Record = typename Codes::Record;
-  const int64_t chunks = x.cols / kQuantBlockSize;
   const int64_t num_records = w.cols / kSuperBlockSize;
   const int64_t stride = x_end - x_begin;
   alignas(64) UnpackedSuperBlock unpacked[G];
@@ -378,8 +377,7 @@ void UnpackedGroups(const PackedWeightView& w, const PreparedActivations& x, int
     }
     auto passes = [&]<int kRows>(int64_t& first_x_row) {
       for (; first_x_row + kRows <= x_end; first_x_row += kRows) {
-        XTile<Terms, kRows> xt{{}, block_terms + first_x_row - x_begin, stride};
-        for (int r = 0; r < kRows; ++r) xt.blocks[r] = x.q8.data() + (first_x_row + r) * chunks;
+        const auto xt = XTile<Terms, kRows>::Of(x, block_terms, x_begin, stride, first_x_row);
         AddUnpackedSuperBlock<Codes, kRows, G>(records, unpacked, xt, b,
                                                acc + (first_x_row - x_begin));
       }

@@ -48,6 +48,16 @@ struct XTile {
   const BlockQ8_0* blocks[R];
   const Terms* terms;
   int64_t stride;
+
+  // x rows [first_x_row, + R) of the block of `stride` x rows from x_begin, whose terms start at
+  // block_terms.
+  static XTile Of(const PreparedActivations& x, const Terms* block_terms, int64_t x_begin,
+                  int64_t stride, int64_t first_x_row) {
+    const int64_t chunks = x.cols / kQuantBlockSize;
+    XTile tile{{}, block_terms + first_x_row - x_begin, stride};
+    for (int r = 0; r < R; ++r) tile.blocks[r] = x.q8.data() + (first_x_row + r) * chunks;
+    return tile;
+  }
 };
 
 // x values [4k, 4k + 4) of a chunk in every 32-bit lane (vpdpbusd's signed operand).
@@ -320,8 +330,7 @@ void ForEachNibbleTile(const PreparedActivations& x, int64_t row_begin, int64_t 
     const Terms* block_terms = terms.data() + x_begin * entries;
     auto passes = [&]<int R, int G>(int64_t group, int64_t& first_x_row) {
       for (; first_x_row + R <= x_end; first_x_row += R) {
-        XTile<Terms, R> xt{{}, block_terms + first_x_row - x_begin, stride};
-        for (int r = 0; r < R; ++r) xt.blocks[r] = x.q8.data() + (first_x_row + r) * chunks;
+        const auto xt = XTile<Terms, R>::Of(x, block_terms, x_begin, stride, first_x_row);
         tile.template operator()<R, G>(group, first_x_row, xt);
       }
     };

@@ -49,11 +49,7 @@ void GatedMlp::ForwardChunk(const float* x, int64_t num_tokens, ThreadPool& pool
     pool.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
         float* row = gate.get() + t * ffn_;
-        if (activation_ == GateActivation::kSilu) {
-          kernels::SiluMul(row, up.get() + t * ffn_, ffn_, row);
-        } else {
-          kernels::GeluTanhMul(row, up.get() + t * ffn_, ffn_, row);
-        }
+        kernels::GateTimesUp(activation_, row, up.get() + t * ffn_, ffn_, row);
       }
     });
   }
