@@ -55,7 +55,9 @@ test('a wrong content type is a 415', async () => {
 test('a prompt longer than the context is a 400 with vLLM\'s message', async () => {
   const response = await postJson('/v1/completions', { model, prompt: 'Once upon a time '.repeat(200) });
   assertErrorShape(response, 400);
-  assert.match(response.json.error.message, /maximum context length is 256 tokens\. However, your request has \d+ input tokens/);
+  assert.match(response.json.error.message,
+    /maximum context length is 256 tokens\. However, your request has \d+ input tokens\. Please reduce the length of the input prompt\.$/);
+  assert.equal(response.json.error.param, 'prompt');
 });
 
 test('unknown routes are 404s', async () => {

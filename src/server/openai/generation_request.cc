@@ -54,6 +54,7 @@ std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoi
 
 std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoint,
                                                GenerationRequest* request) {
+  request->endpoint = endpoint;
   SamplingParams& params = request->params;
   VLLM_READ(GetString, "model", &request->model);
   VLLM_READ(GetBool, "stream", &request->stream);
@@ -262,12 +263,12 @@ std::optional<ApiError> ResolveMaxTokens(const GenerationRequest& request,
                                          int64_t num_prompt_tokens, int64_t max_model_len,
                                          SamplingParams* params) {
   if (num_prompt_tokens >= max_model_len) {
+    const char* input = request.endpoint == Endpoint::kChat ? "messages" : "prompt";
     return ApiError::BadRequest(
         "This model's maximum context length is " + std::to_string(max_model_len) +
             " tokens. However, your request has " + std::to_string(num_prompt_tokens) +
-            " input tokens. Please reduce the length of the input "
-            "messages.",
-        "messages");
+            " input tokens. Please reduce the length of the input " + input + ".",
+        input);
   }
   int64_t max_tokens = max_model_len - num_prompt_tokens;
   if (request.requested_max_tokens)

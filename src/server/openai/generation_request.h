@@ -21,6 +21,7 @@ inline constexpr int kMaxLogprobs = 20;
 inline constexpr int kMaxN = 128;
 
 struct GenerationRequest {
+  Endpoint endpoint = Endpoint::kCompletions;  // the route it came on
   std::string model;
   SamplingParams params;  // max_tokens is set by ResolveMaxTokens once the prompt is known
   std::optional<int64_t> requested_max_tokens;
@@ -50,8 +51,9 @@ ApiError PromptTooLarge(size_t num_bytes, size_t max_bytes, std::string param);
 // Checks token ids the request names (logit_bias, allowed_token_ids) against the vocabulary.
 std::optional<ApiError> CheckTokenIds(const SamplingParams& params, int64_t vocab_size);
 
-// Refuses a prompt that leaves no room to generate, with vLLM's message; otherwise sets
-// params.max_tokens to the request's value capped by what the context has left.
+// Refuses a prompt that leaves no room to generate, with vLLM's message naming the route's input
+// (a chat's messages, a completion's prompt); otherwise sets params.max_tokens to the request's
+// value capped by what the context has left.
 std::optional<ApiError> ResolveMaxTokens(const GenerationRequest& request,
                                          int64_t num_prompt_tokens, int64_t max_model_len,
                                          SamplingParams* params);

@@ -188,11 +188,28 @@ TEST(GenerationRequestTest, MaxTokensFitTheContext) {
   request.requested_max_tokens.reset();
   EXPECT_FALSE(ResolveMaxTokens(request, 10, 64, &params).has_value());
   EXPECT_EQ(params.max_tokens, 54);
-  auto error = ResolveMaxTokens(request, 64, 64, &params);
+}
+
+// The refusal names the route's input: a chat's messages, a completion's prompt.
+TEST(GenerationRequestTest, ContextLengthErrorNamesTheRoutesInput) {
+  SamplingParams params;
+  GenerationRequest chat;
+  ASSERT_FALSE(ParseGenerationRequest(*ParseJsonObject("{}"), Endpoint::kChat, &chat).has_value());
+  auto error = ResolveMaxTokens(chat, 64, 64, &params);
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->message,
             "This model's maximum context length is 64 tokens. However, your request has 64 "
             "input tokens. Please reduce the length of the input messages.");
+  EXPECT_EQ(error->param, "messages");
+  GenerationRequest completion;
+  ASSERT_FALSE(ParseGenerationRequest(*ParseJsonObject("{}"), Endpoint::kCompletions, &completion)
+                   .has_value());
+  error = ResolveMaxTokens(completion, 65, 64, &params);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->message,
+            "This model's maximum context length is 64 tokens. However, your request has 65 "
+            "input tokens. Please reduce the length of the input prompt.");
+  EXPECT_EQ(error->param, "prompt");
 }
 
 TEST(GenerationRequestTest, TokenIdsMustBeInTheVocabulary) {
