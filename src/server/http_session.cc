@@ -18,6 +18,30 @@ ApiError TargetTooLong() {
           ""};
 }
 
+// The status line and the headers every response carries.
+std::string ResponseHead(http::status status, std::string_view content_type,
+                         std::string_view cors_headers, bool keep_alive) {
+  std::string head = "HTTP/1.1 " + std::to_string(static_cast<int>(status)) + " ";
+  const auto reason = http::obsolete_reason(status);
+  head.append(reason.data(), reason.size());
+  head += "\r\nServer: vllm-cpp\r\nContent-Type: ";
+  head += content_type;
+  head += "\r\n";
+  head += cors_headers;
+  head += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+  return head;
+}
+
+// A whole response carrying `error` in the router's JSON shape.
+std::string ErrorResponse(const ApiError& error, std::string_view extra_headers,
+                          std::string_view cors_headers, bool keep_alive) {
+  const std::string body = error.ToJson();
+  std::string bytes = ResponseHead(error.status, "application/json", cors_headers, keep_alive);
+  bytes.append(extra_headers);
+  bytes += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  return bytes;
+}
+
 // What a read would report, without reading: eof after a half-close, an error after a reset,
 // none when bytes are waiting.
 beast::error_code PeekError(asio::ip::tcp::socket& socket) {
@@ -28,6 +52,27 @@ beast::error_code PeekError(asio::ip::tcp::socket& socket) {
 }
 
 }  // namespace
+
+void RefuseConnection(asio::ip::tcp::socket& socket) {
+  static const std::string response =
+      ErrorResponse(ApiError::Unavailable("The server has too many open connections. Retry later."),
+                    "Retry-After: 1\r\n", "", false);
+  beast::error_code ignored;
+  socket.non_blocking(true, ignored);
+  // A new socket's send buffer takes a few hundred bytes whole; if not, the client gets part of
+  // the answer, or none, and the close.
+  socket.write_some(asio::buffer(response), ignored);
+  socket.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  // Reads what the client has sent so far (a request, usually): a close with unread bytes is a
+  // reset, which can destroy the answer before the client reads it.
+  std::array<char, 4096> discard;
+  for (size_t num_read = 0; num_read < 16 * discard.size();) {
+    const size_t num_bytes = socket.read_some(asio::buffer(discard), ignored);
+    if (num_bytes == 0) break;  // nothing more waiting (would block), or an error
+    num_read += num_bytes;
+  }
+  socket.close(ignored);
+}
 
 void ResponseWriter::Send(http::status status, std::string_view content_type, std::string body) {
   if (finished_) return;
@@ -90,15 +135,11 @@ HttpSession::HttpSession(asio::ip::tcp::socket socket, const HttpOptions& option
       body_bytes_(limits.buffered_body_bytes) {}
 
 void HttpSession::Start() {
-  const bool admitted = connection_slot_.GrowTo(1);
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this(), admitted] {
-    if (!admitted) {
-      return self->Reject(
-          ApiError::Unavailable("The server has too many open connections. Retry later."),
-          "Retry-After: 1\r\n");
-    }
-    self->ReadRequest();
-  });
+  if (!connection_slot_.GrowTo(1)) {
+    // No operation of this session has started: the socket is still the acceptor's to use.
+    return RefuseConnection(stream_.socket());
+  }
+  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadRequest(); });
 }
 
 void HttpSession::ReadRequest() {
@@ -206,24 +247,12 @@ void HttpSession::Reject(const ApiError& error, std::string_view extra_headers) 
   stream_.expires_never();
   keep_alive_ = false;
   linger_on_close_ = true;
-  const std::string body = error.ToJson();
-  std::string bytes = Head(error.status, "application/json");
-  bytes.append(extra_headers);
-  bytes += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  Write(std::move(bytes));
+  Write(ErrorResponse(error, extra_headers, cors_headers_, keep_alive_));
   EndExchange();
 }
 
 std::string HttpSession::Head(http::status status, std::string_view content_type) const {
-  std::string head = "HTTP/1.1 " + std::to_string(static_cast<int>(status)) + " ";
-  const auto reason = http::obsolete_reason(status);
-  head.append(reason.data(), reason.size());
-  head += "\r\nServer: vllm-cpp\r\nContent-Type: ";
-  head += content_type;
-  head += "\r\n";
-  head += cors_headers_;
-  head += keep_alive_ ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
-  return head;
+  return ResponseHead(status, content_type, cors_headers_, keep_alive_);
 }
 
 void HttpSession::Write(std::string bytes) {

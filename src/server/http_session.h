@@ -5,10 +5,10 @@
 // Protocol edges, answered here with the router's JSON error shape and then a close: a request
 // header block over 64 KiB is a 431, a target over 8 KiB a 414 (http_limits.h), malformed
 // framing a 400, a body over --max-request-body-bytes a 413 (without reading it), a connection
-// over --max-connections a 503 at once, a body that would take the bytes buffered by all
-// connections over --max-buffered-request-bytes a 503 with Retry-After. `Expect: 100-continue`
-// gets its 100 once the headers pass. HEAD is answered as GET, without the body. CORS
-// preflights are answered here (cors.h); the router never sees them.
+// over --max-connections a 503 and a close at once (RefuseConnection), a body that would take
+// the bytes buffered by all connections over --max-buffered-request-bytes a 503 with
+// Retry-After. `Expect: 100-continue` gets its 100 once the headers pass. HEAD is answered as
+// GET, without the body. CORS preflights are answered here (cors.h); the router never sees them.
 //
 // Disconnects: while an exchange is under way the session watches the socket. A reset, or a
 // failed write, is a disconnect: OnDisconnect's callback runs. A read EOF may be a half-close
@@ -84,11 +84,17 @@ struct HttpOptions {
   size_t max_buffered_body_bytes = size_t{256} << 20;
 };
 
+// Refuses a connection none of whose requests was read (over --max-connections, or with the
+// process out of descriptors): a 503 if the socket takes it without blocking, then the close, at
+// once. It never waits on the client, so a burst of refused connections holds no descriptors.
+void RefuseConnection(asio::ip::tcp::socket& socket);
+
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(asio::ip::tcp::socket socket, const HttpOptions& options, ConnectionLimits& limits,
               const RequestHandler& handler);
-  // Takes a connection slot (or answers 503) and starts reading requests.
+  // Takes a connection slot and starts reading requests; without a free slot, refuses the
+  // connection (RefuseConnection).
   void Start();
 
  private:

@@ -1,7 +1,7 @@
 // The HTTP layer byte for byte (node:net): protocol edges, half-closes, CORS, connection limits.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { test } from 'node:test';
 import { apiKey, model, port, sleep, startServer, stopServer } from './helpers.mjs';
@@ -292,6 +292,66 @@ test('--max-connections: one more connection gets 503 at once; a freed slot serv
   }
 });
 
+// The file descriptors a process holds.
+const openDescriptors = (pid) => readdirSync(`/proc/${pid}/fd`).length;
+
+// A client that sends nothing and never closes its side. Resolves {socket, text, endMs}: what the
+// server sent and how long after connecting its close came (undefined: not within `timeoutMs`).
+function silentClient(to, timeoutMs) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = net.connect({ port: to, host: '127.0.0.1', allowHalfOpen: true });
+    let text = '';
+    const finish = (endMs) => {
+      clearTimeout(timer);
+      resolve({ socket, text, endMs });
+    };
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    socket.on('data', (chunk) => { text += chunk.toString('latin1'); });
+    socket.on('end', () => finish(Date.now() - started));
+    socket.on('error', () => finish(Date.now() - started));
+  });
+}
+
+test('--max-connections: a burst of refused clients that never close is closed at once and holds no descriptors', async () => {
+  const server = await startServer(['--max-connections', '8']);
+  const { pid } = server.process;
+  const sockets = [];
+  try {
+    // Few descriptors: refused connections held for seconds would run the server out of them.
+    execFileSync('prlimit', ['--pid', String(pid), '--nofile=128:128']);
+    for (let i = 0; i < 8; i++) sockets.push(await openConnection(server.port));
+    const baseline = openDescriptors(pid);
+    const healthStarted = Date.now();
+    const health = talk(get('/health'), { to: server.port, timeoutMs: 5000 }).then((answer) => ({ ...answer, ms: Date.now() - healthStarted }));
+    const refused = await Promise.all(Array.from({ length: 300 }, () => silentClient(server.port, 3000)));
+    sockets.push(...refused.map(({ socket }) => socket));
+    const slowest = Math.max(...refused.map(({ endMs }) => endMs ?? Infinity));
+    assert.ok(slowest < 1000, `a refused connection was closed ${slowest} ms after it opened`);
+    for (const { text } of refused) assertJsonError(parseResponse(text), 503);
+    // During the burst, /health is answered at once: a 503 too, all slots being taken.
+    const during = await health;
+    assert.equal(parseResponse(during.text).status, 503);
+    assert.ok(during.ms < 1000, `/health took ${during.ms} ms during the burst`);
+    let held = openDescriptors(pid) - baseline;
+    for (let i = 0; i < 10 && held > 2; i++) {
+      await sleep(50);
+      held = openDescriptors(pid) - baseline;
+    }
+    assert.ok(held <= 2, `the server holds ${held} more descriptors after refusing 300 connections`);
+    // The refused clients still hold their sides open; freed slots serve at once.
+    for (const socket of sockets.splice(0, 8)) socket.destroy();
+    await sleep(50);
+    const started = Date.now();
+    const { text } = await talk(get('/health', 'Connection: close\r\n'), { to: server.port, timeoutMs: 5000 });
+    assert.equal(parseResponse(text).status, 200);
+    assert.ok(Date.now() - started < 1000, `/health took ${Date.now() - started} ms after the burst`);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await stopServer(server);
+  }
+});
+
 // utime + stime of a process, in clock ticks.
 function cpuTicks(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -299,18 +359,29 @@ function cpuTicks(pid) {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-test('out of file descriptors, the server does not spin and serves again once they free', async () => {
+test('out of file descriptors, the server refuses what waits, does not spin and serves again once they free', async () => {
   const server = await startServer(['--max-connections', '1000']);
   const sockets = [];
+  const answers = [];
   try {
     execFileSync('prlimit', ['--pid', String(server.process.pid), '--nofile=64:64']);
     for (let i = 0; i < 100; i++) {
       const socket = net.connect(server.port, '127.0.0.1');
       socket.on('error', () => {});
+      const answer = { text: '' };
+      socket.on('data', (chunk) => { answer.text += chunk.toString('latin1'); });
+      socket.on('end', () => { answer.ended = true; });
       sockets.push(socket);
+      answers.push(answer);
       await new Promise((resolve) => socket.once('connect', resolve));
     }
     await sleep(300);
+    // Those past the descriptors (at least 100 - 64) were answered 503 and closed, not left in
+    // the backlog; the others are open sessions waiting for a request.
+    const refused = answers.filter(({ ended }) => ended);
+    assert.ok(refused.length >= 36, `${refused.length} of 100 connections were refused`);
+    for (const { text } of refused) assertJsonError(parseResponse(text), 503);
+    assert.ok(answers.every(({ text, ended }) => ended || text === ''));
     const before = cpuTicks(server.process.pid);
     await sleep(1500);
     const spent = cpuTicks(server.process.pid) - before;
