@@ -1,12 +1,19 @@
 // The default model's vocabulary, path and first-run writer (see default_model.h).
 #include "cli/default_model.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <vector>
 
+#include "common/byte_hash.h"
 #include "common/logging.h"
 #include "formats/gguf_writer.h"
 #include "model/random_model.h"
@@ -76,6 +83,100 @@ Status WriteByteVocab(const std::string& path) {
   return writer.Finish();
 }
 
+// The checksum beside the model file: one line naming the hash and its value in hex. A file
+// without one (from a version that wrote none), or whose bytes do not hash to it, is written again.
+constexpr char kChecksumSuffix[] = ".checksum";
+
+std::string ChecksumLine(uint64_t hash) {
+  char line[48];
+  std::snprintf(line, sizeof(line), "fnv1a64-splitmix %016" PRIx64 "\n", hash);
+  return line;
+}
+
+Expected<uint64_t> HashFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot be read"};
+  std::vector<char> chunk(1 << 20);
+  uint64_t hash = kByteHashSeed;
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    hash = FeedBytes(hash, chunk.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return Error{"cannot be read"};
+  return FinalizeHash(hash);
+}
+
+// Why the cached model at `path` must be written again; empty when its checksum holds.
+std::string ProblemWithCachedModel(const std::string& path) {
+  auto hash = HashFile(path);
+  if (!hash) return hash.error();
+  std::ifstream checksum(path + kChecksumSuffix, std::ios::binary);
+  if (!checksum) return "has no checksum file";
+  std::string expected(64, '\0');
+  checksum.read(expected.data(), static_cast<std::streamsize>(expected.size()));
+  expected.resize(static_cast<size_t>(checksum.gcount()));
+  if (expected != ChecksumLine(*hash)) return "does not match its checksum (damaged or truncated)";
+  return "";
+}
+
+// Flushes the file or directory at `path` to the disk.
+Status Sync(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_errno = errno;
+  ::close(fd);
+  if (!synced) return Error{"cannot flush " + path + ": " + std::strerror(sync_errno)};
+  return Status::Ok();
+}
+
+Status WriteSmallFile(const std::string& path, const std::string& bytes) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) return Error{"cannot create " + path + ": " + std::strerror(errno)};
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  if (std::fclose(file) != 0 || !written) return Error{"cannot write " + path};
+  return Sync(path);
+}
+
+// Writes the model and its checksum under temporary names unique to this process, flushes both,
+// then renames them into place: a concurrent or interrupted run never sees half a file, and a
+// crash between the two renames leaves a pair that does not match, written again on the next
+// start.
+Status WriteDefaultModel(const std::string& path) {
+  const std::filesystem::path directory = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) {
+    return Error{"cannot create " + directory.string() + ": " + error.message()};
+  }
+  const std::string stem =
+      (directory / ("." + std::string(kFileName) + "." + std::to_string(::getpid()))).string();
+  RandomModelOptions options;
+  options.shape = kShape;
+  options.vocab_path = stem + ".vocab";
+  options.output_path = stem + ".tmp";
+  const std::string checksum_path = stem + kChecksumSuffix;
+  Status status = WriteByteVocab(options.vocab_path);
+  if (status.ok()) status = WriteRandomModel(options);
+  std::remove(options.vocab_path.c_str());
+  if (status.ok()) status = Sync(options.output_path);
+  if (status.ok()) {
+    auto hash = HashFile(options.output_path);
+    status = hash ? WriteSmallFile(checksum_path, ChecksumLine(*hash))
+                  : Error{options.output_path + " " + hash.error()};
+  }
+  if (status.ok()) {
+    std::filesystem::rename(options.output_path, path, error);
+    if (!error) std::filesystem::rename(checksum_path, path + kChecksumSuffix, error);
+    if (error) status = Error{"cannot rename the new file into " + path + ": " + error.message()};
+  }
+  std::remove(options.output_path.c_str());
+  std::remove(checksum_path.c_str());
+  if (!status.ok()) return status;
+  // Makes the renames durable; a file system that cannot flush a directory still has the files.
+  Sync(directory.string());
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<std::string> DefaultModelPath() {
@@ -96,34 +197,20 @@ Expected<std::string> EnsureDefaultModel() {
   const std::string what = std::string("a tiny random-weight Llama (shape ") + kShape +
                            ", byte-level vocabulary; its output is noise)";
   std::error_code error;
-  if (std::filesystem::exists(*path, error)) {
-    VLLM_LOG(kInfo) << "no model given: serving the default model, " << what << ", from " << *path;
-    return path;
+  const bool present = std::filesystem::exists(*path, error);
+  if (present) {
+    const std::string problem = ProblemWithCachedModel(*path);
+    if (problem.empty()) {
+      VLLM_LOG(kInfo) << "no model given: serving the default model, " << what << ", from "
+                      << *path;
+      return path;
+    }
+    VLLM_LOG(kWarning) << "the default model " << *path << " " << problem << ": writing it again";
   }
-  const std::filesystem::path directory = std::filesystem::path(*path).parent_path();
-  std::filesystem::create_directories(directory, error);
-  if (error) {
-    return Error{"cannot create " + directory.string() +
-                 " for the default model: " + error.message()};
-  }
-  // Temporary names unique to this process; the rename makes the file appear whole.
-  const std::string stem =
-      (directory / ("." + std::string(kFileName) + "." + std::to_string(::getpid()))).string();
-  RandomModelOptions options;
-  options.shape = kShape;
-  options.vocab_path = stem + ".vocab";
-  options.output_path = stem + ".tmp";
-  Status status = WriteByteVocab(options.vocab_path);
-  if (status.ok()) status = WriteRandomModel(options);
-  std::remove(options.vocab_path.c_str());
-  if (status.ok()) {
-    std::filesystem::rename(options.output_path, *path, error);
-    if (error)
-      status = Error{"cannot rename the default model into " + *path + ": " + error.message()};
-  }
-  if (!status.ok()) {
-    std::remove(options.output_path.c_str());
-    return Error{"writing the default model: " + status.message()};
+  if (Status status = WriteDefaultModel(*path); !status.ok()) {
+    std::string message = "writing the default model: " + status.message();
+    if (present) message += " (delete " + *path + " and start again)";
+    return Error{message};
   }
   VLLM_LOG(kInfo) << "no model given: wrote the default model, " << what << ", to " << *path
                   << " (give a model path to serve a real one)";

@@ -13,8 +13,11 @@ namespace vllm {
 // $XDG_CACHE_HOME/vllm-cpp (else $HOME/.cache/vllm-cpp) / the model's file name.
 Expected<std::string> DefaultModelPath();
 
-// The default model's path, writing the file first when it is absent (to a temporary name, then
-// renamed, so a concurrent or interrupted run never sees half a file). Logs what it serves.
+// The default model's path, writing the file first when it is absent, or when it does not match
+// the checksum written beside it (`<file>.checksum`: a flipped bit, a truncation, or a file from a
+// version that wrote no checksum). Each write goes to temporary names, flushed, then renamed, so a
+// concurrent or interrupted run never sees half a file. Logs what it serves or rewrites; an error
+// from a rewrite names the file to delete.
 Expected<std::string> EnsureDefaultModel();
 
 }  // namespace vllm

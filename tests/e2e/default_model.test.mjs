@@ -1,6 +1,6 @@
 // `vllm-cpp serve` with no model: it writes a tiny random-weight Llama with a byte-level
-// vocabulary into the cache ($HOME/.cache/vllm-cpp here, a fresh HOME), says so, and serves it;
-// a second start finds the file and writes nothing.
+// vocabulary and its checksum into the cache ($HOME/.cache/vllm-cpp here, a fresh HOME), says so,
+// and serves it; a second start finds the file whole and writes nothing.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,9 @@ test('serve with no model writes the default model into the cache and answers wi
     let server = await startServer([], { env, modelPath: null });
     try {
       assert.match(server.output(), /wrote the default model, a tiny random-weight Llama .*random-stories260k-byte-vocab\.gguf/);
-      assert.deepEqual(readdirSync(cache), ['random-stories260k-byte-vocab.gguf']);  // no temporary files left
+      // The model and its checksum; no temporary files left.
+      assert.deepEqual(readdirSync(cache).sort(),
+        ['random-stories260k-byte-vocab.gguf', 'random-stories260k-byte-vocab.gguf.checksum']);
       const openai = new OpenAI({ baseURL: `http://127.0.0.1:${server.port}/v1`, apiKey: 'x', maxRetries: 0 });
       // Byte-level: BOS, then one token per byte ('é' and 'ö' are two) and one per space.
       const response = await openai.completions.create({ model, prompt: 'Héllo, wörld', max_tokens: 8, temperature: 0,
