@@ -51,6 +51,9 @@ class RequestOutputStream {
   std::string error() const;
   // True when the error is the engine refusing the request (an invalid request, not a failure).
   bool rejected() const;
+  // True when the engine could not take the request now (too many structured-output constraints
+  // are compiling): the request may be sent again later.
+  bool overloaded() const;
   // Called on the engine thread (with no lock held) after each new output or error; set it
   // before the request is submitted.
   void SetListener(std::function<void()> listener) { listener_ = std::move(listener); }
@@ -58,7 +61,7 @@ class RequestOutputStream {
  private:
   friend class AsyncLLM;
   void Push(RequestOutput output);
-  void Fail(std::string message, bool rejected);
+  void Fail(std::string message, bool rejected, bool overloaded = false);
 
   mutable std::mutex mutex_;
   std::condition_variable ready_;
@@ -66,6 +69,7 @@ class RequestOutputStream {
   bool closed_ = false;
   std::string error_;
   bool rejected_ = false;
+  bool overloaded_ = false;
   std::function<void()> listener_;
 };
 
@@ -78,12 +82,17 @@ class AsyncLLM {
   AsyncLLM& operator=(const AsyncLLM&) = delete;
 
   // Adds a request (prompt text or token ids). Throws std::invalid_argument with vLLM's message
-  // when the engine refuses it.
+  // when the engine refuses it. A structured-output constraint compiles on the compile threads
+  // (this call waits for it; the engine loop does not).
   std::shared_ptr<RequestOutputStream> Generate(
       const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
       const SamplingParams& params, int priority = 0);
   // Adds a request without waiting for the engine thread: a refusal ends the stream with an
-  // error for which rejected() is true. Set the stream's listener through `listener`.
+  // error for which rejected() is true. Set the stream's listener through `listener`. A
+  // structured-output constraint compiles first on the compile threads (--structured-outputs-
+  // compile-threads), so neither the engine loop nor the other requests wait for it; a cached
+  // one is used at once. With too many constraints compiling, the stream ends with an error for
+  // which overloaded() is true.
   std::shared_ptr<RequestOutputStream> Submit(
       const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
       const SamplingParams& params, const RequestOptions& options, std::function<void()> listener);
@@ -128,6 +137,12 @@ class AsyncLLM {
 
  private:
   struct Impl;
+  // Submit's path for a request with a structured-output constraint: compile, then add.
+  void SubmitConstrained(const std::string& request_id,
+                         const std::variant<std::string, std::vector<int32_t>>& prompt,
+                         const SamplingParams& params, const RequestOptions& options,
+                         std::shared_ptr<RequestOutputStream> stream);
+
   std::unique_ptr<Impl> impl_;
 };
 

@@ -25,6 +25,9 @@ struct StructuredOutputsParams {
   bool json_object = false;                    // any JSON object
   bool disable_any_whitespace = false;         // JSON without whitespace between its tokens
   bool disable_additional_properties = false;  // no properties beyond a schema's `properties`
+  // A regex for the whitespace JSON may have between its tokens (json, json_object); unset: a
+  // space, or a newline and an indent.
+  std::optional<std::string> whitespace_pattern;
 
   int num_constraints() const {
     return json.has_value() + regex.has_value() + choice.has_value() + grammar.has_value() +
@@ -40,6 +43,10 @@ struct StructuredOutputsParams {
       return "You must use one kind of structured outputs constraint but none are specified.";
     }
     if (choice && choice->empty()) return "structured_outputs.choice must not be empty.";
+    if (whitespace_pattern && disable_any_whitespace) {
+      return "structured_outputs.whitespace_pattern cannot be combined with "
+             "disable_any_whitespace.";
+    }
     return "";
   }
 };

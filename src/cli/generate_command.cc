@@ -189,6 +189,23 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
       "\"num_speculative_tokens\": 4, \"prompt_lookup_max\": 4}', or a draft model of the same "
       "vocabulary, e.g. '{\"method\": \"draft_model\", \"model\": \"draft.gguf\", "
       "\"num_speculative_tokens\": 3}'");
+  command
+      .add_option("--structured-outputs-compile-threads", args.structured_outputs_compile_threads,
+                  "Threads that compile structured-output constraints, off the engine loop")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  command
+      .add_option("--structured-outputs-compile-timeout", args.structured_outputs_compile_timeout,
+                  "Seconds of CPU time one structured-output constraint may take to compile "
+                  "(0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command
+      .add_option("--structured-outputs-max-bytes", args.structured_outputs_max_bytes,
+                  "Largest structured-output constraint: the JSON schema, regex or grammar, or "
+                  "the choices together, in bytes")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 void RegisterGenerateCommand(CLI::App& app) {

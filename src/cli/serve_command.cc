@@ -17,6 +17,7 @@
 #include "server/openai/output_parsers/reasoning_parser.h"
 #include "server/openai/output_parsers/tool_parser.h"
 #include "server/serving_context.h"
+#include "structured_output/structured_output_compiler.h"
 #include "tokenizer/chat_template/chat_template.h"
 
 namespace vllm {
@@ -44,6 +45,7 @@ struct ServeOptions {
   bool enable_auto_tool_choice = false;
   std::string tool_call_parser;
   std::string reasoning_parser;
+  std::string structured_outputs_config;  // JSON; empty: the defaults
 };
 
 // Checks the tool-call and reasoning parser flags as vLLM does; prints the error.
@@ -87,6 +89,23 @@ int RunServer(ServeOptions options) {
   }
   if (options.served_model_names.empty()) options.served_model_names = {options.engine.model};
   if (!CheckParserFlags(options)) return 1;
+  server::StructuredOutputsConfig structured_outputs_config;
+  if (!options.structured_outputs_config.empty()) {
+    auto config = server::ParseStructuredOutputsConfig(options.structured_outputs_config);
+    // A whitespace_pattern that does not compile would refuse every JSON request: stop here.
+    Expected<std::string> compiled = std::string();
+    if (config && config->whitespace_pattern) {
+      compiled =
+          ConstraintToGbnf({.json_object = true, .whitespace_pattern = config->whitespace_pattern});
+    }
+    if (!config || !compiled) {
+      std::cerr << "error: "
+                << (!config ? config.error() : "--structured-outputs-config: " + compiled.error())
+                << "\n";
+      return 1;
+    }
+    structured_outputs_config = *config;
+  }
   server::asio::io_context io_context(1);
   std::unique_ptr<AsyncLLM> engine = StartAsyncEngine(options.engine);
   if (!engine) return 1;
@@ -109,6 +128,7 @@ int RunServer(ServeOptions options) {
                                  options.limits};
   if (options.enable_auto_tool_choice) context.tool_call_parser = options.tool_call_parser;
   context.reasoning_parser = options.reasoning_parser;
+  context.structured_outputs_config = structured_outputs_config;
   context.limits.max_sequences =
       options.max_sequences_per_request.value_or(options.engine.max_num_seqs);
   server::HttpServer http_server(io_context,
@@ -256,6 +276,12 @@ void RegisterServeCommand(CLI::App& app) {
   command->add_option("--reasoning-parser", options->reasoning_parser,
                       "How the model's thinking is separated into reasoning_content: "
                       "deepseek_r1, qwen3 or openai");
+  command->add_option(
+      "--structured-outputs-config", options->structured_outputs_config,
+      "JSON object of vLLM's StructuredOutputsConfig keys: backend, disable_fallback, "
+      "disable_any_whitespace, disable_additional_properties; and whitespace_pattern, a regex "
+      "for the whitespace JSON may have between tokens (default: a space, or a newline and an "
+      "indent), e.g. '{\"whitespace_pattern\": \"[ \\\\n\\\\t]*\"}' for any");
   command->add_flag("--trust-request-chat-template", options->limits.trust_request_chat_template,
                     "Accept chat templates sent in requests (chat_template, "
                     "chat_template_kwargs.chat_template)");

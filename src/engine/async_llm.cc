@@ -1,7 +1,10 @@
 // AsyncLLM: the engine loop thread owns the LLMEngine; callers reach it only through a queue of
-// commands, and it reaches them only through their output streams.
+// commands, and it reaches them only through their output streams. A request with a
+// structured-output constraint first waits for its grammar on the compile pool's threads, and
+// reaches the engine thread with it.
 #include "vllm/async_llm.h"
 
+#include <atomic>
 #include <functional>
 #include <future>
 #include <map>
@@ -10,6 +13,7 @@
 
 #include "engine/llm_engine.h"
 #include "model/layers/pooler.h"
+#include "structured_output/grammar_compile_pool.h"
 
 namespace vllm {
 
@@ -45,6 +49,11 @@ bool RequestOutputStream::rejected() const {
   return rejected_;
 }
 
+bool RequestOutputStream::overloaded() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return overloaded_;
+}
+
 void RequestOutputStream::Push(RequestOutput output) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -55,19 +64,55 @@ void RequestOutputStream::Push(RequestOutput output) {
   if (listener_) listener_();
 }
 
-void RequestOutputStream::Fail(std::string message, bool rejected) {
+void RequestOutputStream::Fail(std::string message, bool rejected, bool overloaded) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     error_ = std::move(message);
     rejected_ = rejected;
+    overloaded_ = overloaded;
     closed_ = true;
   }
   ready_.notify_all();
   if (listener_) listener_();
 }
 
+namespace {
+
+constexpr char kCompilesFull[] =
+    "Too many structured output constraints are compiling; try again later.";
+
+// The final output of a request aborted before it reached the engine (as AbortRequests gives).
+RequestOutput AbortedOutput(const std::string& request_id, const PromptInput& prompt, int n) {
+  RequestOutput output{.request_id = request_id, .finished = true};
+  if (const auto* text = std::get_if<std::string>(&prompt)) {
+    output.prompt = *text;
+  } else {
+    output.prompt_token_ids = std::get<std::vector<int32_t>>(prompt);
+  }
+  for (int i = 0; i < n; ++i) output.outputs.push_back({.index = i, .finish_reason = "abort"});
+  return output;
+}
+
+// Compile threads run at nice +10: when they and the engine's threads both want the CPU, a
+// running stream's steps keep their pace (a compile's time limit counts its CPU time, so a
+// slower compile is not a refused one).
+constexpr int kCompileThreadNiceIncrement = 10;
+
+}  // namespace
+
 struct AsyncLLM::Impl {
+  // A request whose structured-output constraint is compiling.
+  struct Compiling {
+    std::shared_ptr<RequestOutputStream> stream;
+    PromptInput prompt;
+    int n = 1;
+    std::atomic<bool> aborted{false};  // set (and the entry removed) by Abort
+  };
+
   std::unique_ptr<LLMEngine> engine;
+  std::unique_ptr<GrammarCompilePool> compile_pool;
+  std::mutex compiling_mutex;
+  std::map<std::string, std::shared_ptr<Compiling>> compiling;  // guarded by compiling_mutex
   std::mutex mutex;
   std::condition_variable wake;
   std::deque<std::function<void()>> commands;  // run on the engine thread
@@ -88,7 +133,12 @@ struct AsyncLLM::Impl {
   }
 
   void PublishStats() {
-    const EngineStats current = engine->stats();
+    EngineStats current = engine->stats();
+    {
+      // Requests whose constraint compiles wait too (vLLM's WAITING_FOR_FSM).
+      std::lock_guard<std::mutex> lock(compiling_mutex);
+      current.num_waiting += static_cast<int>(compiling.size());
+    }
     std::lock_guard<std::mutex> lock(stats_mutex);
     stats = {current.num_running,       current.num_waiting,     current.kv_cache_usage,
              current.num_free_blocks,   current.num_preemptions, current.prefix_cache_queries,
@@ -102,6 +152,26 @@ struct AsyncLLM::Impl {
     auto result = task.get_future();
     Post([&task] { task(); });
     return result.get();
+  }
+
+  // Engine thread: adds a request whose constraint compiled (or failed to), unless it was
+  // aborted meanwhile (Abort then ended its stream).
+  void AddCompiled(const std::string& request_id, const std::shared_ptr<Compiling>& entry,
+                   GrammarCompilePool::Result grammar, const SamplingParams& params,
+                   const RequestOptions& options) {
+    {
+      std::lock_guard<std::mutex> lock(compiling_mutex);
+      if (entry->aborted) return;
+      compiling.erase(request_id);
+    }
+    if (!grammar) return entry->stream->Fail(grammar.error(), true);
+    Status added =
+        engine->AddRequest(request_id, entry->prompt, params, options, std::move(*grammar));
+    if (added.ok()) {
+      streams[request_id] = entry->stream;
+    } else {
+      entry->stream->Fail(added.message(), true);
+    }
   }
 
   void Deliver(std::vector<RequestOutput> outputs) {
@@ -177,25 +247,47 @@ AsyncLLM::AsyncLLM(const EngineArgs& args) : impl_(std::make_unique<Impl>()) {
   auto engine = LLMEngine::Create(args);
   if (!engine) throw std::runtime_error(engine.error());
   impl_->engine = std::move(*engine);
+  impl_->compile_pool = std::make_unique<GrammarCompilePool>(
+      impl_->engine->structured_output_compiler(),
+      GrammarCompilePool::Options{.num_threads = args.structured_outputs_compile_threads,
+                                  .nice_increment = kCompileThreadNiceIncrement});
   impl_->PublishStats();
   impl_->thread = std::thread([this] { impl_->Loop(); });
 }
 
 AsyncLLM::~AsyncLLM() {
+  impl_->compile_pool.reset();  // cancels the compiles under way
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->stop = true;
   }
   impl_->wake.notify_one();
   impl_->thread.join();
+  // Requests whose grammar came too late for the engine thread.
+  for (auto& [id, entry] : impl_->compiling) entry->stream->Fail("the engine was shut down", false);
 }
 
 std::shared_ptr<RequestOutputStream> AsyncLLM::Generate(
     const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
     const SamplingParams& params, int priority) {
   auto stream = std::make_shared<RequestOutputStream>();
+  std::shared_ptr<const CompiledGrammar> grammar;
+  if (params.structured_outputs) {  // compiled here, on the compile threads
+    std::promise<GrammarCompilePool::Result> compiled;
+    auto result = compiled.get_future();
+    if (!impl_->compile_pool->Submit(*params.structured_outputs, {},
+                                     [&compiled](GrammarCompilePool::Result done) {
+                                       compiled.set_value(std::move(done));
+                                     })) {
+      throw std::invalid_argument(kCompilesFull);
+    }
+    auto done = result.get();
+    if (!done) throw std::invalid_argument(done.error());
+    grammar = std::move(*done);
+  }
   Status status = impl_->Call([&] {
-    Status added = impl_->engine->AddRequest(request_id, prompt, params, {.priority = priority});
+    Status added =
+        impl_->engine->AddRequest(request_id, prompt, params, {.priority = priority}, grammar);
     if (added.ok()) impl_->streams[request_id] = stream;
     return added;
   });
@@ -208,6 +300,10 @@ std::shared_ptr<RequestOutputStream> AsyncLLM::Submit(
     const SamplingParams& params, const RequestOptions& options, std::function<void()> listener) {
   auto stream = std::make_shared<RequestOutputStream>();
   stream->SetListener(std::move(listener));
+  if (params.structured_outputs) {
+    SubmitConstrained(request_id, prompt, params, options, stream);
+    return stream;
+  }
   impl_->Post([this, stream, request_id, prompt, params, options] {
     Status added = impl_->engine->AddRequest(request_id, prompt, params, options);
     if (added.ok()) {
@@ -217,6 +313,38 @@ std::shared_ptr<RequestOutputStream> AsyncLLM::Submit(
     }
   });
   return stream;
+}
+
+void AsyncLLM::SubmitConstrained(const std::string& request_id, const PromptInput& prompt,
+                                 const SamplingParams& params, const RequestOptions& options,
+                                 std::shared_ptr<RequestOutputStream> stream) {
+  auto entry = std::make_shared<Impl::Compiling>();
+  entry->stream = stream;
+  entry->prompt = prompt;
+  entry->n = params.n;
+  {
+    std::lock_guard<std::mutex> lock(impl_->compiling_mutex);
+    if (!impl_->compiling.emplace(request_id, entry).second) {
+      impl_->Post([stream, request_id] {
+        stream->Fail("request id '" + request_id + "' is already in use", true);
+      });
+      return;
+    }
+  }
+  const bool queued = impl_->compile_pool->Submit(
+      *params.structured_outputs, [entry] { return entry->aborted.load(); },
+      [this, entry, request_id, params, options](GrammarCompilePool::Result grammar) {
+        impl_->Post([this, entry, request_id, params, options, grammar = std::move(grammar)] {
+          impl_->AddCompiled(request_id, entry, grammar, params, options);
+        });
+      });
+  if (!queued) {
+    {
+      std::lock_guard<std::mutex> lock(impl_->compiling_mutex);
+      impl_->compiling.erase(request_id);
+    }
+    impl_->Post([stream] { stream->Fail(kCompilesFull, false, /*overloaded=*/true); });
+  }
 }
 
 void AsyncLLM::SubmitPooling(const std::string& request_id, PoolingInput input,
@@ -284,6 +412,19 @@ std::vector<std::string> AsyncLLM::classifier_labels() const {
 }
 
 void AsyncLLM::Abort(const std::string& request_id) {
+  {
+    // Still compiling: its stream ends now, and the compile stops unless others wait for it.
+    std::lock_guard<std::mutex> lock(impl_->compiling_mutex);
+    if (auto it = impl_->compiling.find(request_id); it != impl_->compiling.end()) {
+      std::shared_ptr<Impl::Compiling> entry = it->second;
+      entry->aborted = true;
+      impl_->compiling.erase(it);
+      impl_->Post([entry, request_id] {
+        entry->stream->Push(AbortedOutput(request_id, entry->prompt, entry->n));
+      });
+      return;
+    }
+  }
   impl_->Post([this, request_id] { impl_->Deliver(impl_->engine->AbortRequests({request_id})); });
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/engine_args_check.h"
 #include "engine/pooling_tasks.h"
 #include "model/hf_overrides.h"
 #include "model/kv_cache_dtype.h"
@@ -69,6 +70,17 @@ Status LLMEngine::LoadTokenizer(const std::string& path) {
 }
 
 Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
+  VLLM_RETURN_IF_ERROR(CheckEngineArgs(args));
+  if (args.structured_outputs_compile_threads < 1 || args.structured_outputs_compile_threads > 64) {
+    return Error{"--structured-outputs-compile-threads must be between 1 and 64, not " +
+                 std::to_string(args.structured_outputs_compile_threads)};
+  }
+  if (!(args.structured_outputs_compile_timeout >= 0)) {
+    return Error{"--structured-outputs-compile-timeout must be 0 (no limit) or more seconds"};
+  }
+  if (args.structured_outputs_max_bytes < 1) {
+    return Error{"--structured-outputs-max-bytes must be at least 1"};
+  }
   std::unique_ptr<LLMEngine> engine(new LLMEngine());
   engine->pool_ =
       std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
@@ -100,24 +112,24 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
     engine->model_name_ = args.model;
   }
   engine->output_processor_ = std::make_unique<OutputProcessor>(*engine->tokenizer_);
+  LLMEngine* built = engine.get();
+  engine->structured_output_compiler_ = std::make_unique<StructuredOutputCompiler>(
+      [built] { return built->IndexStructuredOutputVocabulary(); },
+      StructuredOutputLimits{
+          .max_constraint_bytes = static_cast<size_t>(args.structured_outputs_max_bytes),
+          .compile_timeout_seconds = args.structured_outputs_compile_timeout});
   return engine;
 }
 
-Expected<std::shared_ptr<const CompiledGrammar>> LLMEngine::CompileStructuredOutput(
-    const SamplingParams& params) {
-  if (!params.structured_outputs) return std::shared_ptr<const CompiledGrammar>();
-  if (!structured_output_compiler_) {
-    // The model's logits may have more rows than the tokenizer has tokens: those never come.
-    TokenVocabulary vocabulary{.token_bytes = TokenByteStrings(*tokenizer_)};
-    vocabulary.token_bytes.resize(model_config().vocab_size);
-    if (tokenizer_->eos_id() >= 0) vocabulary.stop_token_ids.push_back(tokenizer_->eos_id());
-    for (int32_t id : generation_eos_ids_) {
-      if (id >= 0 && id < model_config().vocab_size) vocabulary.stop_token_ids.push_back(id);
-    }
-    structured_output_compiler_ =
-        std::make_unique<StructuredOutputCompiler>(IndexVocabulary(std::move(vocabulary)));
+std::shared_ptr<const IndexedVocabulary> LLMEngine::IndexStructuredOutputVocabulary() const {
+  // The model's logits may have more rows than the tokenizer has tokens: those never come.
+  TokenVocabulary vocabulary{.token_bytes = TokenByteStrings(*tokenizer_)};
+  vocabulary.token_bytes.resize(model_config().vocab_size);
+  if (tokenizer_->eos_id() >= 0) vocabulary.stop_token_ids.push_back(tokenizer_->eos_id());
+  for (int32_t id : generation_eos_ids_) {
+    if (id >= 0 && id < model_config().vocab_size) vocabulary.stop_token_ids.push_back(id);
   }
-  return structured_output_compiler_->Compile(*params.structured_outputs);
+  return IndexVocabulary(std::move(vocabulary));
 }
 
 Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& prompt,
@@ -126,10 +138,28 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
   if (output_processor_->Has(request_id)) {
     return Error{"request id '" + request_id + "' is already in use"};
   }
-  auto grammar = CompileStructuredOutput(params);
-  if (!grammar) return Error{grammar.error()};
+  std::shared_ptr<const CompiledGrammar> grammar;
+  if (params.structured_outputs) {
+    auto compiled = structured_output_compiler_->Compile(*params.structured_outputs);
+    if (!compiled) return Error{compiled.error()};
+    grammar = std::move(*compiled);
+  }
+  return AddRequest(request_id, prompt, params, options, std::move(grammar));
+}
+
+Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& prompt,
+                             const SamplingParams& params, const RequestOptions& options,
+                             std::shared_ptr<const CompiledGrammar> grammar) {
+  if (std::string error = params.Validate(); !error.empty()) return Error{error};
+  if (output_processor_->Has(request_id)) {
+    return Error{"request id '" + request_id + "' is already in use"};
+  }
+  if (params.structured_outputs.has_value() != (grammar != nullptr)) {
+    return Error{grammar ? "a grammar was given for a request without structured outputs"
+                         : "the request's structured outputs constraint was not compiled"};
+  }
   std::vector<int32_t> grammar_after_token_ids;
-  if (*grammar && !options.structured_output_after.empty()) {
+  if (grammar && !options.structured_output_after.empty()) {
     grammar_after_token_ids = tokenizer_->Encode(options.structured_output_after, false);
   }
   std::vector<int32_t> token_ids;
@@ -179,7 +209,7 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
                                        .priority = options.priority,
                                        .cache_salt = options.cache_salt,
                                        .bad_words_token_ids = bad_words_token_ids,
-                                       .grammar = *grammar,
+                                       .grammar = grammar,
                                        .grammar_after_token_ids = grammar_after_token_ids});
     if (!status.ok()) {
       core_->FinishRequests(added, RequestStatus::kFinishedAborted);

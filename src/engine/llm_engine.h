@@ -38,9 +38,19 @@ class LLMEngine {
  public:
   static Expected<std::unique_ptr<LLMEngine>> Create(const EngineArgs& args);
 
-  // A structured output constraint in `params` is compiled here (an invalid one is refused).
+  // A structured output constraint in `params` is compiled here, on the calling thread, within
+  // the compiler's limits (an invalid one, or one over a limit, is refused).
   Status AddRequest(const std::string& request_id, const PromptInput& prompt,
                     const SamplingParams& params, const RequestOptions& options = {});
+  // The same with the constraint already compiled (AsyncLLM compiles off the engine thread):
+  // `grammar` is structured_output_compiler()'s grammar of params.structured_outputs, null
+  // when it has none. Compiles nothing.
+  Status AddRequest(const std::string& request_id, const PromptInput& prompt,
+                    const SamplingParams& params, const RequestOptions& options,
+                    std::shared_ptr<const CompiledGrammar> grammar);
+  // Compiles structured-output constraints over this model's vocabulary (indexed on the first
+  // compile), within the --structured-outputs-* limits. Thread-safe: use it from any thread.
+  StructuredOutputCompiler& structured_output_compiler() { return *structured_output_compiler_; }
   Expected<std::vector<RequestOutput>> Step();
   // Finishes the requests with finish_reason "abort"; returns their final outputs.
   std::vector<RequestOutput> AbortRequests(const std::vector<std::string>& request_ids);
@@ -72,9 +82,8 @@ class LLMEngine {
   // Loads the loaded model's tokenizer and chat template (and a model directory's generation
   // config) from `path`.
   Status LoadTokenizer(const std::string& path);
-  // The grammar of params.structured_outputs, or null when it has none.
-  Expected<std::shared_ptr<const CompiledGrammar>> CompileStructuredOutput(
-      const SamplingParams& params);
+  // This model's vocabulary as the grammar matcher reads it.
+  std::shared_ptr<const IndexedVocabulary> IndexStructuredOutputVocabulary() const;
 
   std::unique_ptr<ThreadPool> pool_;
   LoadedModel model_;
@@ -85,7 +94,6 @@ class LLMEngine {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<EngineCore> core_;
   std::unique_ptr<OutputProcessor> output_processor_;
-  // Built on the first request with a constraint (indexing the vocabulary takes a moment).
   std::unique_ptr<StructuredOutputCompiler> structured_output_compiler_;
   std::vector<std::string> pooling_tasks_;
   std::string model_name_;  // args.model, as vLLM names the model in pooling errors

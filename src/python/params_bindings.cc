@@ -38,6 +38,7 @@ void BindParams(py::module_& module) {
       .def_readwrite("disable_hybrid_kv_cache_manager",
                      &EngineArgs::disable_hybrid_kv_cache_manager)
       .def_readwrite("speculative_config", &EngineArgs::speculative_config)
+      .def_readwrite("max_logprobs", &EngineArgs::max_logprobs)
       .def_readwrite("runner", &EngineArgs::runner)
       .def_readwrite("convert", &EngineArgs::convert)
       .def_readwrite("hf_overrides", &EngineArgs::hf_overrides);
@@ -63,7 +64,8 @@ void BindParams(py::module_& module) {
       .def_readwrite("json_object", &StructuredOutputsParams::json_object)
       .def_readwrite("disable_any_whitespace", &StructuredOutputsParams::disable_any_whitespace)
       .def_readwrite("disable_additional_properties",
-                     &StructuredOutputsParams::disable_additional_properties);
+                     &StructuredOutputsParams::disable_additional_properties)
+      .def_readwrite("whitespace_pattern", &StructuredOutputsParams::whitespace_pattern);
 
   py::class_<SamplingParams>(module, "SamplingParams")
       .def(py::init<>())

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/metrics.h"
+#include "server/openai/structured_outputs_request.h"
 #include "server/request_limits.h"
 #include "server/request_workers.h"
 #include "vllm/async_llm.h"
@@ -43,6 +44,7 @@ struct ServingContext {
   RequestLimits limits;
   std::string tool_call_parser;  // --tool-call-parser with --enable-auto-tool-choice; or empty
   std::string reasoning_parser;  // --reasoning-parser; or empty
+  StructuredOutputsConfig structured_outputs_config;  // --structured-outputs-config
   ActiveRequests active_requests;
   // Set once a shutdown began: new generation requests get 503.
   std::atomic<bool> shutting_down{false};

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "structured_output/compile_deadline.h"
 #include "structured_output/utf8_ranges.h"
 
 namespace vllm {
@@ -48,6 +49,7 @@ class ByteGrammarBuilder {
           }
         }
         AddAlternative(static_cast<int32_t>(rule_id), lowered);
+        if (CompileInterrupted()) return Error{"compile interrupted"};
         if (byte_grammar_.elements.size() > limits_.max_grammar_elements) {
           return Error{"grammar too large: more than " +
                        std::to_string(limits_.max_grammar_elements) +

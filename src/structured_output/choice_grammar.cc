@@ -25,10 +25,11 @@ Expected<std::string> ChoiceToGbnf(const std::vector<std::string>& choices) {
   return gbnf;
 }
 
-std::string AnyJsonObjectGbnf(bool any_whitespace) {
-  // The schema is fixed and valid, so this cannot fail.
-  return *JsonSchemaToGbnf(nlohmann::ordered_json{{"type", "object"}},
-                           {.any_whitespace = any_whitespace});
+Expected<std::string> AnyJsonObjectGbnf(bool any_whitespace,
+                                        const std::string& whitespace_pattern) {
+  return JsonSchemaToGbnf(
+      nlohmann::ordered_json{{"type", "object"}},
+      {.any_whitespace = any_whitespace, .whitespace_pattern = whitespace_pattern});
 }
 
 }  // namespace vllm

@@ -13,7 +13,9 @@ namespace vllm {
 // An Error for an empty list or a choice that is not valid UTF-8.
 Expected<std::string> ChoiceToGbnf(const std::vector<std::string>& choices);
 
-// A grammar whose `root` matches any JSON object; whitespace as JsonSchemaToGbnf's.
-std::string AnyJsonObjectGbnf(bool any_whitespace = true);
+// A grammar whose `root` matches any JSON object; whitespace as JsonSchemaToGbnf's with these
+// options (an Error when whitespace_pattern does not compile).
+Expected<std::string> AnyJsonObjectGbnf(bool any_whitespace = true,
+                                        const std::string& whitespace_pattern = "");
 
 }  // namespace vllm

@@ -54,7 +54,7 @@ TEST(ChoiceGrammarTest, RefusesEmptyListAndInvalidUtf8) {
 }
 
 TEST(ChoiceGrammarTest, AnyJsonObject) {
-  auto grammar = CompileGbnf(AnyJsonObjectGbnf());
+  auto grammar = CompileGbnf(*AnyJsonObjectGbnf());
   for (const char* object : {"{}", "{ }", R"({"a":1})", R"({"a": [1, 2.5e-3, "x", null]})",
                              "{\n  \"nested\": {\"deep\": {\"x\": [true, false, {}]}},\n  \"s\": "
                              "\"\\u00e9\\n\"\n}"}) {
@@ -64,14 +64,24 @@ TEST(ChoiceGrammarTest, AnyJsonObject) {
                             R"({"a":1,})", " {}", "{} ", R"({"a":01})"}) {
     EXPECT_FALSE(Accepts(grammar, other)) << other;
   }
-  // Whitespace runs are bounded (20 by default).
-  EXPECT_TRUE(Accepts(grammar, "{" + std::string(20, ' ') + "}"));
-  EXPECT_FALSE(Accepts(grammar, "{" + std::string(21, ' ') + "}"));
+  // One separator between two tokens by default: a space, or a newline and an indent.
+  EXPECT_TRUE(Accepts(grammar, "{\n" + std::string(20, ' ') + "}"));
+  EXPECT_FALSE(Accepts(grammar, "{\n" + std::string(21, ' ') + "}"));
+  for (const char* loose : {"{  }", "{\n\n}", "{ \n}", R"({"a":  1})", "{\"a\":1\n\n}"}) {
+    EXPECT_FALSE(Accepts(grammar, loose)) << loose;
+  }
+  // whitespace_pattern: any whitespace, as asked.
+  auto any_whitespace = CompileGbnf(*AnyJsonObjectGbnf(true, "[ \\n\\t]*"));
+  EXPECT_TRUE(Accepts(any_whitespace, "{\n\n  \"a\" :\n\n\t1 \n}"));
+  EXPECT_FALSE(Accepts(any_whitespace, " {}"));
+  auto bad_pattern = AnyJsonObjectGbnf(true, "(");
+  ASSERT_FALSE(bad_pattern.ok());
+  EXPECT_NE(bad_pattern.error().find("whitespace_pattern"), std::string::npos);
 }
 
 TEST(ChoiceGrammarTest, AnyJsonObjectWithoutWhitespace) {
   // xgrammar's separators without any_whitespace: ", " and ": ", nothing else.
-  auto grammar = CompileGbnf(AnyJsonObjectGbnf(/*any_whitespace=*/false));
+  auto grammar = CompileGbnf(*AnyJsonObjectGbnf(/*any_whitespace=*/false));
   EXPECT_TRUE(Accepts(grammar, "{}"));
   EXPECT_TRUE(Accepts(grammar, R"({"a": 1, "b": [1, {"c": null}]})"));
   EXPECT_FALSE(Accepts(grammar, R"({"a":1})"));

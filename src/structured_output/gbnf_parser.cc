@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "structured_output/compile_deadline.h"
+
 namespace vllm {
 namespace {
 
@@ -119,6 +121,7 @@ class GbnfParser {
   }
 
   bool CountElements(size_t count) {
+    if (CompileInterrupted()) return Fail(pos_, "compile interrupted");
     num_elements_ += count;
     if (num_elements_ <= limits_.max_grammar_elements) return true;
     return Fail(pos_, "grammar too large: more than " +

@@ -12,7 +12,7 @@
 namespace vllm {
 
 struct GrammarLimits {
-  size_t max_grammar_bytes = 1 << 20;        // GBNF text
+  size_t max_grammar_bytes = 8 << 20;        // GBNF text (an 80,000-item enum: 2 MiB)
   size_t max_grammar_elements = 1 << 20;     // after expanding {m,n} repetitions
   size_t max_repetition_count = 100000;      // m and n of {m,n}
   size_t max_parse_stacks = 1 << 12;         // live parse states per position (ambiguity bound)

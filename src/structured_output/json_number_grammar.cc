@@ -95,11 +95,15 @@ int CompareDecimalMagnitudes(const Decimal& a, const Decimal& b) {
                             : CompareFractions(a.fraction_digits, b.fraction_digits);
 }
 
+}  // namespace
+
 int CompareDecimals(const Decimal& a, const Decimal& b) {
   if (a.negative != b.negative) return a.negative ? -1 : 1;
   const int magnitude_order = CompareDecimalMagnitudes(a, b);
   return a.negative ? -magnitude_order : magnitude_order;
 }
+
+namespace {
 
 bool IsZero(const Decimal& value) {
   return value.integer_digits == "0" && value.fraction_digits.empty();

@@ -31,6 +31,9 @@ constexpr size_t kMaxBoundDigits = 400;
 // shortest round-trip decimal. An Error when it is not a number or has too many digits.
 Expected<Decimal> DecimalFromJson(const nlohmann::ordered_json& value);
 
+// -1, 0 or 1 as a is below, equal to or above b.
+int CompareDecimals(const Decimal& a, const Decimal& b);
+
 struct NumberBound {
   Decimal value;
   bool exclusive = false;

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -24,10 +25,12 @@
 #include <utility>
 #include <vector>
 
+#include "structured_output/compile_deadline.h"
 #include "structured_output/gbnf_text.h"
 #include "structured_output/grammar.h"
 #include "structured_output/json_number_grammar.h"
 #include "structured_output/json_schema_merge.h"
+#include "structured_output/json_schema_value_check.h"
 #include "structured_output/json_string_formats.h"
 #include "structured_output/literal_alternatives.h"
 #include "structured_output/regex_grammar.h"
@@ -58,10 +61,6 @@ constexpr const char* kQuote = "\"\\\"\"";
 constexpr size_t kMaxExcludedKeyBytes = 256;
 // How long a name derived from the schema may be before it is cut.
 constexpr size_t kMaxRuleNameHint = 40;
-
-// The keywords that xgrammar ignores; so do we (each occurrence is noted in the grammar).
-constexpr const char* kIgnoredKeywords[] = {
-    "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies"};
 
 // Keywords whose constraint cannot be enforced; vLLM refuses them with xgrammar as well.
 constexpr const char* kRefusedKeywords[] = {"multipleOf",  "contains",          "minContains",
@@ -111,27 +110,34 @@ bool IsSingleTerm(const std::string& expression) {
   return true;
 }
 
+// The keywords of `schema` other than `keyword` and the annotations.
+Json KeywordsBesides(const Json& schema, const std::string& keyword) {
+  Json siblings = Json::object();
+  for (const auto& [sibling, value] : schema.items()) {
+    if (sibling != keyword && !IsJsonSchemaAnnotation(sibling)) siblings[sibling] = value;
+  }
+  return siblings;
+}
+
+// `schema` with `entry` first in its allOf (one made when it has none).
+Json AllOfWith(Json schema, const Json& entry) {
+  Json entries = Json::array({entry});
+  if (auto others = schema.find("allOf"); others != schema.end()) {
+    if (others->is_array()) {
+      for (const Json& other : *others) entries.push_back(other);
+    } else {
+      entries.push_back(*others);  // (refused as a schema when folded)
+    }
+  }
+  schema["allOf"] = std::move(entries);
+  return schema;
+}
+
 bool HasOnlyAnnotationsBesides(const Json& schema, const std::string& keyword) {
   for (const auto& [key, value] : schema.items()) {
     if (key != keyword && !IsJsonSchemaAnnotation(key)) return false;
   }
   return true;
-}
-
-bool ValueMatchesType(const Json& value, const std::string& type) {
-  if (type == "string") return value.is_string();
-  if (type == "number") return value.is_number();
-  if (type == "integer") {
-    if (value.is_number_integer()) return true;
-    if (!value.is_number_float()) return false;
-    const double number = value.get<double>();
-    return std::isfinite(number) && std::floor(number) == number;
-  }
-  if (type == "boolean") return value.is_boolean();
-  if (type == "null") return value.is_null();
-  if (type == "object") return value.is_object();
-  if (type == "array") return value.is_array();
-  return false;
 }
 
 bool IsKnownType(const std::string& type) {
@@ -164,6 +170,11 @@ class SchemaConverter {
   }
 
   Expected<std::string> Convert() {
+    if (options_.any_whitespace && !options_.whitespace_pattern.empty()) {
+      auto pattern = RegexToGbnfExpression(options_.whitespace_pattern, RegexTextForm::kRaw);
+      if (!pattern) return Error{"whitespace_pattern: " + pattern.error()};
+      whitespace_ = std::move(*pattern);
+    }
     auto root_body = Visit(root_, "#", "root", 0);
     if (!root_body) return root_body;
     while (!pending_refs_.empty()) {
@@ -236,8 +247,11 @@ class SchemaConverter {
       base += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '-';
     }
     if (base.empty()) base = "rule";
+    // The next suffix to try is remembered per base, so n rules of one base (an enum's trie)
+    // cost n tries, not n^2 / 2.
     std::string name = base;
-    for (int suffix = 2; !used_names_.insert(name).second; ++suffix) {
+    for (int& suffix = next_suffix_.try_emplace(base, 2).first->second;
+         !used_names_.insert(name).second; ++suffix) {
       name = base + "-" + std::to_string(suffix);
     }
     return name;
@@ -257,6 +271,7 @@ class SchemaConverter {
 
   Expected<std::string> Visit(const Json& schema, const std::string& path, const std::string& name,
                               int depth) {
+    if (CompileInterrupted()) return Error{"compile interrupted"};  // the compiler reports it
     if (depth > kMaxJsonSchemaDepth) {
       return Fail(path,
                   "schemas nest deeper than " + std::to_string(kMaxJsonSchemaDepth) + " levels");
@@ -266,6 +281,12 @@ class SchemaConverter {
       return Fail(path, "the schema `false` accepts no value");
     }
     if (!schema.is_object()) return Fail(path, "a schema must be an object or a boolean");
+    if (schema.contains("$ref")) return VisitRef(schema, path);
+    // The listed values, each checked against the rest of the schema (allOf, anyOf, oneOf and
+    // uniqueItems included, exactly; what cannot be checked is refused there).
+    if (schema.contains("const") || schema.contains("enum")) {
+      return EnumExpression(schema, path, name);
+    }
     for (const char* keyword : kRefusedKeywords) {
       if (schema.contains(keyword)) {
         return Fail(path, "`" + std::string(keyword) + "` is not supported");
@@ -274,10 +295,6 @@ class SchemaConverter {
     if (schema.contains("uniqueItems") && schema["uniqueItems"] != Json(false)) {
       return Fail(path, "`uniqueItems` is not supported");
     }
-    for (const char* keyword : kIgnoredKeywords) {
-      if (schema.contains(keyword)) Note(path, "`" + std::string(keyword) + "` is ignored");
-    }
-    if (schema.contains("$ref")) return VisitRef(schema, path);
     if (schema.contains("allOf")) {
       // One entry and only annotations beside it (pydantic's described $ref): the entry itself,
       // so that a $ref keeps its own (possibly recursive) rule instead of being inlined.
@@ -295,8 +312,15 @@ class SchemaConverter {
     }
     auto types = TypesOf(schema, path);
     if (!types) return Error{types.error()};
-    if (schema.contains("const")) return ConstExpression(schema, *types, path);
-    if (schema.contains("enum")) return EnumExpression(schema, *types, path, name);
+    if (schema.contains("if") && (schema.contains("then") || schema.contains("else"))) {
+      return Fail(path + "/if",
+                  "`if` with `then` / `else` is supported only beside `enum` or `const`");
+    }
+    if (schema.contains("not")) {
+      auto allowed = TypesNotIn(*types, schema["not"], path + "/not");
+      if (!allowed) return Error{allowed.error()};
+      *types = std::move(*allowed);
+    }
     if (types->empty()) return Use(kValue);
     if (types->size() == 1) return VisitTyped(schema, types->front(), path, name, depth);
     std::string alternatives;
@@ -309,18 +333,23 @@ class SchemaConverter {
     return alternatives;
   }
 
-  // The types the schema allows; empty for any JSON value. Without `type`, an object or array
-  // is inferred from their keywords, as xgrammar does.
+  // The types the schema allows; empty for any JSON value. Without `type`, the types whose
+  // keywords the schema uses (as xgrammar infers an object from `properties`), so that no
+  // keyword goes unenforced.
   Expected<std::vector<std::string>> TypesOf(const Json& schema, const std::string& path) {
     auto type = schema.find("type");
     if (type == schema.end()) {
-      for (const char* keyword : {"properties", "additionalProperties", "unevaluatedProperties"}) {
-        if (schema.contains(keyword)) return std::vector<std::string>{"object"};
+      std::vector<std::string> inferred;
+      for (const char* candidate : {"object", "array", "string", "number"}) {
+        for (const auto& [keyword, value] : schema.items()) {
+          const char* keyword_type = JsonSchemaKeywordType(keyword);
+          if (keyword_type != nullptr && std::string(keyword_type) == candidate) {
+            inferred.push_back(candidate);
+            break;
+          }
+        }
       }
-      for (const char* keyword : {"items", "prefixItems", "unevaluatedItems"}) {
-        if (schema.contains(keyword)) return std::vector<std::string>{"array"};
-      }
-      return std::vector<std::string>{};
+      return inferred;
     }
     std::vector<std::string> types;
     if (type->is_string()) {
@@ -342,6 +371,34 @@ class SchemaConverter {
     return types;
   }
 
+  // `types` (empty: every type) less those that a `not` holding only `type` excludes; other
+  // `not` schemas are refused (beside enum / const they are checked value by value).
+  Expected<std::vector<std::string>> TypesNotIn(const std::vector<std::string>& types,
+                                                const Json& not_schema, const std::string& path) {
+    if (!not_schema.is_object() || !not_schema.contains("type") ||
+        !HasOnlyAnnotationsBesides(not_schema, "type")) {
+      return Fail(path, "`not` is supported only beside `enum` or `const`, or holding only `type`");
+    }
+    auto excluded = TypesOf(not_schema, path);
+    if (!excluded) return excluded;
+    auto is_excluded = [&](const std::string& type) {
+      return std::find(excluded->begin(), excluded->end(), type) != excluded->end() ||
+             (type == "integer" &&
+              std::find(excluded->begin(), excluded->end(), "number") != excluded->end());
+    };
+    std::vector<std::string> allowed;
+    const std::vector<std::string> every_type = {"object", "array",   "string",
+                                                 "number", "boolean", "null"};
+    for (const std::string& type : types.empty() ? every_type : types) {
+      if (type == "number" && is_excluded("integer") && !is_excluded("number")) {
+        return Fail(path, "excluding integers from numbers is not supported");
+      }
+      if (!is_excluded(type)) allowed.push_back(type);
+    }
+    if (allowed.empty()) return Fail(path, "`not` excludes every type the schema allows");
+    return allowed;
+  }
+
   Expected<std::string> VisitTyped(const Json& schema, const std::string& type,
                                    const std::string& path, const std::string& name, int depth) {
     if (type == "string") return StringExpression(schema, path, name);
@@ -355,19 +412,27 @@ class SchemaConverter {
   Expected<std::string> VisitRef(const Json& schema, const std::string& path) {
     const Json& ref = schema["$ref"];
     if (!ref.is_string()) return Fail(path + "/$ref", "`$ref` must be a string");
-    for (const auto& [keyword, value] : schema.items()) {
-      if (keyword != "$ref" && !IsJsonSchemaAnnotation(keyword)) {
-        Note(path, "`" + keyword + "` beside `$ref` is ignored");
-      }
-    }
     const std::string target = ref.get<std::string>();
-    if (target == "#") return std::string("root");
-    if (auto known = ref_rules_.find(target); known != ref_rules_.end()) return known->second;
-    auto resolved = ResolveLocalRef(root_, target);
-    if (!resolved) return Fail(path + "/$ref", resolved.error());
+    // Keywords beside a $ref apply with it (2019-09 and later): an allOf of the two, one rule
+    // per target and keywords, so that a recursive schema still costs one rule.
+    const Json siblings = KeywordsBesides(schema, "$ref");
+    if (siblings.empty() && target == "#") return std::string("root");
+    const std::string key = siblings.empty() ? target : Dump(Json::array({target, siblings}));
+    if (auto known = ref_rules_.find(key); known != ref_rules_.end()) return known->second;
+    const Json* referenced = nullptr;
+    if (siblings.empty()) {
+      auto resolved = ResolveLocalRef(root_, target);
+      if (!resolved) return Fail(path + "/$ref", resolved.error());
+      referenced = *resolved;
+    } else {
+      auto folded = FoldAllOf(root_, AllOfWith(siblings, Json{{"$ref", target}}));
+      if (!folded) return Fail(path, folded.error());
+      if (!*folded) return Fail(path, "no value satisfies the `$ref` and the keywords beside it");
+      referenced = &owned_schemas_.emplace_back(std::move(**folded));
+    }
     const std::string rule_name = NewRuleName(target.substr(target.rfind('/') + 1));
-    ref_rules_[target] = rule_name;
-    pending_refs_.push_back({*resolved, target, rule_name});
+    ref_rules_[key] = rule_name;
+    pending_refs_.push_back({referenced, siblings.empty() ? target : path, rule_name});
     return rule_name;
   }
 
@@ -381,10 +446,7 @@ class SchemaConverter {
     if (!options.is_array() || options.empty()) {
       return Fail(path + "/" + keyword, "`" + keyword + "` must be a non-empty array");
     }
-    Json siblings = Json::object();
-    for (const auto& [sibling, value] : schema.items()) {
-      if (sibling != keyword && !IsJsonSchemaAnnotation(sibling)) siblings[sibling] = value;
-    }
+    const Json siblings = KeywordsBesides(schema, keyword);
     std::string alternatives;
     for (size_t i = 0; i < options.size(); ++i) {
       const std::string option_path = path + "/" + keyword + "/" + std::to_string(i);
@@ -394,13 +456,7 @@ class SchemaConverter {
         expression = Visit(options[i], option_path, option_name, depth + 1);
       } else {
         // The keywords beside anyOf apply to every option: folded into each as an allOf.
-        Json combined = siblings;
-        Json entries = Json::array({options[i]});
-        if (combined.contains("allOf") && combined["allOf"].is_array()) {
-          for (const Json& entry : combined["allOf"]) entries.push_back(entry);
-        }
-        combined["allOf"] = std::move(entries);
-        auto merged = FoldAllOf(root_, combined);
+        auto merged = FoldAllOf(root_, AllOfWith(siblings, options[i]));
         if (!merged) return Fail(option_path, merged.error());
         if (!*merged) continue;  // no value satisfies this option and the keywords beside it
         expression = Visit(**merged, option_path, option_name, depth + 1);
@@ -415,56 +471,75 @@ class SchemaConverter {
     return alternatives;
   }
 
-  Expected<std::string> ConstExpression(const Json& schema, const std::vector<std::string>& types,
-                                        const std::string& path) {
-    const Json& value = schema["const"];
-    if (!types.empty() && std::none_of(types.begin(), types.end(), [&](const std::string& type) {
-          return ValueMatchesType(value, type);
-        })) {
-      return Fail(path + "/const", "the constant does not match `type`");
-    }
-    return GbnfLiteral(Dump(value));
-  }
-
-  Expected<std::string> EnumExpression(const Json& schema, const std::vector<std::string>& types,
-                                       const std::string& path, const std::string& name) {
-    const Json& values = schema["enum"];
-    if (!values.is_array() || values.empty()) {
+  // The members of enum (or const, or both: those equal to it) that satisfy every other keyword
+  // of the schema (type, not, minLength, ...), as alternatives.
+  Expected<std::string> EnumExpression(const Json& schema, const std::string& path,
+                                       const std::string& name) {
+    const std::string keyword = schema.contains("enum") ? "enum" : "const";
+    const Json single = Json::array({schema.contains("const") ? schema["const"] : Json()});
+    const Json& members = keyword == "enum" ? schema["enum"] : single;
+    if (!members.is_array() || members.empty()) {
       return Fail(path + "/enum", "`enum` must be a non-empty array");
     }
-    std::vector<std::string> texts;
-    for (const Json& value : values) {
-      if (types.empty() || std::any_of(types.begin(), types.end(), [&](const std::string& type) {
-            return ValueMatchesType(value, type);
-          })) {
-        texts.push_back(Dump(value));
-      }
+    // The other keywords, checked member by member (enum itself is not searched again, so a
+    // large enum stays linear).
+    Json others = Json::object();
+    for (const auto& [other, value] : schema.items()) {
+      if (other != "enum" && other != "const") others[other] = value;
     }
-    if (texts.empty()) return Fail(path + "/enum", "no value of `enum` matches `type`");
+    std::vector<std::string> texts;
+    for (const Json& member : members) {
+      if (keyword == "enum" && schema.contains("const") && member != schema["const"]) continue;
+      auto allowed = JsonValueSatisfies(member, others, path);
+      if (!allowed) return Error{allowed.error()};
+      if (*allowed) texts.push_back(Dump(member));
+    }
+    if (texts.empty()) {
+      return Fail(path + "/" + keyword, "no value of `" + keyword +
+                                            "` satisfies the schema's other keywords (`type`, "
+                                            "`not`, ...)");
+    }
     return LiteralAlternatives(
         std::move(texts), [&]() { return NewRuleName(name + "-enum"); }, &rules_);
   }
 
-  // A keyword holding a non-negative integer count (saturated at 2^62), or nullopt when absent.
+  // A keyword holding a non-negative integer count, or nullopt when absent. Past
+  // kMaxCountKeyword a minimum is an Error quoting the keyword's value and a maximum is no
+  // bound (nullopt).
   static Expected<std::optional<int64_t>> CountKeyword(const Json& schema,
-                                                       const std::string& keyword,
+                                                       const std::string& keyword, bool is_minimum,
                                                        const std::string& path) {
-    constexpr int64_t kSaturated = int64_t{1} << 62;
     auto found = schema.find(keyword);
     if (found == schema.end()) return std::optional<int64_t>();
-    if (found->is_number_unsigned()) {
-      return std::optional<int64_t>(std::min<uint64_t>(found->get<uint64_t>(), kSaturated));
+    const bool whole =
+        found->is_number_unsigned() || (found->is_number_integer() && found->get<int64_t>() >= 0) ||
+        (found->is_number_float() && std::isfinite(found->get<double>()) &&
+         found->get<double>() >= 0 && std::floor(found->get<double>()) == found->get<double>());
+    if (!whole) {
+      return Fail(path + "/" + keyword, "`" + keyword + "` must be a non-negative integer");
     }
-    if (found->is_number_integer() && found->get<int64_t>() >= 0) {
-      return std::optional<int64_t>(found->get<int64_t>());
+    const bool too_large =
+        found->is_number_unsigned()  ? found->get<uint64_t>() > uint64_t{kMaxCountKeyword}
+        : found->is_number_integer() ? found->get<int64_t>() > kMaxCountKeyword
+                                     : found->get<double>() > static_cast<double>(kMaxCountKeyword);
+    if (!too_large) {
+      return std::optional<int64_t>(found->is_number_float()
+                                        ? static_cast<int64_t>(found->get<double>())
+                                        : found->get<int64_t>());
     }
-    if (found->is_number_float()) {
-      const double count = found->get<double>();
-      if (std::isfinite(count) && count >= 0 && std::floor(count) == count) {
-        return std::optional<int64_t>(static_cast<int64_t>(std::min<double>(count, kSaturated)));
-      }
-    }
-    return Fail(path + "/" + keyword, "`" + keyword + "` must be a non-negative integer");
+    if (!is_minimum) return std::optional<int64_t>();
+    return Fail(path + "/" + keyword,
+                "`" + keyword + "` of " + CountText(*found) + " is too large");
+  }
+
+  // A whole number as its digits (a large double in full, as it was most likely written), for
+  // messages.
+  static std::string CountText(const Json& value) {
+    if (!value.is_number_float() || value.get<double>() >= 1e21) return Dump(value);
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value.get<double>(),
+                                      std::chars_format::fixed);
+    return std::string(buffer, result.ptr);
   }
 
   // The minimum and maximum count keywords of a schema, checked to be in order.
@@ -472,9 +547,9 @@ class SchemaConverter {
                                                                   const std::string& min_keyword,
                                                                   const std::string& max_keyword,
                                                                   const std::string& path) {
-    auto min_count = CountKeyword(schema, min_keyword, path);
+    auto min_count = CountKeyword(schema, min_keyword, /*is_minimum=*/true, path);
     if (!min_count) return Error{min_count.error()};
-    auto max_count = CountKeyword(schema, max_keyword, path);
+    auto max_count = CountKeyword(schema, max_keyword, /*is_minimum=*/false, path);
     if (!max_count) return Error{max_count.error()};
     if (*max_count && min_count->value_or(0) > **max_count) {
       return Fail(path, "`" + min_keyword + "` is greater than `" + max_keyword + "`");
@@ -482,22 +557,16 @@ class SchemaConverter {
     return std::make_pair(min_count->value_or(0), *max_count);
   }
 
-  // `item` repeated min_count to max_count times (max_count absent: unbounded), as GBNF. A
-  // maximum above kMaxCountedRepetition is not enforced (noted); a minimum above it is an Error.
-  Expected<std::string> Repeat(const std::string& item, int64_t min_count,
-                               std::optional<int64_t> max_count, const std::string& path,
-                               const std::string& what) {
-    if (min_count > kMaxCountedRepetition) {
-      return Fail(path, what + " minimum " + std::to_string(min_count) + " is above " +
-                            std::to_string(kMaxCountedRepetition) + ", the most supported");
-    }
-    if (max_count && *max_count > kMaxCountedRepetition) {
-      Note(path, what + " maximum " + std::to_string(*max_count) + " is above " +
-                     std::to_string(kMaxCountedRepetition) + " and is not enforced");
-      max_count.reset();
-    }
+  // `item` repeated min_count to max_count times (max_count absent: unbounded), as GBNF.
+  std::string Repeat(const std::string& item, int64_t min_count, std::optional<int64_t> max_count,
+                     const std::string& hint) {
     if (max_count && *max_count == 0) return std::string();
     const std::string base = IsSingleTerm(item) ? item : "(" + item + ")";
+    if (min_count > kMaxCountedRepetition || (max_count && *max_count > kMaxCountedRepetition)) {
+      std::string exactly = Exactly(item, min_count, hint);
+      std::string more = max_count ? AtMost(item, *max_count - min_count, hint) : base + "*";
+      return exactly.empty() || more.empty() ? exactly + more : exactly + " " + more;
+    }
     if (!max_count) {
       if (min_count == 0) return base + "*";
       if (min_count == 1) return base + "+";
@@ -507,6 +576,68 @@ class SchemaConverter {
     if (min_count == 0 && *max_count == 1) return base + "?";
     if (min_count == *max_count) return base + "{" + std::to_string(min_count) + "}";
     return base + "{" + std::to_string(min_count) + "," + std::to_string(*max_count) + "}";
+  }
+
+  // Counts past kMaxCountedRepetition, decimal digit by digit, from rules that match the item
+  // 10^k times (k ≥ 3), so that the grammar grows with the number of digits. 12345 items
+  // exactly, and at most 54321:
+  //
+  //   x1e4 x1e3{2} x{345}                                 x1e3 ::= x{1000}
+  //                                                       x1e4 ::= x1e3{10}
+  //   x1e4{0,4} x1e3{0,9} x{0,999}                        (fewer than 50000)
+  //   | x1e4{5} (x1e3{0,3} x{0,999} | x1e3{4} x{0,321})   (50000 to 54321)
+  //
+  // `item` exactly `count` times.
+  std::string Exactly(const std::string& item, int64_t count, const std::string& hint) {
+    if (count <= kMaxCountedRepetition) return Repeat(item, count, count, hint);
+    std::string text;
+    int64_t power = 1;
+    int exponent = 0;
+    while (power <= count / 10) {
+      power *= 10;
+      ++exponent;
+    }
+    for (; power >= 1000; power /= 10, --exponent) {
+      const int64_t digit = count / power % 10;
+      if (digit == 0) continue;
+      text += (text.empty() ? "" : " ") + Repeat(PowerOf(item, exponent, hint), digit, digit, hint);
+    }
+    const std::string rest = Repeat(item, count % 1000, count % 1000, hint);
+    return rest.empty() ? text : text + " " + rest;
+  }
+
+  // `item` from zero to `count` times.
+  std::string AtMost(const std::string& item, int64_t count, const std::string& hint) {
+    if (count <= kMaxCountedRepetition) return Repeat(item, 0, count, hint);
+    int64_t power = 1;
+    int exponent = 0;
+    while (power <= count / 10) {
+      power *= 10;
+      ++exponent;
+    }
+    const int64_t top_digit = count / power;
+    const std::string power_rule = PowerOf(item, exponent, hint);
+    // Fewer than top_digit · 10^exponent items, or that many and at most the rest.
+    std::string fewer = Repeat(power_rule, 0, top_digit - 1, hint);
+    for (int64_t lower = power / 10, k = exponent - 1; lower >= 1000; lower /= 10, --k) {
+      fewer +=
+          (fewer.empty() ? "" : " ") + Repeat(PowerOf(item, static_cast<int>(k), hint), 0, 9, hint);
+    }
+    fewer += (fewer.empty() ? "" : " ") + Repeat(item, 0, 999, hint);
+    std::string most = Repeat(power_rule, top_digit, top_digit, hint);
+    if (count % power > 0) most += " " + AtMost(item, count % power, hint);
+    return "(" + fewer + " | " + most + ")";
+  }
+
+  // A rule matching `item` 10^exponent times (exponent ≥ 3).
+  std::string PowerOf(const std::string& item, int exponent, const std::string& hint) {
+    const std::string key = std::to_string(exponent) + " " + item;
+    if (auto known = power_rules_.find(key); known != power_rules_.end()) return known->second;
+    const std::string body =
+        exponent == 3 ? Repeat(item, 1000, 1000, hint) : PowerOf(item, exponent - 1, hint) + "{10}";
+    const std::string name = AddRule(hint + "-1e" + std::to_string(exponent), body);
+    power_rules_[key] = name;
+    return name;
   }
 
   Expected<std::string> StringExpression(const Json& schema, const std::string& path,
@@ -541,9 +672,8 @@ class SchemaConverter {
     if (!has_length) return Use(kString);
     auto range = CountRange(schema, "minLength", "maxLength", path);
     if (!range) return Error{range.error()};
-    auto characters = Repeat(Use(kChar), range->first, range->second, path, "string length");
-    if (!characters) return characters;
-    return std::string(kQuote) + (characters->empty() ? "" : " " + *characters) + " " + kQuote;
+    const std::string characters = Repeat(Use(kChar), range->first, range->second, name + "-chars");
+    return std::string(kQuote) + (characters.empty() ? "" : " " + characters) + " " + kQuote;
   }
 
   // A number keyword's value as a bound, or an Error naming it.
@@ -629,25 +759,87 @@ class SchemaConverter {
     }
     auto additional = AdditionalProperties(schema, path);
     if (!additional) return Error{additional.error()};
+    auto find_property = [&](const std::string& key) {
+      return std::find_if(properties.begin(), properties.end(),
+                          [&](const Property& p) { return p.key == key; });
+    };
+    auto is_required = [&](const std::string& key) {
+      auto listed = find_property(key);
+      return listed != properties.end() && listed->required;
+    };
+    auto may_appear = [&](const std::string& key) {
+      return named.count(key) > 0 || additional->allowed;
+    };
+    // Makes `key` (a string, from the names at `names_path`) a required property.
+    auto require = [&](const Json& key, const std::string& names_path) -> std::optional<Error> {
+      if (!key.is_string()) return Fail(names_path, "must be an array of names");
+      const std::string& key_text = key.get_ref<const std::string&>();
+      if (auto listed = find_property(key_text); listed != properties.end()) {
+        listed->required = true;
+      } else if (additional->allowed) {
+        // Required but not listed: an additional property that must be present.
+        properties.push_back({key_text, additional->schema, path + "/additionalProperties", true});
+        named.insert(key_text);
+      } else {
+        return Fail(names_path, "required property \"" + key_text +
+                                    "\" is not in `properties` and no other properties are "
+                                    "allowed");
+      }
+      return std::nullopt;
+    };
     if (schema.contains("required")) {
       const Json& required = schema["required"];
       if (!required.is_array()) return Fail(path + "/required", "must be an array of names");
       for (const Json& key : required) {
-        if (!key.is_string()) return Fail(path + "/required", "must be an array of names");
-        const std::string& key_text = key.get_ref<const std::string&>();
-        auto listed = std::find_if(properties.begin(), properties.end(),
-                                   [&](const Property& p) { return p.key == key_text; });
-        if (listed != properties.end()) {
-          listed->required = true;
-        } else if (additional->allowed) {
-          // Required but not listed: an additional property that must be present.
-          properties.push_back(
-              {key_text, additional->schema, path + "/additionalProperties", true});
-          named.insert(key_text);
-        } else {
-          return Fail(path + "/required", "required property \"" + key_text +
-                                              "\" is not in `properties` and no other "
-                                              "properties are allowed");
+        if (auto error = require(key, path + "/required")) return *error;
+      }
+    }
+    // dependentRequired (and the lists of `dependencies`): the properties a present one needs.
+    // They fold into `required` exactly when the trigger is required (its dependents become
+    // required, until nothing changes), cannot appear, or needs only required properties.
+    struct Dependent {
+      std::string trigger;
+      const Json* names;
+      std::string path;
+    };
+    std::vector<Dependent> dependents;
+    for (const std::string keyword : {"dependentRequired", "dependencies", "dependentSchemas"}) {
+      auto found = schema.find(keyword);
+      if (found == schema.end()) continue;
+      if (!found->is_object()) return Fail(path + "/" + keyword, "must be an object");
+      for (const auto& [trigger, needed] : found->items()) {
+        const std::string entry_path = path + "/" + keyword + "/" + PointerToken(trigger);
+        if (needed.is_array() && keyword != "dependentSchemas") {
+          dependents.push_back({trigger, &needed, entry_path});
+        } else if (keyword == "dependentRequired") {
+          return Fail(entry_path, "must be an array of names");
+        } else if (needed != Json(true) && may_appear(trigger)) {
+          // (a schema that applies to the whole object when one property is present)
+          return Fail(entry_path, "`" + keyword +
+                                      "` with a schema is supported only beside "
+                                      "`enum` or `const`, or for a property that cannot appear");
+        }
+      }
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const Dependent& dependent : dependents) {
+        if (!is_required(dependent.trigger)) continue;
+        for (const Json& key : *dependent.names) {
+          if (key.is_string() && is_required(key.get<std::string>())) continue;
+          if (auto error = require(key, dependent.path)) return *error;
+          changed = true;
+        }
+      }
+    }
+    for (const Dependent& dependent : dependents) {
+      if (is_required(dependent.trigger) || !may_appear(dependent.trigger)) continue;
+      for (const Json& key : *dependent.names) {
+        if (!key.is_string()) return Fail(dependent.path, "must be an array of names");
+        if (!is_required(key.get<std::string>())) {
+          return Fail(dependent.path, "property \"" + key.get<std::string>() +
+                                          "\" needed only when the optional property \"" +
+                                          dependent.trigger + "\" is present is not supported");
         }
       }
     }
@@ -861,28 +1053,24 @@ class SchemaConverter {
       if (prefix.empty()) {
         std::optional<int64_t> max_more;
         if (max_items) max_more = *max_items - 1;
-        auto more =
-            Repeat(next_item, std::max<int64_t>(min_items - 1, 0), max_more, path, "item count");
-        if (!more) return more;
-        const std::string listed = item_term + (more->empty() ? "" : " " + *more);
+        const std::string more =
+            Repeat(next_item, std::max<int64_t>(min_items - 1, 0), max_more, name + "-items");
+        const std::string listed = item_term + (more.empty() ? "" : " " + more);
         if (min_items == 0) return open + " (" + listed + Space() + ")? \"]\"";
         return open + " " + listed + close;
       }
       std::optional<int64_t> max_more;
       if (max_items) max_more = *max_items - num_prefix;
-      auto more = Repeat(next_item, std::max<int64_t>(min_items - num_prefix, 0), max_more, path,
-                         "item count");
-      if (!more) return more;
-      if (!more->empty()) items += " " + *more;
+      const std::string more = Repeat(next_item, std::max<int64_t>(min_items - num_prefix, 0),
+                                      max_more, name + "-items");
+      if (!more.empty()) items += " " + more;
     }
     if (items.empty()) return open + " \"]\"";
     return open + " " + items + close;
   }
 
   std::string FixedRule(const std::string& name) const {
-    if (name == kWs) {
-      return "[ \\n\\t]{0," + std::to_string(std::max(1, options_.max_whitespace_run)) + "}";
-    }
+    if (name == kWs) return whitespace_;
     if (name == kValue) {
       return std::string(kObject) + " | " + kArray + " | " + kString + " | " + kNumber + " | " +
              kBoolean + " | " + kNull;
@@ -908,9 +1096,11 @@ class SchemaConverter {
 
   Expected<std::string> Assemble(const std::string& root_body) const {
     std::string text = "# JSON Schema grammar";
-    if (options_.any_whitespace) {
-      text += "; whitespace between tokens: at most " +
-              std::to_string(std::max(1, options_.max_whitespace_run)) + " of [ \\n\\t]";
+    if (options_.any_whitespace && !options_.whitespace_pattern.empty()) {
+      text += "; whitespace between tokens: whitespace_pattern";
+    } else if (options_.any_whitespace) {
+      text += "; whitespace between tokens: a space, or a newline and up to " +
+              std::to_string(kMaxJsonIndent) + " spaces or tabs";
     } else {
       text += "; one line, \", \" and \": \" separators";
     }
@@ -939,11 +1129,16 @@ class SchemaConverter {
   std::string comma_;
   std::string colon_;
   std::string space_;
+  // The body of the whitespace rule: the default, or whitespace_pattern compiled.
+  std::string whitespace_ = "(\" \" | \"\\n\" [ \\t]{0," + std::to_string(kMaxJsonIndent) + "})?";
   std::set<std::string> used_names_;
+  std::map<std::string, int> next_suffix_;  // NewRuleName's next suffix for each base
   std::set<std::string> used_fixed_rules_;
   std::vector<std::pair<std::string, std::string>> rules_;  // name, body; in order of creation
   std::map<std::string, std::string> ref_rules_;            // $ref → rule name
   std::deque<PendingRef> pending_refs_;
+  std::deque<Json> owned_schemas_;  // schemas made here ($ref with keywords beside it)
+  std::map<std::string, std::string> power_rules_;  // "exponent item" → PowerOf's rule
   std::vector<std::string> notes_;
 };
 

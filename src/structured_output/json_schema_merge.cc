@@ -133,6 +133,37 @@ Expected<std::optional<Json>> Merge(const Json& a, const Json& b, int depth) {
       return MergeError(keyword, "different values");
     }
   }
+  // Each schema's additionalProperties also governs the properties that only the other names.
+  for (const auto& [owner, other] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    auto additional = owner->find("additionalProperties");
+    auto named = other->find("properties");
+    if (additional == owner->end() || *additional == Json(true) || named == other->end() ||
+        !named->is_object()) {
+      continue;
+    }
+    const Json no_properties = Json::object();
+    const Json& owned = owner->contains("properties") ? (*owner)["properties"] : no_properties;
+    for (const auto& [name, schema] : named->items()) {
+      if (owned.contains(name)) continue;
+      auto both = MergeSubschemas(merged["properties"][name], *additional, depth);
+      if (!both) return both;
+      if (*both && **both != Json(false)) {
+        merged["properties"][name] = std::move(**both);
+        continue;
+      }
+      // The property cannot appear: unsatisfiable if required, else gone.
+      const Json& required = merged.contains("required") ? merged["required"] : no_properties;
+      if (std::find(required.begin(), required.end(), Json(name)) != required.end()) {
+        return std::optional<Json>();
+      }
+      merged["properties"].erase(name);
+    }
+  }
+  // Another schema's items apply to the prefixItems too.
+  if (merged.contains("prefixItems") && a.contains("prefixItems") != b.contains("prefixItems") &&
+      (a.contains("prefixItems") ? b : a).contains("items")) {
+    return MergeError("items", "with the other schema's prefixItems");
+  }
   // A const must also be one of the enum's values.
   if (merged.contains("const") && merged.contains("enum") && merged["enum"].is_array()) {
     const Json& allowed = merged["enum"];
@@ -211,12 +242,12 @@ std::string UnescapePointerToken(std::string_view token) {
 }  // namespace
 
 bool IsJsonSchemaAnnotation(std::string_view keyword) {
-  static constexpr std::array<std::string_view, 20> kAnnotations = {
-      "title",           "description",      "default",       "examples",
-      "example",         "deprecated",       "readOnly",      "writeOnly",
-      "$comment",        "$schema",          "$id",           "$anchor",
-      "$defs",           "definitions",      "$vocabulary",   "nullable",
-      "contentEncoding", "contentMediaType", "discriminator", "contentSchema"};
+  static constexpr std::array<std::string_view, 22> kAnnotations = {
+      "title",         "description",  "default",        "examples",         "example",
+      "deprecated",    "readOnly",     "writeOnly",      "$comment",         "$schema",
+      "$id",           "$anchor",      "$dynamicAnchor", "$recursiveAnchor", "$defs",
+      "definitions",   "$vocabulary",  "nullable",       "contentEncoding",  "contentMediaType",
+      "discriminator", "contentSchema"};
   return IsOneOf(keyword, kAnnotations);
 }
 

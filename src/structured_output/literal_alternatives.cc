@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "structured_output/compile_deadline.h"
 #include "structured_output/gbnf_text.h"
 
 namespace vllm {
@@ -30,6 +31,7 @@ class TrieWriter {
 
   // The strings sorted_[begin, end), which share their first `offset` code points, from there.
   std::string Write(size_t begin, size_t end, size_t offset, int depth) {
+    if (CompileInterrupted()) return "\"\"";  // the compiler discards the result
     const std::u32string& first = sorted_[begin];
     if (end - begin == 1) return GbnfLiteral(Utf8(first.substr(offset)));
     if (depth > kMaxTrieDepth) {

@@ -194,14 +194,19 @@ class RegexParser {
     int64_t max_count = RegexNode::kUnbounded;
     const char32_t c = Peek();
     if (c == '{') {
+      const size_t start = pos_;
       const auto counts = ParseBraces();
       min_count = counts->first;
       max_count = counts->second;
+      // The quantifier as written (digits and a comma), for messages: its counts saturate.
+      const std::string written(pattern_.begin() + static_cast<std::ptrdiff_t>(start),
+                                pattern_.begin() + static_cast<std::ptrdiff_t>(pos_));
       if (max_count != RegexNode::kUnbounded && min_count > max_count) {
-        return Fail("quantifier minimum is above its maximum");
+        return Fail("quantifier " + written + ": the minimum is above the maximum");
       }
       if (min_count > kMaxRegexRepeatCount || max_count > kMaxRegexRepeatCount) {
-        return Fail("quantifier count above " + std::to_string(kMaxRegexRepeatCount));
+        return Fail("quantifier " + written + ": a count above " +
+                    std::to_string(kMaxRegexRepeatCount) + " is not supported");
       }
     } else {
       ++pos_;

@@ -54,7 +54,6 @@ test('fields this build does not implement are 400s naming them; their no-op val
   const refused = [
     [{ best_of: 3 }, 'best_of'],
     [{ structural_tag: '{}' }, 'structural_tag'],
-    [{ guided_whitespace_pattern: ' ' }, 'guided_whitespace_pattern'],
     [{ tools: [{ type: 'function', function: { name: 'f' } }] }, 'tool_choice'],
     [{ tool_choice: 'auto' }, 'tool_choice'],
     [{ spaces_between_special_tokens: false, skip_special_tokens: false }, 'spaces_between_special_tokens'],

@@ -147,3 +147,17 @@ def test_structured_outputs(llm):
     assert llm.generate("Once", as_json, use_tqdm=False)[0].outputs[0].text.startswith("{")
     with pytest.raises(ValueError, match="only use one kind"):
         SamplingParams(structured_outputs=StructuredOutputsParams(regex="a+", choice=["a"]))
+    # As vLLM's: the params themselves refuse two constraints, and unknown fields.
+    with pytest.raises(ValueError, match="only use one kind"):
+        StructuredOutputsParams(json=schema, json_object=False)
+    with pytest.raises(TypeError):
+        StructuredOutputsParams(regex="a", schema=schema)
+    with pytest.raises(ValueError, match="cannot be combined"):
+        SamplingParams(structured_outputs=StructuredOutputsParams(
+            json=schema, whitespace_pattern=" ?", disable_any_whitespace=True))
+    # whitespace_pattern: exactly one space between JSON's tokens.
+    one_key = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    spaced = SamplingParams(
+        temperature=0, max_tokens=30,
+        structured_outputs=StructuredOutputsParams(json=one_key, whitespace_pattern=" "))
+    assert llm.generate("Once", spaced, use_tqdm=False)[0].outputs[0].text.startswith('{ "n" : ')

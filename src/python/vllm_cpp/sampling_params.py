@@ -49,11 +49,19 @@ class StructuredOutputsParams:
     whitespace_pattern: Optional[str] = None
     structural_tag: Optional[str] = None
 
+    def __post_init__(self) -> None:
+        # vLLM's check: json_object counts once it is set, even to False.
+        count = sum(value is not None for value in (self.json, self.regex, self.choice,
+                                                    self.grammar, self.json_object,
+                                                    self.structural_tag))
+        if count > 1:
+            raise ValueError("You can only use one kind of structured outputs constraint but "
+                             f"multiple are specified: {self.__dict__}")
+
     def _to_core(self) -> _core.StructuredOutputsParams:
-        for name in ("whitespace_pattern", "structural_tag"):
-            if getattr(self, name) is not None:
-                raise NotImplementedError(
-                    f"StructuredOutputsParams.{name} is not supported by vllm-cpp")
+        if self.structural_tag is not None:
+            raise NotImplementedError(
+                "StructuredOutputsParams.structural_tag is not supported by vllm-cpp")
         core = _core.StructuredOutputsParams()
         if self.json is not None:
             core.json = self.json if isinstance(self.json, str) else json.dumps(self.json)
@@ -63,6 +71,7 @@ class StructuredOutputsParams:
         core.json_object = bool(self.json_object)
         core.disable_any_whitespace = self.disable_any_whitespace
         core.disable_additional_properties = self.disable_additional_properties
+        core.whitespace_pattern = self.whitespace_pattern
         return core  # validated with the SamplingParams that holds it
 
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/openai/structured_outputs_request.h"
+
 namespace vllm::server {
 namespace {
 
@@ -85,7 +87,6 @@ TEST(GenerationRequestTest, FieldsNotImplementedAreRefusedByName) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {R"({"best_of": 2})", "best_of"},
       {R"({"structural_tag": "x"})", "structural_tag"},
-      {R"({"guided_whitespace_pattern": " "})", "guided_whitespace_pattern"},
       {R"({"logits_processors": ["x"]})", "logits_processors"},
       {R"({"return_token_ids": true})", "return_token_ids"},
       {R"({"spaces_between_special_tokens": false, "skip_special_tokens": false})",
@@ -177,6 +178,95 @@ TEST(GenerationRequestTest, StructuredOutputFieldsBecomeOneConstraint) {
     ASSERT_TRUE(error.has_value()) << body;
     EXPECT_EQ(static_cast<int>(error->status), 400) << body;
   }
+}
+
+TEST(GenerationRequestTest, AmbiguousOrUnknownStructuredOutputFieldsAre400s) {
+  auto parse = [](const char* body, GenerationRequest* request) {
+    auto json = ParseJsonObject(body);
+    EXPECT_TRUE(json.ok()) << body;
+    return ParseGenerationRequest(*json, Endpoint::kChat, request);
+  };
+  // Two fields that each set a constraint: neither silently wins.
+  for (const auto& [body, message] : std::vector<std::pair<const char*, std::string>>{
+           {R"({"structured_outputs": {"regex": "a"}, "guided_regex": "b"})",
+            "structured_outputs and guided_regex"},
+           {R"({"structured_outputs": {"json": {}}, "guided_json": {"type": "string"}})",
+            "structured_outputs and guided_json"},
+           {R"({"structured_outputs": {"choice": ["x"]}, "response_format": {"type": "json_schema",
+                "json_schema": {"name": "n", "schema": {"type": "string"}}}})",
+            "structured_outputs and response_format"},
+           {R"({"structured_outputs": {"json_object": true},
+                "response_format": {"type": "json_object"}})",
+            "structured_outputs and response_format"},
+           {R"({"guided_regex": "a", "guided_choice": ["b"]})", "guided_regex and guided_choice"},
+           {R"({"guided_json": {}, "response_format": {"type": "json_object"}})",
+            "guided_json and response_format"},
+           {R"({"structured_outputs": {"regex": "a", "schema": {}}})",
+            "structured_outputs.schema: Extra inputs are not permitted"},
+           {R"({"structured_outputs": {"regex": "a", "structural_tag": "{}"}})", "structural_tag"},
+           {R"({"structured_outputs": {"regex": "a", "_backend": "guidance"}})", "_backend"},
+           {R"({"structured_outputs": {"json": {}, "whitespace_pattern": " ?",
+                "disable_any_whitespace": true}})",
+            "cannot be combined"},
+           {R"({"structured_outputs": {"json": {}, "whitespace_pattern": 1}})",
+            "whitespace_pattern"},
+           {R"({"guided_json": {}, "guided_whitespace_pattern": " *",
+                "structured_outputs": {"whitespace_pattern": " ?"}})",
+            "guided_whitespace_pattern"},
+       }) {
+    GenerationRequest request;
+    auto error = parse(body, &request);
+    ASSERT_TRUE(error.has_value()) << body;
+    EXPECT_EQ(static_cast<int>(error->status), 400) << body;
+    EXPECT_NE(error->message.find(message), std::string::npos) << body << ": " << error->message;
+  }
+  // Options in structured_outputs go with a constraint from another field; harmless keys pass.
+  GenerationRequest request;
+  ASSERT_FALSE(parse(R"({"structured_outputs": {"disable_any_whitespace": true},
+                         "guided_json": {"type": "integer"}})",
+                     &request)
+                   .has_value());
+  EXPECT_EQ(request.params.structured_outputs->json, R"({"type":"integer"})");
+  EXPECT_TRUE(request.params.structured_outputs->disable_any_whitespace);
+  ASSERT_FALSE(parse(R"({"structured_outputs": {"json": {}, "whitespace_pattern": "[ \\n]*",
+                         "disable_fallback": true, "_backend": "auto", "_backend_was_auto": true}})",
+                     &request)
+                   .has_value());
+  EXPECT_EQ(request.params.structured_outputs->whitespace_pattern, "[ \\n]*");
+  ASSERT_FALSE(
+      parse(R"({"guided_json": {}, "guided_whitespace_pattern": " *"})", &request).has_value());
+  EXPECT_EQ(request.params.structured_outputs->whitespace_pattern, " *");
+}
+
+TEST(GenerationRequestTest, StructuredOutputsConfigFlag) {
+  auto config = ParseStructuredOutputsConfig(
+      R"({"backend": "auto", "disable_fallback": true, "disable_additional_properties": true,
+          "whitespace_pattern": "[ \\n\\t]*"})");
+  ASSERT_TRUE(config.ok()) << config.error();
+  EXPECT_TRUE(config->disable_additional_properties);
+  EXPECT_EQ(config->whitespace_pattern, "[ \\n\\t]*");
+  for (const auto& [text, message] : std::vector<std::pair<const char*, std::string>>{
+           {R"({"any_whitespace": true})", "unknown key \"any_whitespace\""},
+           {R"({"backend": "guidance"})", "\"backend\""},
+           {R"({"disable_any_whitespace": "yes"})", "\"disable_any_whitespace\""},
+           {R"({"whitespace_pattern": " ", "disable_any_whitespace": true})", "cannot be combined"},
+           {"[1]", "must be a JSON object"}}) {
+    auto refused = ParseStructuredOutputsConfig(text);
+    ASSERT_FALSE(refused.ok()) << text;
+    EXPECT_NE(refused.error().find(message), std::string::npos) << refused.error();
+  }
+  // The server's whitespace applies unless the request chose its own; its flags add up.
+  SamplingParams params;
+  params.structured_outputs = StructuredOutputsParams{.json = "{}"};
+  ApplyStructuredOutputsConfig(*config, &params);
+  EXPECT_EQ(params.structured_outputs->whitespace_pattern, "[ \\n\\t]*");
+  EXPECT_TRUE(params.structured_outputs->disable_additional_properties);
+  params.structured_outputs = StructuredOutputsParams{.json = "{}", .disable_any_whitespace = true};
+  ApplyStructuredOutputsConfig(*config, &params);
+  EXPECT_FALSE(params.structured_outputs->whitespace_pattern.has_value());
+  params.structured_outputs.reset();
+  ApplyStructuredOutputsConfig(*config, &params);
+  EXPECT_FALSE(params.structured_outputs.has_value());
 }
 
 TEST(GenerationRequestTest, MaxTokensFitTheContext) {

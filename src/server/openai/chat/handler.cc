@@ -6,6 +6,7 @@
 #include "server/openai/generation_job.h"
 #include "server/openai/logprobs_format.h"
 #include "server/openai/prompt_inputs.h"
+#include "server/openai/structured_outputs_request.h"
 #include "server/worker_reply.h"
 
 namespace vllm::server {
@@ -180,6 +181,7 @@ void HandleChatCompletions(ServingContext& context, const RequestMeta& meta,
   if (auto error = ParseGenerationRequest(body, Endpoint::kChat, &request)) return fail(*error);
   ChatOutputConfig output_config;
   if (auto error = MakeOutputConfig(context, body, &request, &output_config)) return fail(*error);
+  ApplyStructuredOutputsConfig(context.structured_outputs_config, &request.params);
   if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
   if (auto error = CheckSequenceCount(context, 1, request.params.n)) return fail(*error);
   ChatPrompt chat;

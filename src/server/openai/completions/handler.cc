@@ -4,6 +4,7 @@
 #include "server/openai/generation_job.h"
 #include "server/openai/logprobs_format.h"
 #include "server/openai/prompt_inputs.h"
+#include "server/openai/structured_outputs_request.h"
 #include "server/worker_reply.h"
 
 namespace vllm::server {
@@ -118,6 +119,7 @@ void HandleCompletions(ServingContext& context, const RequestMeta& meta,
   if (auto error = ParseGenerationRequest(body, Endpoint::kCompletions, &request)) {
     return fail(*error);
   }
+  ApplyStructuredOutputsConfig(context.structured_outputs_config, &request.params);
   if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
   if (request.use_beam_search) request.stream = false;  // as vLLM: beam search answers at once
   std::vector<CompletionPrompt> prompts;
