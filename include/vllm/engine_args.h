@@ -11,9 +11,9 @@ namespace vllm {
 // vLLM's defaults when the engine starts. Methods "ngram" (prompt lookup) and "draft_model".
 struct SpeculativeConfig {
   std::string method;  // "ngram" / "draft_model"; empty: from `model` ("ngram", else draft_model)
-  std::string model;                     // a draft model path (method "draft_model"), or "ngram"
-  int num_speculative_tokens = 0;        // drafts per step, > 0
-  std::optional<int> prompt_lookup_max;  // default: prompt_lookup_min, else 5
+  std::string model;   // a draft model path (method "draft_model"), or "ngram"
+  int num_speculative_tokens = 0;        // drafts per step: 1 to 64, fewer than max_model_len
+  std::optional<int> prompt_lookup_max;  // default: prompt_lookup_min, else 5; at most 64
   std::optional<int> prompt_lookup_min;  // default: prompt_lookup_max, else 5
 };
 
@@ -23,8 +23,10 @@ struct SpeculativeConfig {
 constexpr int64_t kServeMaxNumBatchedTokens = 256;
 
 struct EngineArgs {
-  std::string model;    // a GGUF file or a Hugging Face model directory
-  int num_threads = 0;  // worker threads (0: one per core)
+  std::string model;  // a GGUF file or a Hugging Face model directory
+  // -t/--threads: worker threads, 0 (one per CPU) or 1 to ThreadPool::MaxThreads() (a few per
+  // CPU); anything else is refused.
+  int num_threads = 0;
   // --dtype auto|float32|bfloat16|float16: the linear weights' type (auto: as stored).
   std::string dtype = "auto";
   // --quantization q8_0 / q6_k / q4_k: quantize the linear weights at load (empty: none).
@@ -49,6 +51,9 @@ struct EngineArgs {
   // layer keeps every block of a sequence as a full-attention one does (no window freeing).
   bool disable_hybrid_kv_cache_manager = false;
   std::optional<SpeculativeConfig> speculative_config;  // --speculative-config JSON
+  // vLLM's max_logprobs: the most logprobs (and prompt_logprobs) a request may ask for per
+  // position; -1: no limit (a request's -1, the whole vocabulary, is then allowed).
+  int max_logprobs = 20;
   // --runner auto|generate|pooling: what the model serves (auto: pooling for encoder-only
   // models, generate otherwise).
   std::string runner = "auto";
@@ -59,6 +64,13 @@ struct EngineArgs {
   // architectures, classifier_from_token, is_original_qwen3_reranker, is_matryoshka,
   // matryoshka_dimensions (e.g. Qwen3-Reranker as Qwen3ForSequenceClassification).
   std::string hf_overrides;
+  // Structured-output constraints (JSON schema, regex, choice, grammar) compile on threads of
+  // their own, off the engine loop, within these limits; one over a limit is refused with an
+  // error naming its flag. A cached constraint needs no compile.
+  int structured_outputs_compile_threads = 2;        // --structured-outputs-compile-threads
+  double structured_outputs_compile_timeout = 10.0;  // --structured-outputs-compile-timeout (s)
+  // --structured-outputs-max-bytes: the schema, regex or grammar text, or the choices together.
+  int64_t structured_outputs_max_bytes = 4 << 20;
 };
 
 }  // namespace vllm

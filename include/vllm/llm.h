@@ -2,6 +2,7 @@
 // continuous batching and returns one RequestOutput per prompt, in order.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <variant>
@@ -67,12 +68,21 @@ class LLM {
 
   LLMEngine& engine() { return *engine_; }
 
+  // Called between engine steps by the calls above, which run the engine until their requests
+  // end. It may throw to end the call early: the call aborts its requests, then the exception
+  // propagates. The Python package checks for Ctrl-C with it. Empty: nothing is checked.
+  void SetInterruptCheck(std::function<void()> check) { interrupt_check_ = std::move(check); }
+
  private:
   template <typename Prompt>
   std::vector<RequestOutput> Run(const std::vector<Prompt>& prompts,
                                  const std::vector<SamplingParams>& params, bool use_tqdm);
 
+  // Runs interrupt_check_; if it throws, calls abort_requests before the exception propagates.
+  void CheckInterrupt(const std::function<void()>& abort_requests) const;
+
   std::unique_ptr<LLMEngine> engine_;
+  std::function<void()> interrupt_check_;
 };
 
 }  // namespace vllm

@@ -10,6 +10,7 @@
 
 #include "cli/median_pass.h"
 #include "cli/read_bandwidth.h"
+#include "common/thread_pool.h"
 #include "model/forward_batch.h"
 #include "model/kv_cache_dtype.h"
 #include "model/kv_storage.h"
@@ -156,7 +157,8 @@ void RegisterBenchAttentionCommand(CLI::App& bench) {
   command->add_option("-r,--repetitions", options->repetitions, "timed passes over the layers")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  command->add_option("-t,--threads", options->num_threads, "0: one per core");
+  command->add_option("-t,--threads", options->num_threads, "0: one per core")
+      ->check(CLI::Range(0, ThreadPool::MaxThreads()));
   command->callback([options] { std::exit(Run(*options)); });
 }
 

@@ -11,6 +11,7 @@
 #include "cli/median_pass.h"
 #include "cli/read_bandwidth.h"
 #include "common/ggml_type.h"
+#include "common/thread_pool.h"
 #include "kernels/dot_peak.h"
 #include "kernels/ops.h"
 #include "model/random_model.h"
@@ -160,7 +161,8 @@ void RegisterBenchGemmCommand(CLI::App& bench) {
   command->add_option("-r,--repetitions", options->repetitions, "timed passes over the copies")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  command->add_option("-t,--threads", options->num_threads, "0: one per core");
+  command->add_option("-t,--threads", options->num_threads, "0: one per core")
+      ->check(CLI::Range(0, ThreadPool::MaxThreads()));
   command->callback([options] { std::exit(Run(*options)); });
 }
 

@@ -152,7 +152,8 @@ void RegisterBenchModelCommand(CLI::App& bench) {
   command->add_option("-p,--n-prompt", options->prompt_tokens)->capture_default_str();
   command->add_option("-n,--n-gen", options->generated_tokens)->capture_default_str();
   command->add_option("-r,--repetitions", options->repetitions)->capture_default_str();
-  command->add_option("-t,--threads", options->num_threads, "0: one per core");
+  command->add_option("-t,--threads", options->num_threads, "0: one per core")
+      ->check(CLI::Range(0, ThreadPool::MaxThreads()));
   command
       ->add_option("--kv-cache-dtype", options->kv_cache_dtype,
                    "auto|float32|bfloat16|fp8|fp8_e4m3|int8")

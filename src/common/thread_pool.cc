@@ -3,6 +3,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace vllm {
 namespace {
@@ -14,17 +16,33 @@ constexpr int kGenerationShift = 16;
 constexpr uint64_t kClosed = uint64_t{1} << 15;
 constexpr uint64_t kStatic = uint64_t{1} << 14;
 constexpr uint64_t kInsideMask = kStatic - 1;
-constexpr int kMaxThreads = static_cast<int>(kInsideMask);
+// The most workers slot_ can count inside a dynamic job.
+constexpr int kMaxSlotThreads = static_cast<int>(kInsideMask);
 
 uint64_t GenerationOf(uint64_t slot) { return slot >> kGenerationShift; }
 
+int NumOnlineCpus() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
 }  // namespace
 
+int ThreadPool::MaxThreads() {
+  return static_cast<int>(
+      std::min<int64_t>(int64_t{kMaxThreadsPerCpu} * NumOnlineCpus(), kMaxSlotThreads));
+}
+
+Status ThreadPool::CheckNumThreads(int num_threads) {
+  if (num_threads >= 0 && num_threads <= MaxThreads()) return Status::Ok();
+  return Error{"must be 0 (one per CPU) or 1 to " + std::to_string(MaxThreads()) + " (" +
+               std::to_string(kMaxThreadsPerCpu) + " per online CPU; more only oversubscribe " +
+               "the cores), got " + std::to_string(num_threads)};
+}
+
 ThreadPool::ThreadPool(Options options) {
-  num_threads_ = options.num_threads > 0
-                     ? options.num_threads
-                     : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  num_threads_ = std::min(num_threads_, kMaxThreads);
+  if (Status status = CheckNumThreads(options.num_threads); !status.ok()) {
+    throw std::invalid_argument("num_threads " + status.message());
+  }
+  num_threads_ =
+      options.num_threads > 0 ? options.num_threads : std::min(NumOnlineCpus(), MaxThreads());
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 

@@ -16,13 +16,18 @@
 #include <thread>
 #include <vector>
 
+#include "common/expected.h"
+
 namespace vllm {
 
 class ThreadPool {
  public:
   struct Options {
-    int num_threads = 0;  // 0: std::thread::hardware_concurrency()
+    // 0: one per online CPU (std::thread::hardware_concurrency()); otherwise 1 to MaxThreads().
+    // Anything else is refused by CheckNumThreads, which callers run on what a user gave.
+    int num_threads = 0;
   };
+  // Throws std::invalid_argument (CheckNumThreads' message) for a num_threads it refuses.
   explicit ThreadPool(Options options);
   ThreadPool() : ThreadPool(Options{}) {}
   ~ThreadPool();
@@ -30,6 +35,16 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
+
+  // The most threads a pool takes: kMaxThreadsPerCpu per online CPU. Every job splits its work
+  // num_threads ways and waits for the slowest share, so threads beyond the cores only wait for
+  // each other to be scheduled (on 2 cores, 3000 threads did not produce 5 tokens in 30 s); a few
+  // per CPU still run, for experiments, where thousands (a typo, or a hostile value) are refused.
+  static constexpr int kMaxThreadsPerCpu = 4;
+  static int MaxThreads();
+  // Ok when `num_threads` is 0 (one per CPU) or 1 to MaxThreads(); otherwise an error that says
+  // so, for the caller to prefix with the option's name.
+  static Status CheckNumThreads(int num_threads);
 
   // Runs fn(thread_index, num_threads) on every thread (the caller is thread 0) and returns
   // when all are done. Calls must not nest.

@@ -1,11 +1,14 @@
 #include "common/thread_pool.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -120,6 +123,26 @@ TEST(ThreadPoolTest, ParallelForRangesDependOnlyOnCountAndThreads) {
   std::sort(ranges.begin(), ranges.end());
   const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 3}, {3, 7}};
   EXPECT_EQ(ranges, expected);
+}
+
+// A thread count is 0 (one per CPU) or 1 to a few per CPU: a huge or negative one is an error,
+// never thousands of threads or a silent clamp.
+TEST(ThreadPoolTest, RefusesNegativeAndOversubscribedThreadCounts) {
+  const int max_threads = ThreadPool::MaxThreads();
+  EXPECT_EQ(max_threads, ThreadPool::kMaxThreadsPerCpu *
+                             std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+  for (int accepted : {0, 1, max_threads}) {
+    EXPECT_TRUE(ThreadPool::CheckNumThreads(accepted).ok()) << accepted;
+  }
+  for (int refused : {-1, -3, max_threads + 1, 100000}) {
+    const Status status = ThreadPool::CheckNumThreads(refused);
+    ASSERT_FALSE(status.ok()) << refused;
+    EXPECT_THAT(status.message(), ::testing::HasSubstr("got " + std::to_string(refused)));
+    EXPECT_THAT(status.message(), ::testing::HasSubstr(" to " + std::to_string(max_threads)));
+    EXPECT_THROW(ThreadPool(ThreadPool::Options{.num_threads = refused}), std::invalid_argument);
+  }
+  EXPECT_EQ(ThreadPool(ThreadPool::Options{}).num_threads(),
+            std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
 }
 
 }  // namespace

@@ -40,6 +40,23 @@ Expected<LoadedModel> LoadDraftModel(const std::string& path, const ModelConfig&
   return draft;
 }
 
+// vLLM's check of a request's logprobs and prompt_logprobs against max_logprobs (-1: no limit);
+// a request's -1 asks for the whole vocabulary.
+Status CheckLogprobsLimit(const SamplingParams& params, int max_logprobs, int64_t vocab_size) {
+  const int64_t limit = max_logprobs == -1 ? vocab_size : max_logprobs;
+  auto requested = [vocab_size](int num) { return num == -1 ? vocab_size : int64_t{num}; };
+  if (params.logprobs && requested(*params.logprobs) > limit) {
+    return Error{"Requested sample logprobs of " + std::to_string(requested(*params.logprobs)) +
+                 ", which is greater than max allowed: " + std::to_string(limit)};
+  }
+  if (params.prompt_logprobs && requested(*params.prompt_logprobs) > limit) {
+    return Error{"Requested prompt logprobs of " +
+                 std::to_string(requested(*params.prompt_logprobs)) +
+                 ", which is greater than max allowed: " + std::to_string(limit)};
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const EngineArgs& args,
@@ -80,6 +97,13 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
   if (core->config_.speculative_config) {
     auto method = ResolveSpeculativeConfig(*core->config_.speculative_config);
     if (!method) return Error{method.error()};
+    // A step never drafts past max_model_len, so more drafts could never be proposed.
+    if (method->num_speculative_tokens >= core->config_.max_model_len) {
+      return Error{"--speculative-config: num_speculative_tokens=" +
+                   std::to_string(method->num_speculative_tokens) +
+                   " must be less than max_model_len (" +
+                   std::to_string(core->config_.max_model_len) + ")"};
+    }
     if (method->ngram) {
       ngram_proposer = method->ngram;
       VLLM_LOG(kInfo) << "Speculative decoding: ngram, " << method->num_speculative_tokens
@@ -157,6 +181,8 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
 
 Status EngineCore::AddRequest(EngineCoreRequest core_request) {
   if (std::string error = core_request.params.Validate(); !error.empty()) return Error{error};
+  VLLM_RETURN_IF_ERROR(
+      CheckLogprobsLimit(core_request.params, config_.max_logprobs, model_.config().vocab_size));
   auto request = std::make_unique<Request>();
   request->request_id = core_request.request_id;
   request->prompt_token_ids = std::move(core_request.prompt_token_ids);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/thread_pool.h"
 #include "engine/llm_engine.h"
 #include "engine/output_processor.h"
 #include "engine/test_engine_args.h"
@@ -283,7 +284,9 @@ TEST(EngineTest, StopTokenIdsAndMinTokens) {
 }
 
 TEST(EngineTest, LogprobsAreTheLogSoftmaxOfTheModel) {
-  LLM llm(StoriesArgs());
+  EngineArgs args = StoriesArgs();
+  args.max_logprobs = -1;  // no limit: a request may ask for the whole vocabulary
+  LLM llm(args);
   SamplingParams params = Greedy(10);
   params.logprobs = -1;  // the whole vocabulary: the probabilities must sum to one
   auto output = llm.Generate({"Once upon a time"}, params, false)[0].outputs[0];
@@ -384,6 +387,59 @@ TEST(EngineTest, RefusesBadRequestsWithVllmMessages) {
     EXPECT_THAT(error.what(), HasSubstr("maximum context length is 8 tokens"));
   }
   EXPECT_FALSE(short_context.engine().HasUnfinishedRequests());
+}
+
+// vLLM's max_logprobs (20 by default): more logprobs, or -1 (the whole vocabulary), are refused
+// with vLLM's message unless the engine's limit is raised or lifted (-1).
+TEST(EngineTest, RefusesLogprobsAboveMaxLogprobs) {
+  auto engine = LLMEngine::Create(StoriesArgs());
+  ASSERT_TRUE(engine.ok()) << engine.error();
+  auto refusal = [&](std::optional<int> logprobs, std::optional<int> prompt_logprobs) {
+    SamplingParams params = Greedy(2);
+    params.logprobs = logprobs;
+    params.prompt_logprobs = prompt_logprobs;
+    Status status = (*engine)->AddRequest("r", std::string("Once"), params);
+    EXPECT_FALSE((*engine)->HasUnfinishedRequests());
+    return status.ok() ? std::string() : status.message();
+  };
+  EXPECT_EQ(refusal(300, std::nullopt),
+            "Requested sample logprobs of 300, which is greater than max allowed: 20");
+  EXPECT_EQ(refusal(-1, std::nullopt),
+            "Requested sample logprobs of 512, which is greater than max allowed: 20");
+  EXPECT_EQ(refusal(std::nullopt, 21),
+            "Requested prompt logprobs of 21, which is greater than max allowed: 20");
+  EXPECT_EQ(refusal(std::nullopt, -1),
+            "Requested prompt logprobs of 512, which is greater than max allowed: 20");
+  SamplingParams twenty = Greedy(2);
+  twenty.logprobs = 20;
+  twenty.prompt_logprobs = 20;
+  EXPECT_TRUE((*engine)->AddRequest("twenty", std::string("Once"), twenty).ok());
+  EngineArgs args = StoriesArgs();
+  args.max_logprobs = -1;
+  auto unlimited = LLMEngine::Create(args);
+  ASSERT_TRUE(unlimited.ok()) << unlimited.error();
+  SamplingParams all = Greedy(2);
+  all.logprobs = -1;
+  EXPECT_TRUE((*unlimited)->AddRequest("all", std::string("Once"), all).ok());
+  args.max_logprobs = -2;
+  auto invalid = LLMEngine::Create(args);
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_THAT(invalid.error(), HasSubstr("max_logprobs must be -1 (no limit) or at least 0"));
+}
+
+// A thread count out of range is refused before any thread starts, naming the option; the CLI,
+// the server and Python all create their engine here.
+TEST(EngineTest, RefusesThreadCountsOutOfRange) {
+  for (int num_threads : {-3, ThreadPool::MaxThreads() + 1, 100000}) {
+    EngineArgs args = StoriesArgs();
+    args.num_threads = num_threads;
+    auto engine = LLMEngine::Create(args);
+    ASSERT_FALSE(engine.ok()) << num_threads;
+    const std::string range = "num_threads (-t/--threads) must be 0 (one per CPU) or 1 to " +
+                              std::to_string(ThreadPool::MaxThreads());
+    EXPECT_THAT(engine.error(), HasSubstr(range));
+    EXPECT_THAT(engine.error(), HasSubstr("got " + std::to_string(num_threads)));
+  }
 }
 
 TEST(EngineTest, RefusesAKvCacheLargerThanTheMemoryAtStart) {

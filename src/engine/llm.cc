@@ -43,6 +43,16 @@ LLM::LLM(const EngineArgs& args) {
 
 LLM::~LLM() = default;
 
+void LLM::CheckInterrupt(const std::function<void()>& abort_requests) const {
+  if (!interrupt_check_) return;
+  try {
+    interrupt_check_();
+  } catch (...) {
+    abort_requests();
+    throw;
+  }
+}
+
 template <typename Prompt>
 std::vector<RequestOutput> LLM::Run(const std::vector<Prompt>& prompts,
                                     const std::vector<SamplingParams>& params, bool use_tqdm) {
@@ -65,6 +75,13 @@ std::vector<RequestOutput> LLM::Run(const std::vector<Prompt>& prompts,
   int64_t num_generated = 0;
   ProgressBar bar(prompts.size(), use_tqdm);
   while (engine_->HasUnfinishedRequests()) {
+    CheckInterrupt([&] {
+      std::vector<std::string> unfinished;
+      for (size_t i = 0; i < prompts.size(); ++i) {
+        if (!results[i].finished) unfinished.push_back(std::to_string(i));
+      }
+      engine_->AbortRequests(unfinished);
+    });
     auto outputs = engine_->Step();
     if (!outputs) throw std::runtime_error(outputs.error());
     for (RequestOutput& output : *outputs) {

@@ -40,6 +40,13 @@ std::vector<BeamSearchOutput> LLM::BeamSearch(const std::vector<PromptInput>& pr
     }
     std::vector<std::optional<PositionLogprobs>> next(sequences.size());
     while (engine_->HasUnfinishedRequests()) {
+      CheckInterrupt([&] {
+        std::vector<std::string> step_ids;
+        for (size_t i = 0; i < sequences.size(); ++i) {
+          step_ids.push_back(prefix + std::to_string(i));
+        }
+        engine_->AbortRequests(step_ids);
+      });
       auto outputs = engine_->Step();
       if (!outputs) return Error{outputs.error()};
       for (const RequestOutput& output : *outputs) {

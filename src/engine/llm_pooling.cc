@@ -1,6 +1,7 @@
 // LLM's pooling entry points (vLLM's LLM.embed / classify / score / encode): every prompt is
 // added as a pooling request and the engine steps until all are done; they batch together under
 // the engine's one token budget.
+#include <functional>
 #include <stdexcept>
 
 #include "engine/llm_engine.h"
@@ -11,10 +12,13 @@ namespace vllm {
 namespace {
 
 // Runs `inputs` as `task` requests; outputs in input order. Throws std::invalid_argument when a
-// request is refused (those added before it are aborted).
+// request is refused (those added before it are aborted). `check_interrupt(abort_requests)` runs
+// before each step (LLM::CheckInterrupt).
+using InterruptCheck = std::function<void(const std::function<void()>& abort_requests)>;
 std::vector<PoolingRequestOutput> RunPooling(LLMEngine& engine,
                                              const std::vector<PoolingInput>& inputs,
-                                             const std::string& task, const PoolingParams& params) {
+                                             const std::string& task, const PoolingParams& params,
+                                             const InterruptCheck& check_interrupt) {
   std::vector<std::string> added;
   for (size_t i = 0; i < inputs.size(); ++i) {
     Status status = engine.AddPoolingRequest(std::to_string(i), inputs[i], task, params);
@@ -26,6 +30,7 @@ std::vector<PoolingRequestOutput> RunPooling(LLMEngine& engine,
   }
   std::vector<PoolingRequestOutput> results(inputs.size());
   while (engine.HasUnfinishedRequests()) {
+    check_interrupt([&] { engine.AbortPoolingRequests(added); });
     auto outputs = engine.StepPooling();
     if (!outputs) throw std::runtime_error(outputs.error());
     for (PoolingRequestOutput& output : *outputs) {
@@ -61,9 +66,11 @@ template <typename Output>
 std::vector<PoolingRequestOutputOf<Output>> RunAs(LLMEngine& engine,
                                                   const std::vector<LLM::PoolingPrompt>& prompts,
                                                   const std::string& task,
-                                                  const PoolingParams& params) {
+                                                  const PoolingParams& params,
+                                                  const InterruptCheck& check_interrupt) {
   std::vector<PoolingRequestOutputOf<Output>> results;
-  for (PoolingRequestOutput& output : RunPooling(engine, AsInputs(prompts), task, params)) {
+  for (PoolingRequestOutput& output :
+       RunPooling(engine, AsInputs(prompts), task, params, check_interrupt)) {
     std::vector<float> data = std::move(output.outputs.data);
     results.push_back(Convert(std::move(output), Output{std::move(data)}));
   }
@@ -74,17 +81,20 @@ std::vector<PoolingRequestOutputOf<Output>> RunAs(LLMEngine& engine,
 
 std::vector<EmbeddingRequestOutput> LLM::Embed(const std::vector<PoolingPrompt>& prompts,
                                                const PoolingParams& params) {
-  return RunAs<EmbeddingOutput>(*engine_, prompts, "embed", params);
+  return RunAs<EmbeddingOutput>(*engine_, prompts, "embed", params,
+                                [this](const auto& abort) { CheckInterrupt(abort); });
 }
 
 std::vector<ClassificationRequestOutput> LLM::Classify(const std::vector<PoolingPrompt>& prompts,
                                                        const PoolingParams& params) {
-  return RunAs<ClassificationOutput>(*engine_, prompts, "classify", params);
+  return RunAs<ClassificationOutput>(*engine_, prompts, "classify", params,
+                                     [this](const auto& abort) { CheckInterrupt(abort); });
 }
 
 std::vector<PoolingRequestOutput> LLM::Encode(const std::vector<PoolingPrompt>& prompts,
                                               const PoolingParams& params) {
-  return RunPooling(*engine_, AsInputs(prompts), "encode", params);
+  return RunPooling(*engine_, AsInputs(prompts), "encode", params,
+                    [this](const auto& abort) { CheckInterrupt(abort); });
 }
 
 std::vector<ScoringRequestOutput> LLM::Score(const std::vector<std::string>& text_1,
@@ -93,6 +103,7 @@ std::vector<ScoringRequestOutput> LLM::Score(const std::vector<std::string>& tex
   if (text_1.empty() || text_2.empty() || (text_1.size() != 1 && text_1.size() != text_2.size())) {
     throw std::invalid_argument("Input lengths must be either 1:1, 1:N or N:N");
   }
+  const InterruptCheck check_interrupt = [this](const auto& abort) { CheckInterrupt(abort); };
   const auto first_of = [&](size_t i) -> const std::string& {
     return text_1.size() == 1 ? text_1[0] : text_1[i];
   };
@@ -100,7 +111,8 @@ std::vector<ScoringRequestOutput> LLM::Score(const std::vector<std::string>& tex
   if (engine_->model_config().num_labels > 0) {  // a cross-encoder: one pair sequence each
     std::vector<PoolingInput> pairs;
     for (size_t i = 0; i < text_2.size(); ++i) pairs.emplace_back(TextPair{first_of(i), text_2[i]});
-    for (PoolingRequestOutput& output : RunPooling(*engine_, pairs, "score", params)) {
+    for (PoolingRequestOutput& output :
+         RunPooling(*engine_, pairs, "score", params, check_interrupt)) {
       if (output.outputs.data.size() != 1) {
         throw std::invalid_argument("Score API needs a classifier with a single label");
       }
@@ -115,7 +127,8 @@ std::vector<ScoringRequestOutput> LLM::Score(const std::vector<std::string>& tex
     texts.emplace_back(first_of(i));
     texts.emplace_back(text_2[i]);
   }
-  std::vector<PoolingRequestOutput> embeddings = RunPooling(*engine_, texts, "score", params);
+  std::vector<PoolingRequestOutput> embeddings =
+      RunPooling(*engine_, texts, "score", params, check_interrupt);
   for (size_t i = 0; i < text_2.size(); ++i) {
     PoolingRequestOutput& first = embeddings[2 * i];
     const PoolingRequestOutput& second = embeddings[2 * i + 1];

@@ -1,6 +1,7 @@
 #include "engine/output_processor.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace vllm {
 
@@ -130,6 +131,7 @@ std::vector<RequestOutput> OutputProcessor::Process(const std::vector<EngineCore
 
 RequestOutput OutputProcessor::MakeOutput(const std::string& request_id, RequestState& state,
                                           bool finished) {
+  const bool delta = state.params.output_kind == RequestOutputKind::kDelta;
   RequestOutput output;
   output.request_id = request_id;
   output.prompt = state.prompt;
@@ -139,40 +141,53 @@ RequestOutput OutputProcessor::MakeOutput(const std::string& request_id, Request
   output.queue_seconds = state.queue_seconds;
   const bool prompt_logprobs_complete =
       state.prompt_logprobs && state.prompt_logprobs->size() == state.prompt_token_ids.size();
-  if (prompt_logprobs_complete &&
-      (state.params.output_kind != RequestOutputKind::kDelta || !state.prompt_logprobs_sent)) {
-    output.prompt_logprobs = state.prompt_logprobs;
+  if (prompt_logprobs_complete && (!delta || !state.prompt_logprobs_sent)) {
+    // Delta mode sends them once, and a finished request needs them no more: both hand them over.
+    output.prompt_logprobs = delta || finished ? std::exchange(state.prompt_logprobs, std::nullopt)
+                                               : state.prompt_logprobs;
     state.prompt_logprobs_sent = true;
   }
   // While a stop string could still complete, its first characters are held back.
   size_t hold_back = 0;
   for (const auto& stop : state.params.stop) hold_back = std::max(hold_back, stop.size() - 1);
   for (Sequence& sequence : state.sequences) {
-    CompletionOutput completion = sequence.output;
-    const bool done = sequence.output.finished();
+    CompletionOutput& whole = sequence.output;
+    const bool done = whole.finished();
     const size_t visible =
-        done ? completion.text.size()
-             : completion.text.size() - std::min(hold_back, completion.text.size());
-    if (state.params.output_kind == RequestOutputKind::kDelta) {
-      // A sequence that finished in an earlier step (n > 1) has nothing more to say.
-      if (sequence.finish_sent) continue;
-      sequence.finish_sent = done;
-      const size_t from = std::min(sequence.num_text_sent, visible);
-      completion.text = completion.text.substr(from, visible - from);
-      completion.token_ids.assign(sequence.output.token_ids.begin() + sequence.num_tokens_sent,
-                                  sequence.output.token_ids.end());
-      if (completion.logprobs) {
-        completion.logprobs->erase(completion.logprobs->begin(),
-                                   completion.logprobs->begin() + sequence.num_tokens_sent);
-      }
-      sequence.num_text_sent = std::max(sequence.num_text_sent, visible);
-      sequence.num_tokens_sent = sequence.output.token_ids.size();
-    } else {
+        done ? whole.text.size() : whole.text.size() - std::min(hold_back, whole.text.size());
+    if (!delta) {
+      // Every output holds all so far: a copy, or at the end the whole sequence itself.
+      CompletionOutput completion = finished ? std::move(whole) : whole;
       completion.text.resize(visible);
+      output.outputs.push_back(std::move(completion));
+      continue;
     }
-    output.outputs.push_back(std::move(completion));
+    // A sequence that finished in an earlier step (n > 1) has nothing more to say.
+    if (sequence.finish_sent) continue;
+    sequence.finish_sent = done;
+    CompletionOutput part;
+    part.index = whole.index;
+    const size_t from = std::min(sequence.num_text_sent, visible);
+    part.text = whole.text.substr(from, visible - from);
+    sequence.num_text_sent = std::max(sequence.num_text_sent, visible);
+    part.token_ids = std::exchange(whole.token_ids, {});
+    if (whole.logprobs) part.logprobs = std::exchange(*whole.logprobs, {});
+    part.cumulative_logprob = whole.cumulative_logprob;
+    part.finish_reason = whole.finish_reason;
+    part.stop_reason = whole.stop_reason;
+    output.outputs.push_back(std::move(part));
   }
   return output;
+}
+
+size_t OutputProcessor::NumHeldLogprobPositions() const {
+  size_t num_positions = 0;
+  for (const auto& [id, state] : requests_) {
+    for (const Sequence& sequence : state.sequences) {
+      if (sequence.output.logprobs) num_positions += sequence.output.logprobs->size();
+    }
+  }
+  return num_positions;
 }
 
 }  // namespace vllm

@@ -30,16 +30,21 @@ class OutputProcessor {
                                      std::vector<std::string>* stopped_child_ids);
 
   bool Has(const std::string& request_id) const { return requests_.count(request_id) != 0; }
+  // Positions of generated-token logprobs held for unfinished requests: in delta mode only those
+  // not yet returned, in the other modes all of them (they return everything).
+  size_t NumHeldLogprobPositions() const;
   // Child ids of a request (to abort it in the core).
   std::vector<std::string> ChildIds(const std::string& request_id) const;
 
  private:
   struct Sequence {
     std::unique_ptr<IncrementalDetokenizer> detokenizer;
+    // What the sequence produced. In delta mode its token ids and logprobs are only those not
+    // yet returned (each output hands them over, so a step's work and the memory held do not
+    // grow with the output's length); its text stays whole for stop strings.
     CompletionOutput output;
-    size_t num_text_sent = 0;    // bytes of output.text already returned (delta mode)
-    size_t num_tokens_sent = 0;  // token ids already returned (delta mode)
-    bool finish_sent = false;    // its finish_reason was returned (delta mode sends it once)
+    size_t num_text_sent = 0;  // bytes of output.text already returned (delta mode)
+    bool finish_sent = false;  // its finish_reason was returned (delta mode sends it once)
   };
   struct RequestState {
     std::string prompt;

@@ -65,6 +65,7 @@ class SlidingWindowEngineTest : public ::testing::Test {
     args.max_model_len = 512;
     args.max_num_seqs = 8;
     args.disable_hybrid_kv_cache_manager = !hybrid;
+    args.max_logprobs = -1;  // the requests' logprobs cover the whole vocabulary
     return args;
   }
 

@@ -234,5 +234,39 @@ TEST(SpecDecodeEngineTest, ConfigErrorsNameWhatWorks) {
   EXPECT_THAT(engine.error(), HasSubstr("medusa"));
 }
 
+// Drafts are bounded: at most kMaxNumSpeculativeTokens of them, fewer than max_model_len (no step
+// could propose more), and n-grams of at most kMaxPromptLookup tokens.
+TEST(SpecDecodeEngineTest, RefusesUnboundedDrafts) {
+  for (const char* model : {"ngram", "/models/draft.gguf"}) {
+    EXPECT_TRUE(ResolveSpeculativeConfig(
+                    {.model = model, .num_speculative_tokens = kMaxNumSpeculativeTokens})
+                    .ok());
+    for (int num : {kMaxNumSpeculativeTokens + 1, 1000000}) {
+      EXPECT_THAT(ResolveSpeculativeConfig({.model = model, .num_speculative_tokens = num}).error(),
+                  HasSubstr("num_speculative_tokens must be at most 64 (longer drafts are almost "
+                            "never accepted whole), got " +
+                            std::to_string(num)));
+    }
+  }
+  SpeculativeConfig ngram{.method = "ngram", .num_speculative_tokens = 3};
+  ngram.prompt_lookup_max = kMaxPromptLookup;
+  EXPECT_TRUE(ResolveSpeculativeConfig(ngram).ok());
+  ngram.prompt_lookup_max = 1000000000;
+  EXPECT_THAT(ResolveSpeculativeConfig(ngram).error(),
+              HasSubstr("prompt_lookup_max=1000000000 must be <= 64"));
+  ngram.prompt_lookup_max.reset();
+  ngram.prompt_lookup_min = kMaxPromptLookup + 1;  // the max defaults to it
+  EXPECT_THAT(ResolveSpeculativeConfig(ngram).error(), HasSubstr("prompt_lookup_max=65"));
+  EngineArgs args = StoriesArgs();
+  args.max_model_len = 32;
+  args.speculative_config = SpeculativeConfig{.method = "ngram", .num_speculative_tokens = 32};
+  auto engine = LLMEngine::Create(args);
+  ASSERT_FALSE(engine.ok());
+  EXPECT_THAT(engine.error(),
+              HasSubstr("num_speculative_tokens=32 must be less than max_model_len (32)"));
+  args.speculative_config->num_speculative_tokens = 31;
+  EXPECT_TRUE(LLMEngine::Create(args).ok());
+}
+
 }  // namespace
 }  // namespace vllm

@@ -32,6 +32,11 @@ Expected<SpeculativeMethod> ResolveSpeculativeConfig(const SpeculativeConfig& co
     return Error{"--speculative-config: num_speculative_tokens must be > 0, got " +
                  std::to_string(config.num_speculative_tokens)};
   }
+  if (config.num_speculative_tokens > kMaxNumSpeculativeTokens) {
+    return Error{"--speculative-config: num_speculative_tokens must be at most " +
+                 std::to_string(kMaxNumSpeculativeTokens) + " (longer drafts are almost never " +
+                 "accepted whole), got " + std::to_string(config.num_speculative_tokens)};
+  }
   if (method == "draft_model") {
     if (config.model.empty()) {
       return Error{
@@ -50,6 +55,10 @@ Expected<SpeculativeMethod> ResolveSpeculativeConfig(const SpeculativeConfig& co
   if (lookup_max < 1) {
     return Error{"--speculative-config: prompt_lookup_max=" + std::to_string(lookup_max) +
                  " must be > 0"};
+  }
+  if (lookup_max > kMaxPromptLookup) {
+    return Error{"--speculative-config: prompt_lookup_max=" + std::to_string(lookup_max) +
+                 " must be <= " + std::to_string(kMaxPromptLookup)};
   }
   if (lookup_min > lookup_max) {
     return Error{"--speculative-config: prompt_lookup_min=" + std::to_string(lookup_min) +

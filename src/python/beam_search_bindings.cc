@@ -26,7 +26,8 @@ void BindBeamSearch(py::module_& module) {
       .def_readonly("tokens", &BeamSearchSequence::tokens)
       .def_readonly("logprobs", &BeamSearchSequence::logprobs)
       .def_readonly("cum_logprob", &BeamSearchSequence::cum_logprob)
-      .def_readonly("text", &BeamSearchSequence::text)
+      .def_property_readonly("text",
+                             [](const BeamSearchSequence& self) { return ToPythonText(self.text); })
       .def_readonly("finish_reason", &BeamSearchSequence::finish_reason)
       .def_readonly("stop_reason", &BeamSearchSequence::stop_reason);
 

@@ -5,10 +5,23 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <string_view>
+
 #include "tokenizer/tokenizer.h"
 #include "vllm/sampling_params.h"
 
 namespace vllm::python {
+
+// Text the model produced (or a model file holds) as a Python str. A token can end inside a
+// UTF-8 character, so such text may hold invalid or incomplete sequences: each becomes U+FFFD,
+// as vLLM's detokenizer and the server's JSON write them, where pybind11's own std::string
+// conversion would raise UnicodeDecodeError and lose a whole batch.
+inline pybind11::str ToPythonText(std::string_view text) {
+  PyObject* decoded =
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace");
+  if (decoded == nullptr) throw pybind11::error_already_set();
+  return pybind11::reinterpret_steal<pybind11::str>(decoded);
+}
 
 // EngineArgs, SpeculativeConfig, SamplingParams, StructuredOutputsParams, RequestOutputKind.
 void BindParams(pybind11::module_& module);
@@ -33,8 +46,9 @@ void DefModelProperties(pybind11::class_<Class>& cls, Model model) {
          "tokenizer",
          [model](const Class& self) -> const Tokenizer& { return model(self).tokenizer(); },
          py::return_value_policy::reference_internal)
-      .def_property_readonly("chat_template",
-                             [model](const Class& self) { return model(self).chat_template(); })
+      .def_property_readonly(
+          "chat_template",
+          [model](const Class& self) { return ToPythonText(model(self).chat_template()); })
       .def_property_readonly(
           "default_sampling_params",
           [model](const Class& self) { return model(self).default_sampling_params(); })

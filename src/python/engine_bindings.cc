@@ -1,8 +1,11 @@
 // `_core.Engine`: the C++ LLM and its LLMEngine (add_request / step / abort_request, beam
 // search, pooling tasks) for llm_engine.py and llm.py. Every call releases the GIL while the engine
-// works, and a mutex keeps two Python threads from stepping the same engine at once.
+// works, and a mutex keeps two Python threads from stepping the same engine at once. Calls that
+// run many steps (beam search, pooling) end with KeyboardInterrupt on Ctrl-C.
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -17,12 +20,31 @@ namespace py = pybind11;
 namespace vllm::python {
 namespace {
 
+// How often a blocking call looks for Ctrl-C: each look takes the GIL, which another Python
+// thread may hold for up to its switch interval (5 ms).
+constexpr auto kSignalCheckInterval = std::chrono::milliseconds(50);
+
+// LLM's interrupt check for Python: between engine steps, at most every kSignalCheckInterval, it
+// runs Python's signal handlers, and throws what one raised (KeyboardInterrupt for Ctrl-C), so that
+// beam search and the pooling calls end as generate() does. Handlers run only on the main thread.
+std::function<void()> PythonSignalCheck() {
+  auto last_check = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [last_check] {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - *last_check < kSignalCheckInterval) return;
+    *last_check = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
+}
+
 class Engine {
  public:
   // Throws RuntimeError (std::runtime_error) with the reason when the model cannot load.
   explicit Engine(const EngineArgs& args) {
     py::gil_scoped_release release;
     llm_ = std::make_unique<LLM>(args);
+    llm_->SetInterruptCheck(PythonSignalCheck());
     engine_ = &llm_->engine();
   }
 

@@ -12,11 +12,13 @@ void BindOutputs(py::module_& module) {
   py::class_<Logprob>(module, "Logprob")
       .def_readonly("logprob", &Logprob::logprob)
       .def_readonly("rank", &Logprob::rank)
-      .def_readonly("decoded_token", &Logprob::decoded_token);
+      .def_property_readonly("decoded_token",
+                             [](const Logprob& self) { return ToPythonText(self.decoded_token); });
 
   py::class_<CompletionOutput>(module, "CompletionOutput")
       .def_readonly("index", &CompletionOutput::index)
-      .def_readonly("text", &CompletionOutput::text)
+      .def_property_readonly("text",
+                             [](const CompletionOutput& self) { return ToPythonText(self.text); })
       .def_readonly("token_ids", &CompletionOutput::token_ids)
       .def_readonly("cumulative_logprob", &CompletionOutput::cumulative_logprob)
       .def_readonly("logprobs", &CompletionOutput::logprobs)
@@ -25,7 +27,8 @@ void BindOutputs(py::module_& module) {
 
   py::class_<RequestOutput>(module, "RequestOutput")
       .def_readonly("request_id", &RequestOutput::request_id)
-      .def_readonly("prompt", &RequestOutput::prompt)
+      .def_property_readonly("prompt",
+                             [](const RequestOutput& self) { return ToPythonText(self.prompt); })
       .def_readonly("prompt_token_ids", &RequestOutput::prompt_token_ids)
       .def_readonly("prompt_logprobs", &RequestOutput::prompt_logprobs)
       .def_readonly("outputs", &RequestOutput::outputs)

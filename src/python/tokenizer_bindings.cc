@@ -40,17 +40,23 @@ void BindTokenizer(py::module_& module) {
       .def(
           "decode",
           [](const Tokenizer& tokenizer, const std::vector<int32_t>& ids,
-             bool skip_special_tokens) { return tokenizer.Decode(ids, skip_special_tokens); },
+             bool skip_special_tokens) {
+            return ToPythonText(tokenizer.Decode(ids, skip_special_tokens));
+          },
           py::arg("ids"), py::arg("skip_special_tokens"))
       .def("token_to_piece", [](const Tokenizer& tokenizer,
-                                int32_t id) { return std::string(tokenizer.TokenToPiece(id)); })
+                                int32_t id) { return ToPythonText(tokenizer.TokenToPiece(id)); })
       .def("is_special", &Tokenizer::IsSpecial)
       .def_property_readonly("vocab_size", &Tokenizer::vocab_size)
       .def_property_readonly("bos_id", &Tokenizer::bos_id)
       .def_property_readonly("eos_id", &Tokenizer::eos_id);
 
-  module.def("render_chat_template", &RenderChatTemplate, py::arg("source"),
-             py::arg("variables_json"));
+  module.def(
+      "render_chat_template",
+      [](const std::string& source, const std::string& variables_json) {
+        return ToPythonText(RenderChatTemplate(source, variables_json));
+      },
+      py::arg("source"), py::arg("variables_json"));
 }
 
 }  // namespace vllm::python

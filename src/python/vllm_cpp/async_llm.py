@@ -11,8 +11,8 @@ from typing import AsyncGenerator, Iterable, Optional, Union
 from . import _core
 from .engine_args import AsyncEngineArgs
 from .inputs import PromptType, parse_prompt
-from .outputs import RequestOutput, request_output_from_core
-from .sampling_params import SamplingParams
+from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
+from .sampling_params import RequestOutputKind, SamplingParams
 from .tokenizer import Tokenizer
 
 
@@ -66,7 +66,11 @@ class AsyncLLM:
                             f"{type(sampling_params).__name__}")
         engine_prompt, prompt_text = parse_prompt(prompt)
         seed = self._seeds.next()
-        core_params = sampling_params._to_core(seed)
+        # The engine runs a CUMULATIVE request as a DELTA one; its outputs are gathered here.
+        cumulative = (CumulativeOutputs()
+                      if sampling_params.output_kind == RequestOutputKind.CUMULATIVE else None)
+        core_params = sampling_params._to_core(
+            seed, None if cumulative is None else RequestOutputKind.DELTA)
         loop = asyncio.get_running_loop()
         ready = asyncio.Event()
 
@@ -92,7 +96,8 @@ class AsyncLLM:
                     ready.clear()
                     continue
                 finished = output.finished
-                yield request_output_from_core(output, prompt_text)
+                converted = request_output_from_core(output, prompt_text)
+                yield converted if cumulative is None else cumulative.add(converted)
                 if finished:
                     return
         finally:

@@ -29,7 +29,6 @@ _UNSUPPORTED = {
     "swap_space": ((4,), "preempted requests are recomputed, never swapped"),
     "cpu_offload_gb": ((0,), "weights stay in memory"),
     "enable_chunked_prefill": ((None, True), "prefill is always chunked"),
-    "max_logprobs": ((20,), "the limit is fixed"),
     "enable_lora": ((False,), "LoRA adapters are not implemented yet"),
     "quantization_param_path": ((None,), "not implemented"),
     "compilation_config": ((None,), "there is nothing to compile"),
@@ -69,7 +68,7 @@ class EngineArgs:
     enforce_eager: bool = False  # accepted: the CPU engine has no graphs to capture
     disable_log_stats: bool = True  # accepted: the offline engine logs no stats
     enable_chunked_prefill: Optional[bool] = None
-    max_logprobs: int = 20
+    max_logprobs: int = 20  # per position, for logprobs and prompt_logprobs (-1: no limit)
     enable_lora: bool = False
     revision: Optional[str] = None
     tokenizer_revision: Optional[str] = None
@@ -81,7 +80,7 @@ class EngineArgs:
     logits_processors: Optional[list[Any]] = None
     runner: str = "auto"  # auto | generate | pooling
     convert: str = "auto"  # auto | embed | classify (a pooling runner's task family)
-    num_threads: int = 0  # vllm-cpp's own: worker threads (0: one per core)
+    num_threads: int = 0  # vllm-cpp's own: worker threads (0: one per CPU; at most a few per CPU)
 
     def _to_core(self) -> _core.EngineArgs:
         for name, (accepted, instead) in _UNSUPPORTED.items():
@@ -106,6 +105,7 @@ class EngineArgs:
         core.scheduling_policy = self.scheduling_policy
         core.disable_hybrid_kv_cache_manager = self.disable_hybrid_kv_cache_manager
         core.num_threads = self.num_threads
+        core.max_logprobs = self.max_logprobs
         core.runner = self.runner
         core.convert = self.convert
         if self.hf_overrides is not None:

@@ -8,7 +8,7 @@ from typing import Iterable, Optional, Union
 from . import _core
 from .engine_args import EngineArgs
 from .inputs import PromptType, parse_prompt
-from .outputs import RequestOutput, request_output_from_core
+from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
 from .sampling_params import RequestOutputKind, SamplingParams
 from .tokenizer import Tokenizer
 
@@ -22,6 +22,8 @@ class LLMEngine:
         self._core = _core.Engine(core_args)
         self._tokenizer = Tokenizer(self._core)
         self._prompts: dict[str, Optional[str]] = {}  # unfinished request id -> prompt text
+        # Unfinished CUMULATIVE requests, which the engine runs as DELTA ones.
+        self._cumulative: dict[str, CumulativeOutputs] = {}
 
     @classmethod
     def from_engine_args(cls, engine_args: EngineArgs, usage_context: object = None,
@@ -58,9 +60,13 @@ class LLMEngine:
             raise NotImplementedError("lora_request is not supported by vllm-cpp")
         engine_prompt, prompt_text = parse_prompt(prompt)
         seed = self._seeds.next()
-        self._core.add_request(request_id, engine_prompt, params._to_core(seed, output_kind),
+        cumulative = (output_kind or params.output_kind) == RequestOutputKind.CUMULATIVE
+        core_kind = RequestOutputKind.DELTA if cumulative else output_kind
+        self._core.add_request(request_id, engine_prompt, params._to_core(seed, core_kind),
                                priority)
         self._prompts[request_id] = prompt_text
+        if cumulative:
+            self._cumulative[request_id] = CumulativeOutputs()
 
     def step(self) -> list[RequestOutput]:
         """Runs one engine step; the outputs of the requests it advanced."""
@@ -79,6 +85,9 @@ class LLMEngine:
 
     def _output(self, output: _core.RequestOutput) -> RequestOutput:
         prompt = self._prompts.get(output.request_id)
+        cumulative = self._cumulative.get(output.request_id)
         if output.finished:
             self._prompts.pop(output.request_id, None)
-        return request_output_from_core(output, prompt)
+            self._cumulative.pop(output.request_id, None)
+        converted = request_output_from_core(output, prompt)
+        return converted if cumulative is None else cumulative.add(converted)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -110,3 +111,43 @@ def request_output_from_core(output: _core.RequestOutput, prompt: Optional[str])
         metrics=RequestMetrics(time_in_queue=output.queue_seconds),
         num_cached_tokens=output.num_cached_tokens,
     )
+
+
+class CumulativeOutputs:
+    """One request's outputs of vLLM's CUMULATIVE kind (all so far, at every step), assembled
+    from the engine's DELTA ones: each step converts only the positions it adds. Asked for
+    CUMULATIVE outputs, the engine would copy every position so far at each step, and Python
+    would convert them all again, which made logprobs quadratic in the output's length."""
+
+    def __init__(self) -> None:
+        self._completions: dict[int, CompletionOutput] = {}
+        self._prompt_logprobs: Optional[list[Optional[PositionLogprobs]]] = None
+
+    def add(self, delta: RequestOutput) -> RequestOutput:
+        """The request's cumulative output once `delta`, its next DELTA output, is added."""
+        if delta.prompt_logprobs is not None:  # a delta brings them once
+            self._prompt_logprobs = delta.prompt_logprobs
+        for part in delta.outputs:
+            whole = self._completions.setdefault(part.index, part)
+            if whole is part:
+                continue
+            whole.text += part.text
+            whole.token_ids.extend(part.token_ids)
+            if part.logprobs is not None:
+                if whole.logprobs is None:
+                    whole.logprobs = []
+                whole.logprobs.extend(part.logprobs)
+            whole.cumulative_logprob = part.cumulative_logprob
+            whole.finish_reason = part.finish_reason
+            whole.stop_reason = part.stop_reason
+        # Every output has lists of its own (of the same Logprob objects), as the engine's have.
+        outputs = [
+            dataclasses.replace(whole, token_ids=list(whole.token_ids),
+                                logprobs=None if whole.logprobs is None else list(whole.logprobs))
+            for _, whole in sorted(self._completions.items())
+        ]
+        return RequestOutput(
+            request_id=delta.request_id, prompt=delta.prompt,
+            prompt_token_ids=delta.prompt_token_ids, prompt_logprobs=self._prompt_logprobs,
+            outputs=outputs, finished=delta.finished, metrics=delta.metrics,
+            num_cached_tokens=delta.num_cached_tokens)

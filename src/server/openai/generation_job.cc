@@ -21,13 +21,13 @@ int64_t UnixSeconds() {
 
 }  // namespace
 
-void MergeDelta(const RequestOutput& delta, RequestOutput* merged) {
+void MergeDelta(const RequestOutput& delta, RequestOutput* merged, bool with_contents) {
   merged->request_id = delta.request_id;
   merged->prompt_token_ids = delta.prompt_token_ids;
   merged->finished = delta.finished;
   merged->num_cached_tokens = delta.num_cached_tokens;
   if (delta.queue_seconds) merged->queue_seconds = delta.queue_seconds;
-  if (delta.prompt_logprobs) merged->prompt_logprobs = delta.prompt_logprobs;
+  if (delta.prompt_logprobs && with_contents) merged->prompt_logprobs = delta.prompt_logprobs;
   for (const CompletionOutput& part : delta.outputs) {
     // A delta holds only the sequences with news: sequence i may come without those before it.
     if (merged->outputs.size() <= static_cast<size_t>(part.index)) {
@@ -35,11 +35,13 @@ void MergeDelta(const RequestOutput& delta, RequestOutput* merged) {
     }
     CompletionOutput& whole = merged->outputs[part.index];
     whole.index = part.index;
-    whole.text += part.text;
-    whole.token_ids.insert(whole.token_ids.end(), part.token_ids.begin(), part.token_ids.end());
-    if (part.logprobs) {
-      if (!whole.logprobs) whole.logprobs.emplace();
-      whole.logprobs->insert(whole.logprobs->end(), part.logprobs->begin(), part.logprobs->end());
+    if (with_contents) {
+      whole.text += part.text;
+      whole.token_ids.insert(whole.token_ids.end(), part.token_ids.begin(), part.token_ids.end());
+      if (part.logprobs) {
+        if (!whole.logprobs) whole.logprobs.emplace();
+        whole.logprobs->insert(whole.logprobs->end(), part.logprobs->begin(), part.logprobs->end());
+      }
     }
     whole.cumulative_logprob = part.cumulative_logprob;
     whole.finish_reason = part.finish_reason;
@@ -138,7 +140,8 @@ void GenerationJob::Drain() {
     }
     if (progress.ended || !progress.stream) continue;
     while (auto delta = progress.stream->TryNext()) {
-      MergeDelta(*delta, &progress.merged);
+      // A stream sends each delta as it comes: only a whole response needs them kept.
+      MergeDelta(*delta, &progress.merged, /*with_contents=*/!request_.stream);
       Account(progress, *delta);
       progress.has_output = true;
       if (request_.stream && !failed_) OnDelta(i, *delta);
@@ -151,8 +154,9 @@ void GenerationJob::Drain() {
         failed_ = true;
         const std::string message = progress.stream->error();
         AbortAll();
-        SendError(progress.stream->rejected() ? ApiError::BadRequest(message)
-                                              : ApiError::Internal(message));
+        SendError(progress.stream->overloaded() ? ApiError::Unavailable(message)
+                  : progress.stream->rejected() ? ApiError::BadRequest(message)
+                                                : ApiError::Internal(message));
       }
     }
     all_ended = all_ended && progress.ended;

@@ -70,7 +70,7 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
  private:
   struct PromptProgress {
     std::shared_ptr<RequestOutputStream> stream;
-    RequestOutput merged;  // every delta so far, concatenated
+    RequestOutput merged;  // every delta so far, concatenated (a stream's: their states only)
     bool has_output = false;
     bool ended = false;
     std::chrono::steady_clock::time_point last_token_at;
@@ -111,7 +111,8 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   std::shared_ptr<GenerationJob> self_;  // held while engine requests run
 };
 
-// Appends a delta output to the whole output so far.
-void MergeDelta(const RequestOutput& delta, RequestOutput* merged);
+// Appends a delta output to the whole output so far; without `with_contents`, only its state
+// (finish and stop reasons, cumulative logprobs, counts), not its text, token ids or logprobs.
+void MergeDelta(const RequestOutput& delta, RequestOutput* merged, bool with_contents);
 
 }  // namespace vllm::server
