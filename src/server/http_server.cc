@@ -1,22 +1,10 @@
 #include "server/http_server.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "common/logging.h"
 
 namespace vllm::server {
-namespace {
-
-int OpenReserveFd() { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
-
-// Connections one RefuseBacklog call refuses at most, so that a flood does not keep the
-// io_context from everything else.
-constexpr int kMaxRefusedPerCall = 256;
-
-}  // namespace
 
 HttpServer::HttpServer(asio::io_context& io_context, HttpOptions options, RequestHandler handler)
     : io_context_(io_context),
@@ -27,12 +15,7 @@ HttpServer::HttpServer(asio::io_context& io_context, HttpOptions options, Reques
                                                     : DefaultMaxConnections(RaiseOpenFileLimit())),
           SharedBudget(std::max(options_.max_buffered_body_bytes, options_.max_body_bytes))},
       acceptor_(io_context),
-      accept_retry_timer_(io_context),
-      reserve_fd_(OpenReserveFd()) {}
-
-HttpServer::~HttpServer() {
-  if (reserve_fd_ >= 0) ::close(reserve_fd_);
-}
+      accept_retry_timer_(io_context) {}
 
 Status HttpServer::Listen(const std::string& host, uint16_t port) {
   beast::error_code error;
@@ -47,8 +30,6 @@ Status HttpServer::Listen(const std::string& host, uint16_t port) {
   if (!error) acceptor_.set_option(asio::socket_base::reuse_address(true), error);
   if (!error) acceptor_.bind(endpoint, error);
   if (!error) acceptor_.listen(asio::socket_base::max_listen_connections, error);
-  // RefuseBacklog's accepts must return at once when the backlog is empty.
-  if (!error) acceptor_.non_blocking(true, error);
   if (error) {
     return Error{"cannot listen on " + host + ":" + std::to_string(port) + ": " + error.message()};
   }
@@ -66,7 +47,6 @@ void HttpServer::Accept() {
   acceptor_.async_accept(asio::make_strand(io_context_), [this](beast::error_code error,
                                                                 asio::ip::tcp::socket socket) {
     if (error == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (error == asio::error::no_descriptors && RefuseBacklog()) return Accept();
     if (error) {
       // The connection stays in the backlog: retrying at once would spin.
       if (!accept_failing_) {
@@ -76,9 +56,7 @@ void HttpServer::Accept() {
       accept_failing_ = true;
       accept_retry_timer_.expires_after(std::chrono::milliseconds(100));
       accept_retry_timer_.async_wait([this](beast::error_code timer_error) {
-        if (timer_error || !acceptor_.is_open()) return;
-        if (reserve_fd_ < 0) reserve_fd_ = OpenReserveFd();
-        Accept();
+        if (!timer_error && acceptor_.is_open()) Accept();
       });
       return;
     }
@@ -87,28 +65,6 @@ void HttpServer::Accept() {
     std::make_shared<HttpSession>(std::move(socket), options_, limits_, handler_)->Start();
     Accept();
   });
-}
-
-bool HttpServer::RefuseBacklog() {
-  if (reserve_fd_ < 0) return false;
-  ::close(reserve_fd_);
-  int num_refused = 0;
-  for (; num_refused < kMaxRefusedPerCall; ++num_refused) {
-    beast::error_code error;
-    asio::ip::tcp::socket socket(io_context_);
-    acceptor_.accept(socket, error);
-    if (error) break;  // the backlog is empty, or the freed descriptor went elsewhere
-    RefuseConnection(socket);
-  }
-  reserve_fd_ = OpenReserveFd();
-  if (num_refused > 0) {
-    if (!accept_failing_) {
-      VLLM_LOG(kWarning) << "cannot accept connections (out of file descriptors): answering "
-                            "them 503 until descriptors free";
-    }
-    accept_failing_ = true;
-  }
-  return num_refused > 0 && reserve_fd_ >= 0;
 }
 
 }  // namespace vllm::server

@@ -2,12 +2,10 @@
 // (no thread per connection).
 //
 // Limits: past --max-connections open connections, a new one is still accepted, answered 503
-// and closed at once (RefuseConnection), so clients learn the server is full instead of waiting
-// in the backlog, and a burst of them holds no descriptors. Out of file descriptors (EMFILE), the
-// listener frees a descriptor it keeps in reserve, accepts and refuses the same way what waits
-// in the backlog, then takes the reserve back. When accepting fails otherwise (ENFILE, no
-// reserve, any other error) it pauses 100 ms and tries again; the waiting connections stay in
-// the backlog.
+// and closed at once without waiting on the client (RefuseConnection), so clients learn the
+// server is full instead of waiting in the backlog, and a burst of them holds no descriptors.
+// When accepting fails (out of file descriptors: EMFILE, ENFILE; or any other error) the listener
+// pauses 100 ms and tries again; the waiting connections stay in the backlog.
 #pragma once
 
 #include <string>
@@ -22,9 +20,6 @@ class HttpServer {
  public:
   // Raises the process's open-file limit (RaiseOpenFileLimit).
   HttpServer(asio::io_context& io_context, HttpOptions options, RequestHandler handler);
-  ~HttpServer();
-  HttpServer(const HttpServer&) = delete;
-  HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds host:port (port 0 picks a free one) and starts accepting.
   Status Listen(const std::string& host, uint16_t port);
@@ -34,9 +29,6 @@ class HttpServer {
 
  private:
   void Accept();
-  // Out of descriptors: frees the reserve to accept and refuse what waits in the backlog, then
-  // takes it back. False when it has no reserve or refused nothing: the caller retries later.
-  bool RefuseBacklog();
 
   asio::io_context& io_context_;
   HttpOptions options_;
@@ -45,7 +37,6 @@ class HttpServer {
   asio::ip::tcp::acceptor acceptor_;
   asio::steady_timer accept_retry_timer_;
   bool accept_failing_ = false;  // logs once per run of failures
-  int reserve_fd_ = -1;          // a descriptor held for RefuseBacklog; -1 when lost
 };
 
 }  // namespace vllm::server
