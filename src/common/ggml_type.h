@@ -1,9 +1,12 @@
-// Tensor element types as numbered by GGUF/ggml, with the byte layout of each type this project
-// reads (values per block, bytes per block). The block structs themselves, and everything that
-// computes with them, live in kernels/ (quant_blocks.h, type_traits.h).
+// Tensor element types as numbered by GGUF/ggml, with the facts of each type this project reads
+// (values and bytes per block, llama.cpp's file type and row fallback). The block structs
+// themselves, and everything that computes with them, live in kernels/ (quant_blocks.h,
+// type_traits.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -41,16 +44,61 @@ constexpr int kQuantBlockSize = 32;
 // Values per super-block of the K-quants and IQ4_XS.
 constexpr int kSuperBlockSize = 256;
 
-// The layout of a type this project can compute with: values per block and bytes per block.
+// The facts of one type this project can compute with, read by every room: the GGUF reader checks
+// tensor sizes with them, the model's quant recipe picks types and file types by them, and the
+// kernel type table (kernels/type_traits.h) embeds each row by reference beside the code that
+// computes with the type. The facts live here, header-only and constexpr, because common is below
+// every room (it cannot see kernels); the kernel table has exactly one entry per row (its size is
+// this table's, and an entry finds its row by type), so a new type is a row here, an entry there,
+// and its kernels' own files.
 struct GgmlTypeTraits {
+  GgmlType type;
   const char* name;     // as llama.cpp prints it: "q4_K", "iq4_xs", "bf16"
   int64_t block_size;   // values per block (1 for plain types)
   int64_t block_bytes;  // bytes per block
+  // llama.cpp's general.file_type (LLAMA_FTYPE_*) for a file mostly of this type (a single K type
+  // as its _S mix).
+  uint32_t file_type;
+  // What llama.cpp's quantizer writes instead where a row is not a multiple of block_size; none:
+  // the type itself.
+  std::optional<GgmlType> row_fallback = std::nullopt;
 };
 
-// Layouts of the supported types: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K,
-// Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4; nullopt for every other type.
-std::optional<GgmlTypeTraits> GetSupportedTypeTraits(GgmlType type);
+// Block sizes and bytes as ggml defines them (ggml-common.h's block structs).
+inline constexpr GgmlTypeTraits kSupportedTypes[] = {
+    {GgmlType::kF32, "f32", 1, 4, 0},
+    {GgmlType::kF16, "f16", 1, 2, 1},
+    {GgmlType::kBF16, "bf16", 1, 2, 32},
+    {GgmlType::kQ4_0, "q4_0", kQuantBlockSize, 18, 2},
+    {GgmlType::kQ4_1, "q4_1", kQuantBlockSize, 20, 3},
+    {GgmlType::kQ5_0, "q5_0", kQuantBlockSize, 22, 8},
+    {GgmlType::kQ5_1, "q5_1", kQuantBlockSize, 24, 9},
+    {GgmlType::kQ8_0, "q8_0", kQuantBlockSize, 34, 7},
+    {GgmlType::kQ2_K, "q2_K", kSuperBlockSize, 84, 10, GgmlType::kIQ4_NL},
+    {GgmlType::kQ3_K, "q3_K", kSuperBlockSize, 110, 11, GgmlType::kIQ4_NL},
+    {GgmlType::kQ4_K, "q4_K", kSuperBlockSize, 144, 14, GgmlType::kQ5_0},
+    {GgmlType::kQ5_K, "q5_K", kSuperBlockSize, 176, 16, GgmlType::kQ5_1},
+    {GgmlType::kQ6_K, "q6_K", kSuperBlockSize, 210, 18, GgmlType::kQ8_0},
+    {GgmlType::kIQ4_NL, "iq4_nl", kQuantBlockSize, 18, 25},
+    {GgmlType::kIQ4_XS, "iq4_xs", kSuperBlockSize, 136, 30, GgmlType::kIQ4_NL},
+    {GgmlType::kMXFP4, "mxfp4", kQuantBlockSize, 17, 38},
+};
+inline constexpr size_t kNumSupportedTypes = std::size(kSupportedTypes);
+
+// The row of a supported type; nullptr for any other type.
+constexpr const GgmlTypeTraits* FindSupportedType(GgmlType type) {
+  for (const GgmlTypeTraits& traits : kSupportedTypes) {
+    if (traits.type == type) return &traits;
+  }
+  return nullptr;
+}
+
+// The row of a supported type (kSupportedTypes) as a value; nullopt for every other type.
+inline std::optional<GgmlTypeTraits> GetSupportedTypeTraits(GgmlType type) {
+  const GgmlTypeTraits* traits = FindSupportedType(type);
+  if (traits == nullptr) return std::nullopt;
+  return *traits;
+}
 
 // The supported types' names, comma-separated, for error messages.
 const std::string& SupportedTypeNames();

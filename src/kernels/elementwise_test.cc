@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -175,6 +176,43 @@ TEST(ElementwiseTest, ActivationsPassNanThroughAndReachTheirLimits) {
     EXPECT_EQ(out[1], inf) << name;
     EXPECT_NEAR(out[2], 0.0f, 1e-30f) << name;
     EXPECT_EQ(out[3], 1000.0f) << name;
+  }
+}
+
+// The vector paths (one loop over any vector width, activations_lanes.h) compute each lane from its
+// own inputs only, so a row's first n outputs have the same bits whether the call covers n values
+// (the last ones through the partial loads and stores) or the whole row, and nothing past n is
+// written.
+TEST(ElementwiseTest, ActivationTailsEqualTheWholeRowBitwiseAndWriteNothingPastIt) {
+  constexpr int64_t kRow = 40;
+  std::vector<float> gate(kRow), up(kRow);
+  for (int64_t i = 0; i < kRow; ++i) {
+    gate[i] = -5.0f + 0.27f * static_cast<float>(i);
+    up[i] = 0.5f + 0.125f * static_cast<float>(i % 5);
+  }
+  std::vector<std::pair<const char*, GatedMul>> paths;
+  for (auto [name, kernel] : VectorPaths(SiluMulAvx2, SiluMulAvx512))
+    paths.push_back({name, kernel});
+  for (auto [name, kernel] : VectorPaths(GeluTanhMulAvx2, GeluTanhMulAvx512)) {
+    paths.push_back({name, kernel});
+  }
+  for (auto [name, kernel] : VectorPaths(
+           [](const float*x, const float*, int64_t n, float*out) { GeluErfAvx2(x, n, out); },
+           [](const float*x, const float*, int64_t n, float*out) { GeluErfAvx512(x, n, out); })) {
+    paths.push_back({name, kernel});
+  }
+  for (const auto& [name, kernel] : paths) {
+    std::vector<float> whole(kRow);
+    kernel(gate.data(), up.data(), kRow, whole.data());
+    for (int64_t n = 1; n < kRow; ++n) {
+      std::vector<float> out(kRow, 12345.0f);
+      kernel(gate.data(), up.data(), n, out.data());
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(whole[i]))
+            << name << " n = " << n << " at " << i;
+      }
+      for (int64_t i = n; i < kRow; ++i) ASSERT_EQ(out[i], 12345.0f) << name << " n = " << n;
+    }
   }
 }
 

@@ -10,7 +10,7 @@ Isa BestIsa();
 const char* IsaName(Isa isa);
 // Whether the AVX-512 path multiplies BF16 weights with f32 FMAs rather than vdpbf16ps: where a
 // short probe on the first call finds vdpbf16ps doing fewer multiply-adds per second than FMAs
-// (half as many on the Intel core of bench/RESULTS.md's 2026-11-25 section). Both give the same
+// (half as many on the Intel core of bench/HISTORY.md's 2026-11-25 sessions). Both give the same
 // bits (linear_packed_avx512.cc).
 bool Bf16DotsOnFma();
 // Whether this process may use AMX tiles for BF16 (TDPBF16PS): the CPU has them, the OS saves

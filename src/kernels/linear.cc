@@ -63,7 +63,7 @@ class TableLinearWeight : public LinearWeight {
     }
     if (release_source_pages) ReleaseSourcePages(view.data, source_bytes);
   }
-  GgmlType type() const override { return view_.traits->type; }
+  GgmlType type() const override { return view_.traits->layout.type; }
   int64_t rows() const override { return view_.rows; }
   int64_t cols() const override { return view_.cols; }
 

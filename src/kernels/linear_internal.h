@@ -110,26 +110,6 @@ void LinearRowsBf16Avx512(const WeightView& w, const PreparedActivations& x, int
 void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                              int64_t row_end, float* y);
 
-// The packed forms of Q8_0 / BF16 / F16 for AVX-512 (pack_quantized.cc, linear_packed_avx512.cc).
-PackedForm PackedFormQ8_0Avx512();
-PackedForm PackedFormBf16Avx512();
-PackedForm PackedFormF16Avx512();
-// The packed forms of the K-quants (pack_kquants.cc, linear_packed_kquants_avx512.cc) and Q4_0 /
-// Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc, linear_packed_iq4_avx512.cc) for
-// AVX-512, laid out as packed_nibble_layout.h describes.
-PackedForm PackedFormQ4_0Avx512();
-PackedForm PackedFormQ4_1Avx512();
-PackedForm PackedFormQ5_0Avx512();
-PackedForm PackedFormQ5_1Avx512();
-PackedForm PackedFormQ2_KAvx512();
-PackedForm PackedFormQ3_KAvx512();
-PackedForm PackedFormQ4_KAvx512();
-PackedForm PackedFormQ5_KAvx512();
-PackedForm PackedFormQ6_KAvx512();
-PackedForm PackedFormIq4NlAvx512();
-PackedForm PackedFormIq4XsAvx512();
-PackedForm PackedFormMxfp4Avx512();
-
 // Vector helpers per path.
 float DotF32Scalar(const float* a, const float* b, int64_t n);
 float DotF32Avx2(const float* a, const float* b, int64_t n);

@@ -107,7 +107,7 @@ std::vector<float> TermMagnitudes(const TestWeight& weight, const std::vector<fl
   for (int64_t j = 0; j < w.rows; ++j) {
     const uint8_t* bytes = w.data + j * w.row_bytes;
     if (traits.decode == nullptr) {
-      DequantizeRow(traits.type, bytes, w.cols, row.data());
+      DequantizeRow(traits.layout.type, bytes, w.cols, row.data());
       for (float& v : row) v = std::fabs(v);
     } else {
       DecodedBlock decoded;
@@ -366,6 +366,48 @@ TEST(LinearTest, FloatWeightsHavePackedFormsOnAvx512) {
     EXPECT_EQ(form.cols_per_block, 32) << GetSupportedTypeTraits(type)->name;
     EXPECT_EQ(form.packed_bytes(32, 64), 32 * 64 * 2) << GetSupportedTypeTraits(type)->name;
   }
+}
+
+// The kernel table extends common's: one entry per row of kSupportedTypes that holds the row
+// itself (not a copy of its facts), and none for a type common does not list.
+TEST(TypeTableTest, EveryRowOfTheCommonTableHasOneEntryThatEmbedsIt) {
+  for (const GgmlTypeTraits& row : kSupportedTypes) {
+    const TypeTraits* traits = FindTypeTraits(row.type);
+    ASSERT_NE(traits, nullptr) << row.name;
+    EXPECT_EQ(&traits->layout, &row) << row.name;
+  }
+  EXPECT_EQ(FindTypeTraits(GgmlType::kQ8_1), nullptr);
+}
+
+// Every packed form comes from one generic path per layout (NibbleForm / GridForm over the record,
+// Q8LayoutForm): a [16, 256] weight takes its records' bytes (packed_nibble_layout.h's sizes) or
+// Q8_0's quants and scales, and each record spans its columns.
+TEST(TypeTableTest, PackedFormsTakeTheirRecordsBytesAndColumns) {
+  struct Expected {
+    GgmlType type;
+    int64_t cols_per_block;
+    int64_t bytes;  // of a [16, 256] weight
+  };
+  const Expected expected[] = {
+      {GgmlType::kF16, 32, 8 * 1024},  {GgmlType::kBF16, 32, 8 * 1024},
+      {GgmlType::kQ8_0, 32, 8 * 544},  {GgmlType::kQ4_0, 32, 8 * 288},
+      {GgmlType::kQ4_1, 32, 8 * 320},  {GgmlType::kQ5_0, 32, 8 * 352},
+      {GgmlType::kQ5_1, 32, 8 * 384},  {GgmlType::kIQ4_NL, 32, 8 * 288},
+      {GgmlType::kMXFP4, 32, 8 * 272}, {GgmlType::kQ2_K, 256, 1344},
+      {GgmlType::kQ3_K, 256, 1824},    {GgmlType::kQ4_K, 256, 2368},
+      {GgmlType::kQ5_K, 256, 2880},    {GgmlType::kQ6_K, 256, 3360},
+      {GgmlType::kIQ4_XS, 256, 2208},
+  };
+  for (const Expected& e : expected) {
+    const PackedForm& form = FindTypeTraits(e.type)->packed;
+    const char* name = GetSupportedTypeTraits(e.type)->name;
+    EXPECT_EQ(form.rows_per_group, 16) << name;
+    EXPECT_EQ(form.cols_per_block, e.cols_per_block) << name;
+    EXPECT_EQ(form.packed_bytes(16, 256), e.bytes) << name;
+    EXPECT_NE(form.pack, nullptr) << name;
+    EXPECT_NE(form.rows, nullptr) << name;
+  }
+  EXPECT_EQ(FindTypeTraits(GgmlType::kF32)->packed.rows_per_group, 0);  // used in place
 }
 
 // A fused weight's output rows are its parts' outputs side by side.

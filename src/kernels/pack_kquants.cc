@@ -30,102 +30,70 @@ void PutScalesMinsAndNibbles(const Block& block, const DecodedBlock& decoded, in
   }
 }
 
-void PackQ4_K(const WeightView& w, uint8_t* out) {
-  PackRecords<BlockQ4_K, PackedQ4_KRecord>(
-      w, out, [](const BlockQ4_K& block, int64_t lane, PackedQ4_KRecord& record) {
-        DecodedBlock decoded;
-        DecodeQ4_K(&block, &decoded);  // q: 0..15
-        PutScalesMinsAndNibbles(block, decoded, lane, record);
-      });
-}
-
-void PackQ5_K(const WeightView& w, uint8_t* out) {
-  PackRecords<BlockQ5_K, PackedQ5_KRecord>(
-      w, out, [](const BlockQ5_K& block, int64_t lane, PackedQ5_KRecord& record) {
-        DecodedBlock decoded;
-        DecodeQ5_K(&block, &decoded);  // q: 0..31
-        PutScalesMinsAndNibbles(block, decoded, lane, record);
-        for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
-          const int8_t* q = decoded.q + 32 * chunk;
-          PutChunkBitPlane([q](int v) { return (q[v] >> 4) & 1; }, lane,
-                           record.chunks[chunk].fifth_bits);
-        }
-      });
-}
-
-void PackQ6_K(const WeightView& w, uint8_t* out) {
-  PackRecords<BlockQ6_K, PackedQ6_KRecord>(
-      w, out, [](const BlockQ6_K& block, int64_t lane, PackedQ6_KRecord& record) {
-        DecodedBlock decoded;
-        DecodeQ6_K(&block, &decoded);  // q - 32: -32..31
-        int8_t codes[kSuperBlockSize];
-        for (int i = 0; i < kSuperBlockSize; ++i) codes[i] = static_cast<int8_t>(decoded.q[i] + 32);
-        record.d[lane] = block.d;
-        for (int s = 0; s < 2 * kChunksPerSuperBlock; ++s) record.scales[s][lane] = block.scales[s];
-        for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
-          const int8_t* q = codes + 32 * chunk;
-          StoreLowNibbles(q, lane, record.chunks[chunk].nibbles);
-          PutChunkCrumbs([q](int v) { return q[v] >> 4; }, lane, record.chunks[chunk].high_crumbs);
-        }
-      });
-}
-
-void PackQ3_K(const WeightView& w, uint8_t* out) {
-  PackRecords<BlockQ3_K, PackedQ3_KRecord>(
-      w, out, [](const BlockQ3_K& block, int64_t lane, PackedQ3_KRecord& record) {
-        DecodedBlock decoded;
-        DecodeQ3_K(&block, &decoded);  // q - 4: -4..3
-        record.d[lane] = block.d;
-        for (int s = 0; s < 2 * kChunksPerSuperBlock; ++s) {
-          record.scales[s][lane] = static_cast<int8_t>(Q3_KScale(block.scales, s));
-        }
-        for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
-          const int8_t* q = decoded.q + 32 * chunk;
-          PackedQ3_KChunk& codes = record.chunks[chunk];
-          PutChunkCrumbs([q](int v) { return (q[v] + 4) & 3; }, lane, codes.low_crumbs);
-          PutChunkBitPlane([q](int v) { return (q[v] + 4) >> 2; }, lane, codes.third_bits);
-        }
-      });
-}
-
-void PackQ2_K(const WeightView& w, uint8_t* out) {
-  PackRecords<BlockQ2_K, PackedQ2_KRecord>(
-      w, out, [](const BlockQ2_K& block, int64_t lane, PackedQ2_KRecord& record) {
-        DecodedBlock decoded;
-        DecodeQ2_K(&block, &decoded);  // q: 0..3
-        record.d[lane] = block.d;
-        record.dmin[lane] = block.dmin;
-        for (int s = 0; s < 2 * kChunksPerSuperBlock; ++s) {
-          record.scale_min_pairs[s / 2][2 * lane + s % 2] = block.scales[s];
-        }
-        for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
-          const int8_t* q = decoded.q + 32 * chunk;
-          PutChunkCrumbs([q](int v) { return q[v]; }, lane, record.chunks[chunk].low_crumbs);
-        }
-      });
-}
-
 }  // namespace
 
-PackedForm PackedFormQ2_KAvx512() {
-  return MakeNibbleForm<PackedQ2_KRecord, kSuperBlockSize>(PackQ2_K, PrepareQ2_KTermsAvx512,
-                                                           LinearRowsPackedQ2_KAvx512);
+void PutLane(const uint8_t* bytes, int64_t lane, PackedQ4_KRecord& record) {
+  const auto& block = *reinterpret_cast<const BlockQ4_K*>(bytes);
+  DecodedBlock decoded;
+  DecodeQ4_K(&block, &decoded);  // q: 0..15
+  PutScalesMinsAndNibbles(block, decoded, lane, record);
 }
-PackedForm PackedFormQ3_KAvx512() {
-  return MakeNibbleForm<PackedQ3_KRecord, kSuperBlockSize>(PackQ3_K, PrepareQ3_KTermsAvx512,
-                                                           LinearRowsPackedQ3_KAvx512);
+
+void PutLane(const uint8_t* bytes, int64_t lane, PackedQ5_KRecord& record) {
+  const auto& block = *reinterpret_cast<const BlockQ5_K*>(bytes);
+  DecodedBlock decoded;
+  DecodeQ5_K(&block, &decoded);  // q: 0..31
+  PutScalesMinsAndNibbles(block, decoded, lane, record);
+  for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+    const int8_t* q = decoded.q + 32 * chunk;
+    PutChunkBitPlane([q](int v) { return (q[v] >> 4) & 1; }, lane, record.chunks[chunk].fifth_bits);
+  }
 }
-PackedForm PackedFormQ4_KAvx512() {
-  return MakeNibbleForm<PackedQ4_KRecord, kSuperBlockSize>(PackQ4_K, PrepareScaleMinTermsAvx512,
-                                                           LinearRowsPackedQ4_KAvx512);
+
+void PutLane(const uint8_t* bytes, int64_t lane, PackedQ6_KRecord& record) {
+  const auto& block = *reinterpret_cast<const BlockQ6_K*>(bytes);
+  DecodedBlock decoded;
+  DecodeQ6_K(&block, &decoded);  // q - 32: -32..31
+  int8_t codes[kSuperBlockSize];
+  for (int i = 0; i < kSuperBlockSize; ++i) codes[i] = static_cast<int8_t>(decoded.q[i] + 32);
+  record.d[lane] = block.d;
+  for (int s = 0; s < 2 * kChunksPerSuperBlock; ++s) record.scales[s][lane] = block.scales[s];
+  for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+    const int8_t* q = codes + 32 * chunk;
+    StoreLowNibbles(q, lane, record.chunks[chunk].nibbles);
+    PutChunkCrumbs([q](int v) { return q[v] >> 4; }, lane, record.chunks[chunk].high_crumbs);
+  }
 }
-PackedForm PackedFormQ5_KAvx512() {
-  return MakeNibbleForm<PackedQ5_KRecord, kSuperBlockSize>(PackQ5_K, PrepareScaleMinTermsAvx512,
-                                                           LinearRowsPackedQ5_KAvx512);
+
+void PutLane(const uint8_t* bytes, int64_t lane, PackedQ3_KRecord& record) {
+  const auto& block = *reinterpret_cast<const BlockQ3_K*>(bytes);
+  DecodedBlock decoded;
+  DecodeQ3_K(&block, &decoded);  // q - 4: -4..3
+  record.d[lane] = block.d;
+  for (int s = 0; s < 2 * kChunksPerSuperBlock; ++s) {
+    record.scales[s][lane] = static_cast<int8_t>(Q3_KScale(block.scales, s));
+  }
+  for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+    const int8_t* q = decoded.q + 32 * chunk;
+    PackedQ3_KChunk& codes = record.chunks[chunk];
+    PutChunkCrumbs([q](int v) { return (q[v] + 4) & 3; }, lane, codes.low_crumbs);
+    PutChunkBitPlane([q](int v) { return (q[v] + 4) >> 2; }, lane, codes.third_bits);
+  }
 }
-PackedForm PackedFormQ6_KAvx512() {
-  return MakeNibbleForm<PackedQ6_KRecord, kSuperBlockSize>(PackQ6_K, PrepareQ6_KTermsAvx512,
-                                                           LinearRowsPackedQ6_KAvx512);
+
+void PutLane(const uint8_t* bytes, int64_t lane, PackedQ2_KRecord& record) {
+  const auto& block = *reinterpret_cast<const BlockQ2_K*>(bytes);
+  DecodedBlock decoded;
+  DecodeQ2_K(&block, &decoded);  // q: 0..3
+  record.d[lane] = block.d;
+  record.dmin[lane] = block.dmin;
+  for (int s = 0; s < 2 * kChunksPerSuperBlock; ++s) {
+    record.scale_min_pairs[s / 2][2 * lane + s % 2] = block.scales[s];
+  }
+  for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+    const int8_t* q = decoded.q + 32 * chunk;
+    PutChunkCrumbs([q](int v) { return q[v]; }, lane, record.chunks[chunk].low_crumbs);
+  }
 }
 
 }  // namespace vllm::kernels

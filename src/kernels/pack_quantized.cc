@@ -14,10 +14,9 @@
 #include "kernels/quant_blocks.h"
 
 namespace vllm::kernels {
-namespace {
 
-void Pack(const WeightView& w, uint8_t* out) {
-  const GgmlType type = w.traits->type;
+void PackQ8Layout(const WeightView& w, uint8_t* out) {
+  const GgmlType type = w.traits->layout.type;
   const int64_t num_blocks = w.cols / kQuantBlockSize;
   const int64_t group_block_bytes = PackedBytesPerGroupBlock(type);
   uint8_t* quants = out;
@@ -53,31 +52,5 @@ void Pack(const WeightView& w, uint8_t* out) {
     }
   }
 }
-
-template <GgmlType kType>
-int64_t PackedBytes(int64_t rows, int64_t cols) {
-  const int64_t scale_bytes = IsPackedFloat(kType) ? 0 : rows * (cols / kQuantBlockSize) * 2;
-  return PackedQuantBytes(kType, rows, cols) + scale_bytes;
-}
-
-template <GgmlType kType>
-PackedForm MakeForm(decltype(PackedForm::rows) rows,
-                    decltype(PackedForm::prepare_terms) prepare_terms = nullptr) {
-  return PackedForm{.isa = Isa::kAvx512,
-                    .rows_per_group = kPackedRowsPerGroup,
-                    .cols_per_block = kQuantBlockSize,
-                    .packed_bytes = PackedBytes<kType>,
-                    .pack = Pack,
-                    .prepare_terms = prepare_terms,
-                    .rows = rows};
-}
-
-}  // namespace
-
-PackedForm PackedFormQ8_0Avx512() {
-  return MakeForm<GgmlType::kQ8_0>(LinearRowsPackedQ8_0Avx512, PrepareQ8_0Biases);
-}
-PackedForm PackedFormBf16Avx512() { return MakeForm<GgmlType::kBF16>(LinearRowsPackedBf16Avx512); }
-PackedForm PackedFormF16Avx512() { return MakeForm<GgmlType::kF16>(LinearRowsPackedF16Avx512); }
 
 }  // namespace vllm::kernels

@@ -1,7 +1,7 @@
 // Internal: the packed layouts of Q2_K / Q3_K / Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 /
 // Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels
-// (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_iq4_avx512.cc), shared by the packers and
-// the kernels.
+// (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_iq4_avx512.cc), shared by the packers,
+// the kernels and the type table's entries (NibbleForm, GridForm).
 //
 // Rows are interleaved in groups of 16, one row per 32-bit lane of a 512-bit register. A group's
 // blocks of the type are one record each, in column order; groups follow one another:
@@ -46,6 +46,7 @@
 
 #include <cstdint>
 
+#include "common/cpu_features.h"
 #include "kernels/linear_internal.h"
 
 namespace vllm::kernels {
@@ -84,6 +85,8 @@ struct PackedQ3_KChunk {
 // Q4_K / Q5_K (d · sc · q − dmin · mn): 4.625 / 5.625 bits per weight (the types: 4.5 / 5.5).
 template <typename Chunk>
 struct PackedScaleMinRecord {
+  // Columns one record spans (every record says, for NibbleForm).
+  static constexpr int64_t kCols = kSuperBlockSize;
   uint16_t d[kNibbleRowsPerGroup];
   uint16_t dmin[kNibbleRowsPerGroup];
   uint8_t scales[kChunksPerSuperBlock][kNibbleRowsPerGroup];  // 6-bit sc per chunk
@@ -97,6 +100,7 @@ using PackedQ5_KRecord = PackedScaleMinRecord<PackedQ5_KChunk>;
 // Q6_K (d · sc · (q − 32), q = low nibble + 16 · high crumb, sc per 16 values): 6.5625 bits per
 // weight (as the type).
 struct PackedQ6_KRecord {
+  static constexpr int64_t kCols = kSuperBlockSize;
   uint16_t d[kNibbleRowsPerGroup];
   int8_t scales[2 * kChunksPerSuperBlock][kNibbleRowsPerGroup];
   PackedQ6_KChunk chunks[kChunksPerSuperBlock];
@@ -105,6 +109,7 @@ struct PackedQ6_KRecord {
 // Q3_K (d · (sc − 32) · (q − 4), q = low crumb + 4 · third bit, sc per 16 values): 3.5625 bits
 // per weight (the type: 3.4375).
 struct PackedQ3_KRecord {
+  static constexpr int64_t kCols = kSuperBlockSize;
   uint16_t d[kNibbleRowsPerGroup];
   int8_t scales[2 * kChunksPerSuperBlock][kNibbleRowsPerGroup];  // sc − 32
   PackedQ3_KChunk chunks[kChunksPerSuperBlock];
@@ -115,6 +120,7 @@ struct PackedQ3_KRecord {
 // sub-block 2c + h), so that widened to 16-bit words and shifted right by 4 lane l of pair c holds
 // the mins of both halves for vpdpwssd.
 struct PackedQ2_KRecord {
+  static constexpr int64_t kCols = kSuperBlockSize;
   uint16_t d[kNibbleRowsPerGroup];
   uint16_t dmin[kNibbleRowsPerGroup];
   uint8_t scale_min_pairs[kChunksPerSuperBlock][2 * kNibbleRowsPerGroup];
@@ -123,6 +129,7 @@ struct PackedQ2_KRecord {
 
 // IQ4_XS (d · (ls − 32) · grid[q]): 4.3125 bits per weight (4.25).
 struct PackedIq4XsRecord {
+  static constexpr int64_t kCols = kSuperBlockSize;
   uint16_t d[kNibbleRowsPerGroup];
   int8_t scales[kChunksPerSuperBlock][kNibbleRowsPerGroup];  // ls − 32
   uint8_t nibbles[kChunksPerSuperBlock][kNibbleChunkBytes];  // grid indices
@@ -130,12 +137,14 @@ struct PackedIq4XsRecord {
 
 // IQ4_NL (d · grid[q]): 4.5 bits per weight (as the type).
 struct PackedIq4NlRecord {
+  static constexpr int64_t kCols = kQuantBlockSize;
   uint16_t d[kNibbleRowsPerGroup];
   uint8_t nibbles[kNibbleChunkBytes];
 };
 
 // Q4_1 (d · q + m): 5 bits per weight (as the type).
 struct PackedQ4_1Record {
+  static constexpr int64_t kCols = kQuantBlockSize;
   uint16_t d[kNibbleRowsPerGroup];
   uint16_t m[kNibbleRowsPerGroup];
   uint8_t nibbles[kNibbleChunkBytes];
@@ -143,12 +152,14 @@ struct PackedQ4_1Record {
 
 // Q5_0 (d · (q − 16), q = low nibble + 16 · 5th bit): 5.5 bits per weight (as the type).
 struct PackedQ5_0Record {
+  static constexpr int64_t kCols = kQuantBlockSize;
   uint16_t d[kNibbleRowsPerGroup];
   PackedQ5_KChunk codes;
 };
 
 // Q5_1 (d · q + m, q = low nibble + 16 · 5th bit): 6 bits per weight (as the type).
 struct PackedQ5_1Record {
+  static constexpr int64_t kCols = kQuantBlockSize;
   uint16_t d[kNibbleRowsPerGroup];
   uint16_t m[kNibbleRowsPerGroup];
   PackedQ5_KChunk codes;
@@ -156,44 +167,59 @@ struct PackedQ5_1Record {
 
 // MXFP4 (2^(e − 128) · doubled E2M1 grid[q]): 4.25 bits per weight (as the type).
 struct PackedMxfp4Record {
+  static constexpr int64_t kCols = kQuantBlockSize;
   uint8_t e[kNibbleRowsPerGroup];
   uint8_t nibbles[kNibbleChunkBytes];
 };
 
-template <typename Record, int64_t kBlockCols>
-int64_t PackedRecordsBytes(int64_t rows, int64_t cols) {
-  return rows / kNibbleRowsPerGroup * (cols / kBlockCols) * static_cast<int64_t>(sizeof(Record));
-}
+// Stores W row 16 g + lane's block (at `block`, of the type the record packs) into lane `lane` of
+// record (g, block index); one overload per record (pack_kquants.cc, pack_iq4.cc).
+void PutLane(const uint8_t* block, int64_t lane, PackedQ2_KRecord& record);
+void PutLane(const uint8_t* block, int64_t lane, PackedQ3_KRecord& record);
+void PutLane(const uint8_t* block, int64_t lane, PackedQ4_KRecord& record);
+void PutLane(const uint8_t* block, int64_t lane, PackedQ5_KRecord& record);
+void PutLane(const uint8_t* block, int64_t lane, PackedQ6_KRecord& record);
+void PutLane(const uint8_t* block, int64_t lane, PackedIq4XsRecord& record);
+void PutLane(const uint8_t* block, int64_t lane, PackedIq4NlRecord& record);  // IQ4_NL, Q4_0
+void PutLane(const uint8_t* block, int64_t lane, PackedQ4_1Record& record);
+void PutLane(const uint8_t* block, int64_t lane, PackedQ5_0Record& record);
+void PutLane(const uint8_t* block, int64_t lane, PackedQ5_1Record& record);
+void PutLane(const uint8_t* block, int64_t lane, PackedMxfp4Record& record);
 
-// The PackedForm of a type packed as `Record`s of kBlockCols columns each.
-template <typename Record, int64_t kBlockCols>
-PackedForm MakeNibbleForm(void (*pack)(const WeightView&, uint8_t*),
-                          decltype(PackedForm::prepare_terms) prepare_terms,
-                          decltype(PackedForm::rows) rows) {
-  return PackedForm{.isa = Isa::kAvx512,
-                    .rows_per_group = kNibbleRowsPerGroup,
-                    .cols_per_block = kBlockCols,
-                    .packed_bytes = PackedRecordsBytes<Record, kBlockCols>,
-                    .pack = pack,
-                    .prepare_terms = prepare_terms,
-                    .rows = rows};
-}
-
-// Fills the records of a packed weight: put_row(block, lane, record) stores W row 16 g + lane's
-// `Block` into lane `lane` of record (g, block index).
-template <typename Block, typename Record, typename PutRow>
-void PackRecords(const WeightView& w, uint8_t* out, const PutRow& put_row) {
+// Fills the records of a packed weight: PutLane stores W row 16 g + lane's block b into lane `lane`
+// of record (g, b).
+template <typename Record>
+void PackRecords(const WeightView& w, uint8_t* out) {
   auto* records = reinterpret_cast<Record*>(out);
   const int64_t num_blocks = w.cols / w.traits->layout.block_size;
+  const int64_t block_bytes = w.traits->layout.block_bytes;
   for (int64_t group = 0; group < w.rows / kNibbleRowsPerGroup; ++group) {
     for (int64_t lane = 0; lane < kNibbleRowsPerGroup; ++lane) {
-      const auto* blocks = reinterpret_cast<const Block*>(
-          w.data + (group * kNibbleRowsPerGroup + lane) * w.row_bytes);
+      const uint8_t* blocks = w.data + (group * kNibbleRowsPerGroup + lane) * w.row_bytes;
       for (int64_t b = 0; b < num_blocks; ++b) {
-        put_row(blocks[b], lane, records[group * num_blocks + b]);
+        PutLane(blocks + b * block_bytes, lane, records[group * num_blocks + b]);
       }
     }
   }
+}
+
+template <typename Record>
+int64_t PackedRecordsBytes(int64_t rows, int64_t cols) {
+  return rows / kNibbleRowsPerGroup * (cols / Record::kCols) * static_cast<int64_t>(sizeof(Record));
+}
+
+// The packed form of every type packed as `Record`s (the one path the type table's entries take):
+// PackRecords packs, `rows` computes on x prepared with `prepare_terms`.
+template <typename Record>
+PackedForm NibbleForm(decltype(PackedForm::prepare_terms) prepare_terms,
+                      decltype(PackedForm::rows) rows) {
+  return PackedForm{.isa = Isa::kAvx512,
+                    .rows_per_group = kNibbleRowsPerGroup,
+                    .cols_per_block = Record::kCols,
+                    .packed_bytes = PackedRecordsBytes<Record>,
+                    .pack = PackRecords<Record>,
+                    .prepare_terms = prepare_terms,
+                    .rows = rows};
 }
 
 // Stores one row's chunk, 16 bytes in Q4_0's order (byte j: value j low, value j + 16 high), as
@@ -278,5 +304,13 @@ void LinearRowsPackedIq4XsVbmi(const PackedWeightView& w, const PreparedActivati
                                int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedMxfp4Vbmi(const PackedWeightView& w, const PreparedActivations& x,
                                int64_t row_begin, int64_t row_end, float* y);
+
+// A grid type's form: its AVX512_VBMI kernel where the CPU has VBMI, else its vpshufb kernel, each
+// with the x terms of its own translation unit (their types are local to it).
+template <typename Record>
+PackedForm GridForm(decltype(PackedForm::rows) vbmi, decltype(PackedForm::rows) vpshufb) {
+  if (GetCpuFeatures().avx512vbmi) return NibbleForm<Record>(PrepareGridTermsVbmi, vbmi);
+  return NibbleForm<Record>(PrepareGridTermsAvx512, vpshufb);
+}
 
 }  // namespace vllm::kernels

@@ -22,6 +22,9 @@ constexpr int64_t PackedQuantBytes(GgmlType type, int64_t rows, int64_t cols) {
   return rows / kPackedRowsPerGroup * (cols / kQuantBlockSize) * PackedBytesPerGroupBlock(type);
 }
 
+// Packs Q8_0, BF16 or F16 weights (w.traits says which) as above (pack_quantized.cc).
+void PackQ8Layout(const WeightView& w, uint8_t* out);
+
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: Σ over blocks, in
 // order, of d_w · d_x · (integer dot) (bf16: of the pairwise products; f16: of the products, one
 // column at a time): independent of m and of the row range.
@@ -43,5 +46,24 @@ void LinearRowsPackedBf16Amx(const PackedWeightView& w, const PreparedActivation
                              int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedF16Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                int64_t row_begin, int64_t row_end, float* y);
+
+template <GgmlType kType>
+int64_t PackedQ8LayoutBytes(int64_t rows, int64_t cols) {
+  const int64_t scale_bytes = IsPackedFloat(kType) ? 0 : rows * (cols / kQuantBlockSize) * 2;
+  return PackedQuantBytes(kType, rows, cols) + scale_bytes;
+}
+
+// The packed form of Q8_0 / BF16 / F16 (the one path their type table entries take).
+template <GgmlType kType>
+PackedForm Q8LayoutForm(decltype(PackedForm::rows) rows,
+                        decltype(PackedForm::prepare_terms) prepare_terms = nullptr) {
+  return PackedForm{.isa = Isa::kAvx512,
+                    .rows_per_group = kPackedRowsPerGroup,
+                    .cols_per_block = kQuantBlockSize,
+                    .packed_bytes = PackedQ8LayoutBytes<kType>,
+                    .pack = PackQ8Layout,
+                    .prepare_terms = prepare_terms,
+                    .rows = rows};
+}
 
 }  // namespace vllm::kernels

@@ -1,8 +1,9 @@
-// The kernel type table: for every weight type this project computes with, one entry that says
-// how its blocks are laid out, how they convert to and from f32, what its dot products consume,
+// The kernel type table: for every weight type this project computes with, one entry that holds
+// its facts (by reference: its row of common/ggml_type.h's kSupportedTypes, which the rooms below
+// kernels read too) and says how its blocks convert to and from f32, what its dot products consume,
 // how it is repacked at load and which functions compute with it on each ISA. Linear, the model
 // loader, the embedding lookup and the model writer all go through this table; adding a type means
-// adding its entry (and, for speed, its packed kernel), nothing else.
+// its row in kSupportedTypes, its entry in type_table.cc and its kernels' own files, nothing else.
 #pragma once
 
 #include <cstdint>
@@ -60,8 +61,8 @@ struct PackedForm {
 };
 
 struct TypeTraits {
-  GgmlType type;
-  GgmlTypeTraits layout;       // name, values and bytes per block
+  // The type's row of kSupportedTypes: type, name, values and bytes per block, recipe facts.
+  const GgmlTypeTraits& layout;
   int64_t sub_block_size = 0;  // values sharing a scale in DecodedBlock; 0 for float types
   ActivationFormat activation = ActivationFormat::kQ8;
   // Integer types: one block → DecodedBlock. Float types: nullptr.

@@ -23,23 +23,12 @@ bool EndsWith(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// A type whose blocks do not divide the row falls back as llama.cpp's quantizer does (the type's
+// row_fallback in common/ggml_type.h).
 GgmlType FallbackFor(GgmlType type, int64_t row_length) {
-  const int64_t block_size = GetSupportedTypeTraits(type)->block_size;
-  if (row_length % block_size == 0) return type;
-  switch (type) {
-    case GgmlType::kQ4_K:
-      return GgmlType::kQ5_0;
-    case GgmlType::kQ5_K:
-      return GgmlType::kQ5_1;
-    case GgmlType::kQ6_K:
-      return GgmlType::kQ8_0;
-    case GgmlType::kQ2_K:
-    case GgmlType::kQ3_K:
-    case GgmlType::kIQ4_XS:
-      return GgmlType::kIQ4_NL;
-    default:
-      return type;
-  }
+  const GgmlTypeTraits& traits = *FindSupportedType(type);
+  if (row_length % traits.block_size == 0) return type;
+  return traits.row_fallback.value_or(type);
 }
 
 }  // namespace
@@ -48,17 +37,31 @@ Expected<QuantRecipe> QuantRecipe::Parse(const std::string& name) {
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower == "q4_k_m") return QuantRecipe(lower, GgmlType::kQ4_K, Mix::kQ4_K_M);
-  if (lower == "q5_k_m") return QuantRecipe(lower, GgmlType::kQ5_K, Mix::kQ5_K_M);
-  if (lower == "q4_k_s") return QuantRecipe(lower, GgmlType::kQ4_K, Mix::kQ4_K_S);
-  // gpt-oss as released: experts in MXFP4, the other matrices in BF16.
-  if (lower == "mxfp4_moe") return QuantRecipe(lower, GgmlType::kBF16, Mix::kMxfp4Moe);
+  // A mix: its name, the type of most matrices and llama.cpp's general.file_type for it.
+  struct MixFacts {
+    const char* name;
+    GgmlType base_type;
+    Mix mix;
+    uint32_t file_type;
+  };
+  // mxfp4_moe is gpt-oss as released: experts in MXFP4, the other matrices in BF16.
+  static constexpr MixFacts kMixes[] = {
+      {"q4_k_m", GgmlType::kQ4_K, Mix::kQ4_K_M, 15},
+      {"q5_k_m", GgmlType::kQ5_K, Mix::kQ5_K_M, 17},
+      {"q4_k_s", GgmlType::kQ4_K, Mix::kQ4_K_S, 14},
+      {"mxfp4_moe", GgmlType::kBF16, Mix::kMxfp4Moe, 38},
+  };
+  std::string mix_names;
+  for (const MixFacts& mix : kMixes) {
+    if (lower == mix.name) return QuantRecipe(lower, mix.base_type, mix.mix, mix.file_type);
+    mix_names += (mix_names.empty() ? "" : ", ") + std::string(mix.name);
+  }
   auto type = ParseGgmlType(lower);
   if (!type) {
-    return Error{"unknown type '" + name + "' (" + SupportedTypeNames() +
-                 ", or the mixes q4_k_m, q5_k_m, q4_k_s, mxfp4_moe)"};
+    return Error{"unknown type '" + name + "' (" + SupportedTypeNames() + ", or the mixes " +
+                 mix_names + ")"};
   }
-  return QuantRecipe(lower, *type, Mix::kNone);
+  return QuantRecipe(lower, *type, Mix::kNone, FindSupportedType(*type)->file_type);
 }
 
 GgmlType QuantRecipe::TypeFor(const std::string& tensor_name, int64_t num_layers,
@@ -85,58 +88,6 @@ GgmlType QuantRecipe::TypeFor(const std::string& tensor_name, int64_t num_layers
     }
   }
   return FallbackFor(type, row_length);
-}
-
-uint32_t QuantRecipe::file_type() const {
-  switch (mix_) {
-    case Mix::kQ4_K_S:
-      return 14;
-    case Mix::kQ4_K_M:
-      return 15;
-    case Mix::kQ5_K_M:
-      return 17;
-    case Mix::kMxfp4Moe:
-      return 38;
-    case Mix::kNone:
-      break;
-  }
-  // llama.cpp's LLAMA_FTYPE_* for files mostly of one type (single K types as their _S mix).
-  switch (base_type_) {
-    case GgmlType::kF32:
-      return 0;
-    case GgmlType::kF16:
-      return 1;
-    case GgmlType::kQ4_0:
-      return 2;
-    case GgmlType::kQ4_1:
-      return 3;
-    case GgmlType::kQ8_0:
-      return 7;
-    case GgmlType::kQ5_0:
-      return 8;
-    case GgmlType::kQ5_1:
-      return 9;
-    case GgmlType::kQ2_K:
-      return 10;
-    case GgmlType::kQ3_K:
-      return 11;
-    case GgmlType::kQ4_K:
-      return 14;
-    case GgmlType::kQ5_K:
-      return 16;
-    case GgmlType::kQ6_K:
-      return 18;
-    case GgmlType::kIQ4_NL:
-      return 25;
-    case GgmlType::kIQ4_XS:
-      return 30;
-    case GgmlType::kBF16:
-      return 32;
-    case GgmlType::kMXFP4:
-      return 38;
-    default:
-      return 0;
-  }
 }
 
 }  // namespace vllm

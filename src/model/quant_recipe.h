@@ -25,17 +25,18 @@ class QuantRecipe {
 
   // The type of most matrices, and llama.cpp's general.file_type for the file.
   GgmlType base_type() const { return base_type_; }
-  uint32_t file_type() const;
+  uint32_t file_type() const { return file_type_; }
   const std::string& name() const { return name_; }
 
  private:
   enum class Mix { kNone, kQ4_K_S, kQ4_K_M, kQ5_K_M, kMxfp4Moe };
-  QuantRecipe(std::string name, GgmlType base_type, Mix mix)
-      : name_(std::move(name)), base_type_(base_type), mix_(mix) {}
+  QuantRecipe(std::string name, GgmlType base_type, Mix mix, uint32_t file_type)
+      : name_(std::move(name)), base_type_(base_type), mix_(mix), file_type_(file_type) {}
 
   std::string name_;
   GgmlType base_type_;
   Mix mix_;
+  uint32_t file_type_;
 };
 
 }  // namespace vllm

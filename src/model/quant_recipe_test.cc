@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace vllm {
 namespace {
 
@@ -52,6 +54,36 @@ TEST(QuantRecipeTest, SingleTypesAndRowsTheirBlocksDoNotDivide) {
   auto unknown = QuantRecipe::Parse("q7_k");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().find("q4_k_m"), std::string::npos) << unknown.error();
+}
+
+// A single type's file type and row fallback are the facts of its row in kSupportedTypes
+// (llama.cpp's LLAMA_FTYPE_* and its quantizer's fallbacks); a mix's come from the recipe.
+TEST(QuantRecipeTest, SingleTypesTakeTheirFileTypeAndFallbackFromTheirRow) {
+  const std::pair<const char*, uint32_t> file_types[] = {
+      {"f32", 0},    {"f16", 1},     {"q4_0", 2},    {"q4_1", 3},      {"q8_0", 7},
+      {"q5_0", 8},   {"q5_1", 9},    {"q2_K", 10},   {"q3_K", 11},     {"q4_K", 14},
+      {"q5_K", 16},  {"q6_K", 18},   {"iq4_nl", 25}, {"iq4_xs", 30},   {"bf16", 32},
+      {"mxfp4", 38}, {"q5_k_m", 17}, {"q4_k_s", 14}, {"mxfp4_moe", 38}};
+  for (const auto& [name, file_type] : file_types) {
+    auto recipe = QuantRecipe::Parse(name);
+    ASSERT_TRUE(recipe.ok()) << name;
+    EXPECT_EQ(recipe->file_type(), file_type) << name;
+  }
+  EXPECT_EQ(QuantRecipe::Parse("q2_K")->TypeFor("x", 1, 96), GgmlType::kIQ4_NL);
+  EXPECT_EQ(QuantRecipe::Parse("q3_K")->TypeFor("x", 1, 96), GgmlType::kIQ4_NL);
+  EXPECT_EQ(QuantRecipe::Parse("q5_K")->TypeFor("x", 1, 96), GgmlType::kQ5_1);
+  // Every fallback is a supported type whose blocks divide what the K blocks do not.
+  for (const GgmlTypeTraits& row : kSupportedTypes) {
+    if (!row.row_fallback) continue;
+    const GgmlTypeTraits* fallback = FindSupportedType(*row.row_fallback);
+    ASSERT_NE(fallback, nullptr) << row.name;
+    EXPECT_EQ(fallback->block_size, kQuantBlockSize) << row.name;
+  }
+  auto unknown = QuantRecipe::Parse("q7_k");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("or the mixes q4_k_m, q5_k_m, q4_k_s, mxfp4_moe)"),
+            std::string::npos)
+      << unknown.error();
 }
 
 }  // namespace

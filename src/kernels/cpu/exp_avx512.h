@@ -1,31 +1,52 @@
 // Internal to the AVX-512 translation units (activations_avx512.cc, dense_attention_avx512.cc,
-// attention_amx.cc): e^t per lane from exp_polynomial.h's constants. Include it only where AVX-512
-// is enabled, so that every copy of the inline function is an AVX-512 one.
+// attention_amx.cc, attention_bf16_dots_avx512.cc): the 16-lane vocabulary of the code written once
+// over a vector width (exp_polynomial.h, activations_lanes.h), and e^t on it. Include it only where
+// AVX-512 is enabled; everything here has internal linkage, so each translation unit keeps its own
+// copy, compiled for its own flags.
 #pragma once
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "kernels/cpu/exp_polynomial.h"
 
 namespace vllm::kernels {
+namespace {
 
-// e^t per lane: t = n ln2 + r, e^r by the polynomial, times 2^n by vscalefps (which overflows to
-// inf and underflows to 0 exactly). t is clamped first so that n stays finite; NaN passes through.
-inline __m512 Exp(__m512 t) {
-  t = _mm512_min_ps(_mm512_set1_ps(kExpClampHigh), _mm512_max_ps(_mm512_set1_ps(kExpClampLow), t));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2High), t);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Low), r);
-  __m512 p = _mm512_set1_ps(kExpCoefficients[0]);
-#pragma GCC unroll 8
-  for (int i = 1; i < kNumExpCoefficients; ++i) {
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpCoefficients[i]));
+struct Avx512Lanes {
+  using Vec = __m512;
+  static constexpr int64_t kWidth = 16;
+  // Beyond, e^t is inf / 0 anyway: vscalefps overflows to inf and underflows to 0 exactly.
+  static constexpr float kExpClampHigh = vllm::kernels::kExpClampHigh;
+  static constexpr float kExpClampLow = vllm::kernels::kExpClampLow;
+  static Vec Set1(float v) { return _mm512_set1_ps(v); }
+  static Vec Zero() { return _mm512_setzero_ps(); }
+  static Vec Add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+  static Vec Sub(Vec a, Vec b) { return _mm512_sub_ps(a, b); }
+  static Vec Mul(Vec a, Vec b) { return _mm512_mul_ps(a, b); }
+  static Vec Div(Vec a, Vec b) { return _mm512_div_ps(a, b); }
+  static Vec Min(Vec a, Vec b) { return _mm512_min_ps(a, b); }
+  static Vec Max(Vec a, Vec b) { return _mm512_max_ps(a, b); }
+  static Vec Fmadd(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+  static Vec Fnmadd(Vec a, Vec b, Vec c) { return _mm512_fnmadd_ps(a, b, c); }
+  static Vec Abs(Vec x) { return _mm512_abs_ps(x); }
+  static Vec Round(Vec x) {
+    return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
-  // e^r = 1 + r + r² p
-  const __m512 e_r =
-      _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(r, r), p, r), _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(e_r, n);
-}
+  static Vec Scale2n(Vec x, Vec n) { return _mm512_scalef_ps(x, n); }
+  static Vec WhereNegative(Vec x, Vec a, Vec b) {
+    return _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), b);
+  }
+  static Vec Load(const float* p) { return _mm512_loadu_ps(p); }
+  static void Store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+  static __mmask16 Mask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1); }
+  static Vec LoadPart(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(Mask(n), p); }
+  static void StorePart(float* p, int64_t n, Vec v) { _mm512_mask_storeu_ps(p, Mask(n), v); }
+};
 
+// e^t per lane (ExpLanes; relative error about 2e-7).
+inline __m512 Exp(__m512 t) { return ExpLanes<Avx512Lanes>(t); }
+
+}  // namespace
 }  // namespace vllm::kernels

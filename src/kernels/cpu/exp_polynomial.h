@@ -1,5 +1,6 @@
-// Internal: the constants of the vectorized e^t (activations_avx512.cc, activations_avx2.cc) and
-// of the AMX softmax's 2^f (attention_amx.cc).
+// Internal: the vectorized e^t written once over a vector width (ExpLanes, for exp_avx512.h and
+// activations_avx2.cc) with its constants, and the constants of the AMX softmax's 2^f
+// (attention_amx.cc).
 // t = n ln2 + r with n = round(t log2 e) and r = t - n ln2 in two parts (Cody and Waite), so
 // |r| <= ln2 / 2; e^r = 1 + r + r² p(r) with the degree-5 minimax polynomial p of the Cephes
 // library's expf (relative error about 2e-7 over that range).
@@ -20,6 +21,28 @@ constexpr float kExpClampLow = -104.0f;
 // The same where 2^n must stay a normal float (the AVX2 path builds it in the exponent bits).
 constexpr float kExpClampHighNormal = 88.0f;
 constexpr float kExpClampLowNormal = -87.0f;
+
+// e^t per lane: t = n ln2 + r, e^r by the polynomial, times 2^n by Lanes::Scale2n. t is clamped
+// first to [Lanes::kExpClampLow, Lanes::kExpClampHigh] so that n stays finite; NaN passes through.
+// Lanes (exp_avx512.h's Avx512Lanes, activations_avx2.cc's Avx2Lanes) supplies Vec, Set1, Min,
+// Max, Add, Mul, Fmadd (a b + c), Fnmadd (c − a b), Round (to nearest) and Scale2n.
+template <typename Lanes>
+inline typename Lanes::Vec ExpLanes(typename Lanes::Vec t) {
+  using Vec = typename Lanes::Vec;
+  t = Lanes::Min(Lanes::Set1(Lanes::kExpClampHigh),
+                 Lanes::Max(Lanes::Set1(Lanes::kExpClampLow), t));
+  const Vec n = Lanes::Round(Lanes::Mul(t, Lanes::Set1(kLog2e)));
+  Vec r = Lanes::Fnmadd(n, Lanes::Set1(kLn2High), t);
+  r = Lanes::Fnmadd(n, Lanes::Set1(kLn2Low), r);
+  Vec p = Lanes::Set1(kExpCoefficients[0]);
+#pragma GCC unroll 8
+  for (int i = 1; i < kNumExpCoefficients; ++i) {
+    p = Lanes::Fmadd(p, r, Lanes::Set1(kExpCoefficients[i]));
+  }
+  // e^r = 1 + r + r² p
+  const Vec e_r = Lanes::Add(Lanes::Fmadd(Lanes::Mul(r, r), p, r), Lanes::Set1(1.0f));
+  return Lanes::Scale2n(e_r, n);
+}
 
 // 2^f for f in [0, 1] as 1 + f q(f), q of degree 3 fitted to the relative error (Lawson's
 // iteration on Chebyshev nodes): within 3.0e-6 relative, and exactly 1 at f = 0.

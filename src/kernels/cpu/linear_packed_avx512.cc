@@ -26,7 +26,7 @@ constexpr int kQ8Rows = 6;
 // Q8_0 with m from kMinStreamedRows to kMaxStreamedRows (decode of several sequences) goes through
 // StreamBlocksOverRows, kStreamRowsSideBySide rows at a time (4 x 2 groups: 8 chains of dots);
 // fewer rows stream one group at a time, more run in GroupsTimesRows' tiles. Chosen by timing both
-// on the TinyLlama shape (bench/RESULTS.md, 2026-11-28).
+// on the TinyLlama shape (bench/HISTORY.md, 2026-11-28).
 constexpr int64_t kMinStreamedRows = 8;
 constexpr int64_t kMaxStreamedRows = 48;
 constexpr int kStreamRowsSideBySide = 4;

@@ -23,7 +23,7 @@ float FloatWeight(GgmlType type, const uint8_t* row, int64_t c) {
 
 void LinearRowsFloatScalar(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                            int64_t row_end, float* y) {
-  const GgmlType type = w.traits->type;
+  const GgmlType type = w.traits->layout.type;
   const float* x_values = type == GgmlType::kBF16 ? x.bf16_as_f32.data() : x.f32;
   for (int64_t j = row_begin; j < row_end; ++j) {
     const uint8_t* row = w.data + j * w.row_bytes;

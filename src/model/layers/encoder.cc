@@ -15,7 +15,7 @@ namespace {
 
 // Tokens one pass through the layers takes at most (whole sequences; a longer sequence goes
 // alone): a pass's activations stay in the caches from one matrix to the next, which those of a
-// whole 8192-token step do not (bench/RESULTS.md: bge-m3, 64 x 128 tokens, about 10 % faster).
+// whole 8192-token step do not (bench/HISTORY.md: bge-m3, 64 x 128 tokens, about 10 % faster).
 // Rows are computed the same way in any pass, so the split never changes a result.
 constexpr int64_t kTokensPerPass = 512;
 
