@@ -3,6 +3,8 @@
 #include <cstring>
 #include <limits>
 
+#include "formats/map_and_parse.h"
+
 namespace vllm {
 
 namespace {
@@ -304,12 +306,7 @@ int64_t GgufTensor::num_elements() const {
 }
 
 Expected<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path) {
-  auto mapped = MappedFile::Open(path);
-  if (!mapped) return Error{mapped.error()};
-  auto parsed = Parse((*mapped)->data(), (*mapped)->size());
-  if (!parsed) return Error{path + ": " + parsed.error()};
-  (*parsed)->file_ = std::move(*mapped);
-  return parsed;
+  return MapAndParse<GgufFile>(path);
 }
 
 Expected<std::unique_ptr<GgufFile>> GgufFile::Parse(const uint8_t* data, size_t size) {
@@ -334,6 +331,24 @@ namespace {
 Error WrongType(const std::string& key, const GgufValue& value, const char* wanted) {
   return Error{"metadata '" + key + "' is " + GgufValueTypeName(value.type) + ", expected " +
                wanted};
+}
+
+// `value` (absent: nullopt) as an array of numbers, each item through `convert` (ToInt, ToFloat).
+template <typename T>
+Expected<std::optional<std::vector<T>>> NumberArray(const std::string& key, const GgufValue* value,
+                                                    std::optional<T> (*convert)(const GgufValue&),
+                                                    const char* wanted) {
+  if (value == nullptr) return std::optional<std::vector<T>>();
+  const auto* array = std::get_if<GgufArray>(&value->data);
+  if (array == nullptr) return WrongType(key, *value, wanted);
+  std::vector<T> out;
+  out.reserve(array->items.size());
+  for (const auto& item : array->items) {
+    std::optional<T> number = convert(item);
+    if (!number) return WrongType(key, *value, wanted);
+    out.push_back(*number);
+  }
+  return std::optional(std::move(out));
 }
 }  // namespace
 
@@ -379,35 +394,12 @@ Expected<std::optional<std::vector<std::string>>> GgufFile::GetStringArray(
   return std::optional(std::move(out));
 }
 
-Expected<std::optional<std::vector<double>>> GgufFile::GetFloatArray(
-    const std::string& key) const {
-  const GgufValue* value = Find(key);
-  if (value == nullptr) return std::optional<std::vector<double>>();
-  const auto* array = std::get_if<GgufArray>(&value->data);
-  if (array == nullptr) return WrongType(key, *value, "an array of numbers");
-  std::vector<double> out;
-  out.reserve(array->items.size());
-  for (const auto& item : array->items) {
-    auto number = ToFloat(item);
-    if (!number) return WrongType(key, *value, "an array of numbers");
-    out.push_back(*number);
-  }
-  return std::optional(std::move(out));
+Expected<std::optional<std::vector<double>>> GgufFile::GetFloatArray(const std::string& key) const {
+  return NumberArray<double>(key, Find(key), ToFloat, "an array of numbers");
 }
 
 Expected<std::optional<std::vector<int64_t>>> GgufFile::GetIntArray(const std::string& key) const {
-  const GgufValue* value = Find(key);
-  if (value == nullptr) return std::optional<std::vector<int64_t>>();
-  const auto* array = std::get_if<GgufArray>(&value->data);
-  if (array == nullptr) return WrongType(key, *value, "an array of integers");
-  std::vector<int64_t> out;
-  out.reserve(array->items.size());
-  for (const auto& item : array->items) {
-    auto number = ToInt(item);
-    if (!number) return WrongType(key, *value, "an array of integers");
-    out.push_back(*number);
-  }
-  return std::optional(std::move(out));
+  return NumberArray<int64_t>(key, Find(key), ToInt, "an array of integers");
 }
 
 }  // namespace vllm

@@ -51,7 +51,7 @@ class GgufFile {
 
   // Typed lookups. nullopt when the key is absent; an error when it holds the wrong type.
   Expected<std::optional<std::string>> GetString(const std::string& key) const;
-  Expected<std::optional<int64_t>> GetInt(const std::string& key) const;  // any integer type
+  Expected<std::optional<int64_t>> GetInt(const std::string& key) const;   // any integer type
   Expected<std::optional<double>> GetFloat(const std::string& key) const;  // float or integer
   Expected<std::optional<bool>> GetBool(const std::string& key) const;
   Expected<std::optional<std::vector<std::string>>> GetStringArray(const std::string& key) const;
@@ -69,6 +69,8 @@ class GgufFile {
   std::map<std::string, size_t> tensor_index_;
 
   friend class GgufParser;
+  template <typename File>
+  friend Expected<std::unique_ptr<File>> MapAndParse(const std::string& path);
 };
 
 }  // namespace vllm

@@ -95,6 +95,33 @@ TEST(GgufFileTest, RoundTripsEveryValueType) {
   EXPECT_EQ(b->data[67], 7);
 }
 
+TEST(GgufFileTest, NumberArraysConvertEveryItemOrNameTheKey) {
+  GgufWriter writer;
+  writer.AddMetadata("ints", GgufValue::Array({GgufValueType::kInt32,
+                                               {GgufValue::Int32(-3), GgufValue::Int32(7)}}));
+  writer.AddMetadata("floats",
+                     GgufValue::Array({GgufValueType::kFloat32,
+                                       {GgufValue::Float32(0.5f), GgufValue::Float32(2.0f)}}));
+  writer.AddMetadata("strings",
+                     GgufValue::Array({GgufValueType::kString, {GgufValue::String("a")}}));
+  writer.AddMetadata("scalar", GgufValue::Int32(1));
+  const std::string path = TempPath("arrays");
+  ASSERT_TRUE(writer.Begin(path).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  auto file = GgufFile::Open(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(file.ok()) << file.error();
+  const GgufFile& f = **file;
+  EXPECT_THAT(*f.GetIntArray("ints").value(), ::testing::ElementsAre(-3, 7));
+  EXPECT_THAT(*f.GetFloatArray("floats").value(), ::testing::ElementsAre(0.5, 2.0));
+  EXPECT_THAT(*f.GetFloatArray("ints").value(), ::testing::ElementsAre(-3.0, 7.0));
+  EXPECT_FALSE(f.GetIntArray("missing").value().has_value());
+  EXPECT_EQ(f.GetIntArray("strings").error(),
+            "metadata 'strings' is array, expected an array of integers");
+  EXPECT_EQ(f.GetFloatArray("scalar").error(),
+            "metadata 'scalar' is int32, expected an array of numbers");
+}
+
 TEST(GgufFileTest, ReadsVersion2) {
   auto bytes = MakeSampleFile();
   bytes[4] = 2;  // v2 and v3 share the little-endian layout

@@ -8,6 +8,8 @@
 #include <set>
 #include <tuple>
 
+#include "formats/map_and_parse.h"
+
 namespace vllm {
 
 namespace {
@@ -255,12 +257,7 @@ class SafetensorsParser {
 };
 
 Expected<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
-  auto mapped = MappedFile::Open(path);
-  if (!mapped) return Error{mapped.error()};
-  auto parsed = Parse((*mapped)->data(), (*mapped)->size());
-  if (!parsed) return Error{path + ": " + parsed.error()};
-  (*parsed)->file_ = std::move(*mapped);
-  return parsed;
+  return MapAndParse<SafetensorsFile>(path);
 }
 
 Expected<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Parse(const uint8_t* data,

@@ -61,6 +61,8 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
 
   friend class SafetensorsParser;
+  template <typename File>
+  friend Expected<std::unique_ptr<File>> MapAndParse(const std::string& path);
 };
 
 }  // namespace vllm

@@ -6,6 +6,7 @@
 
 #include "server/http_session.h"
 #include "server/openai/api_error.h"
+#include "server/openai/json.h"
 
 namespace vllm::server {
 
@@ -15,6 +16,10 @@ inline void PostResponse(const std::shared_ptr<ResponseWriter>& writer, http::st
       [writer, status, content_type = std::move(content_type), body = std::move(body)]() mutable {
         writer->Send(status, content_type, std::move(body));
       });
+}
+
+inline void PostJson(const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
+  PostResponse(writer, http::status::ok, "application/json", DumpJson(body));
 }
 
 inline void PostError(const std::shared_ptr<ResponseWriter>& writer, const ApiError& error) {

@@ -1,8 +1,8 @@
 #include "tokenizer/bpe_tokenizer.h"
 
+#include "common/utf8.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/symbol_merge.h"
-#include "tokenizer/utf8.h"
 
 namespace vllm {
 
@@ -70,18 +70,9 @@ void BpeTokenizer::EncodeWord(std::string_view word, std::vector<int32_t>* ids) 
   }
 }
 
-std::vector<int32_t> BpeTokenizer::Encode(std::string_view text, bool add_special_tokens) const {
-  std::vector<int32_t> ids;
-  if (add_special_tokens && add_bos_) ids.push_back(vocab_.bos_id);
-  for (const TextFragment& fragment : special_splitter_.Split(text)) {
-    if (fragment.token_id >= 0) {
-      ids.push_back(fragment.token_id);
-      continue;
-    }
-    for (std::string_view word : pre_tokenizer_.Split(fragment.text)) EncodeWord(word, &ids);
-  }
-  if (add_special_tokens && add_eos_) ids.push_back(vocab_.eos_id);
-  return ids;
+void BpeTokenizer::EncodeFragment(std::string_view text, bool /*after_special*/,
+                                  std::vector<int32_t>* ids) const {
+  for (std::string_view word : pre_tokenizer_.Split(text)) EncodeWord(word, ids);
 }
 
 std::string BpeTokenizer::Decode(std::span<const int32_t> ids, bool skip_special_tokens) const {

@@ -16,12 +16,14 @@ class BpeTokenizer : public VocabTokenizer {
  public:
   static Expected<std::unique_ptr<Tokenizer>> Create(GgufVocab vocab);
 
-  std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
   std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const override;
   bool IsSpecial(int32_t id) const override;
 
  private:
   BpeTokenizer(GgufVocab vocab, const PreTokenizerConfig& config, RegexSplitter splitter);
+  // Pre-tokenizes the run, then EncodeWord on each piece.
+  void EncodeFragment(std::string_view text, bool after_special,
+                      std::vector<int32_t>* ids) const override;
   // Appends the ids of one pre-tokenized piece (raw bytes).
   void EncodeWord(std::string_view word, std::vector<int32_t>* ids) const;
 

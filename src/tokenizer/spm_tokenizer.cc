@@ -79,23 +79,11 @@ void SpmTokenizer::EncodeText(std::string_view text, std::vector<int32_t>* ids) 
   for (std::string_view piece : MergeSymbols(text, score_of)) EmitPiece(piece, ids);
 }
 
-std::vector<int32_t> SpmTokenizer::Encode(std::string_view text, bool add_special_tokens) const {
-  std::vector<int32_t> ids;
-  if (add_special_tokens && add_bos_) ids.push_back(vocab_.bos_id);
-  bool after_special = true;  // the text's start counts as following a special token
-  for (const TextFragment& fragment : special_splitter_.Split(text)) {
-    if (fragment.token_id >= 0) {
-      ids.push_back(fragment.token_id);
-      after_special = true;
-      continue;
-    }
-    std::string piece = vocab_.add_space_prefix && after_special ? " " : "";
-    piece += fragment.text;
-    EncodeText(EscapeSpaces(piece), &ids);
-    after_special = false;
-  }
-  if (add_special_tokens && add_eos_) ids.push_back(vocab_.eos_id);
-  return ids;
+void SpmTokenizer::EncodeFragment(std::string_view text, bool after_special,
+                                  std::vector<int32_t>* ids) const {
+  std::string piece = vocab_.add_space_prefix && after_special ? " " : "";
+  piece += text;
+  EncodeText(EscapeSpaces(piece), ids);
 }
 
 std::string SpmTokenizer::Decode(std::span<const int32_t> ids, bool skip_special_tokens) const {

@@ -11,13 +11,16 @@ class SpmTokenizer : public VocabTokenizer {
  public:
   explicit SpmTokenizer(GgufVocab vocab);
 
-  std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
   std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const override;
   bool IsSpecial(int32_t id) const override;
 
  protected:
   // add_bos / add_eos: the model's defaults, used where the file has no flag.
   SpmTokenizer(GgufVocab vocab, bool add_bos, bool add_eos);
+
+  // The space prefix (add_space_prefix, after a special token), spaces as ▁, then EncodeText.
+  void EncodeFragment(std::string_view text, bool after_special,
+                      std::vector<int32_t>* ids) const override;
 
   int32_t byte_token_ids_[256];  // <0xXX> → id, -1 when missing
 

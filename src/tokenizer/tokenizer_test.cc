@@ -7,13 +7,13 @@
 #include <chrono>
 #include <functional>
 
+#include "common/utf8.h"
 #include "formats/gguf_file.h"
 #include "formats/gguf_writer.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/hf/hf_tokenizer.h"
 #include "tokenizer/incremental_detokenizer.h"
 #include "tokenizer/token_bytes.h"
-#include "tokenizer/utf8.h"
 
 namespace vllm {
 namespace {
@@ -69,6 +69,16 @@ TEST(TokenizerTest, BertAddsClsAndSep) {
   EXPECT_EQ(bert->bos_id(), 101);
   EXPECT_EQ(bert->Decode({{101, 7592, 2088, 102}}, true), "hello world");
   EXPECT_EQ(bert->Decode({{101, 7592, 2088, 102}}, false), "[CLS] hello world [SEP]");
+}
+
+// Greedy longest match looks at most the longest token's bytes ahead, so a word of 200k letters
+// is pieces covering it (▁aaa… then aaa…), in time linear in its length.
+TEST(TokenizerTest, BertLongWordIsPiecesCoveringIt) {
+  auto bert = LoadVocab("bert-bge");
+  const std::string word(200'000, 'a');
+  const std::vector<int32_t> ids = bert->Encode(word, false);
+  ASSERT_GT(ids.size(), 1u);
+  EXPECT_EQ(bert->Decode(ids, false), word);
 }
 
 // bge's BERT vocabulary: [CLS] hello world [SEP] how are you [SEP], segments 0 then 1.

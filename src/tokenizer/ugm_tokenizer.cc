@@ -58,7 +58,8 @@ std::string UgmTokenizer::Normalize(std::string_view text) const {
   return out;
 }
 
-void UgmTokenizer::EncodeText(std::string_view text, std::vector<int32_t>* ids) const {
+void UgmTokenizer::EncodeFragment(std::string_view text, bool /*after_special*/,
+                                  std::vector<int32_t>* ids) const {
   const std::string normalized = Normalize(text);
   std::vector<UnigramSegmenter::Segment> segments;
   segmenter_.Split(normalized, &segments);
@@ -77,20 +78,6 @@ void UgmTokenizer::EncodeText(std::string_view text, std::vector<int32_t>* ids) 
       ids->push_back(vocab_.unk_id);
     }
   }
-}
-
-std::vector<int32_t> UgmTokenizer::Encode(std::string_view text, bool add_special_tokens) const {
-  std::vector<int32_t> ids;
-  if (add_special_tokens && add_bos_) ids.push_back(vocab_.bos_id);
-  for (const TextFragment& fragment : special_splitter_.Split(text)) {
-    if (fragment.token_id >= 0) {
-      ids.push_back(fragment.token_id);
-    } else {
-      EncodeText(fragment.text, &ids);
-    }
-  }
-  if (add_special_tokens && add_eos_) ids.push_back(vocab_.eos_id);
-  return ids;
 }
 
 }  // namespace vllm

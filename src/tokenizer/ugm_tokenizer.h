@@ -20,13 +20,13 @@ class UgmTokenizer : public SpmTokenizer {
   // An Error when the vocabulary's charsmap is malformed.
   static Expected<std::unique_ptr<Tokenizer>> Create(GgufVocab vocab);
 
-  std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
-
  private:
   UgmTokenizer(GgufVocab vocab, PrecompiledCharsmap charsmap);
   // SentencePiece's normalization of one run of text (no special tokens in it).
   std::string Normalize(std::string_view text) const;
-  void EncodeText(std::string_view text, std::vector<int32_t>* ids) const;
+  // Normalize, then the segmenter's pieces (unknown ones as byte tokens, else [UNK]).
+  void EncodeFragment(std::string_view text, bool after_special,
+                      std::vector<int32_t>* ids) const override;
 
   PrecompiledCharsmap charsmap_;
   UnigramSegmenter segmenter_;

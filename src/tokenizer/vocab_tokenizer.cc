@@ -1,7 +1,26 @@
-// Pair encoding for GGUF-vocabulary tokenizers, as llama.cpp lays out a reranker's input.
+// Encode's frame and pair encoding for GGUF-vocabulary tokenizers (the pair as llama.cpp lays
+// out a reranker's input).
 #include "tokenizer/vocab_tokenizer.h"
 
 namespace vllm {
+
+std::vector<int32_t> VocabTokenizer::Encode(std::string_view text, bool add_special_tokens) const {
+  std::vector<int32_t> ids;
+  if (add_special_tokens && add_bos_) ids.push_back(vocab_.bos_id);
+  bool after_special = true;  // the text's start counts as following a special token
+  for (const TextFragment& fragment : special_splitter_.Split(text)) {
+    if (fragment.token_id >= 0) {
+      ids.push_back(fragment.token_id);
+      after_special = true;
+      continue;
+    }
+    EncodeFragment(fragment.text, after_special, &ids);
+    after_special = false;
+  }
+  if (add_special_tokens && add_sep_) ids.push_back(vocab_.sep_id);
+  if (add_special_tokens && add_eos_) ids.push_back(vocab_.eos_id);
+  return ids;
+}
 
 Tokenizer::EncodedPair VocabTokenizer::EncodePair(std::string_view first,
                                                   std::string_view second) const {

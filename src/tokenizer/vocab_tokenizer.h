@@ -1,5 +1,6 @@
-// What every GGUF-vocabulary tokenizer shares: the vocabulary, its special-token splitter, and
-// the accessors of the Tokenizer interface that only read the vocabulary.
+// What every GGUF-vocabulary tokenizer shares: the vocabulary, its special-token splitter,
+// Encode's frame around the special tokens, and the accessors of the Tokenizer interface that
+// only read the vocabulary.
 #pragma once
 
 #include "tokenizer/gguf_vocab.h"
@@ -13,6 +14,9 @@ class VocabTokenizer : public Tokenizer {
   int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.tokens.size()); }
   int32_t bos_id() const override { return vocab_.bos_id; }
   int32_t eos_id() const override { return vocab_.eos_id; }
+  // [BOS], the text split around the vocabulary's special tokens (each one its id, the text
+  // between given to EncodeFragment), then [SEP] and [EOS], as add_sep_ and add_eos_ say.
+  std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
   std::string_view TokenToPiece(int32_t id) const override {
     return id >= 0 && id < vocab_size() ? std::string_view(vocab_.tokens[id]) : std::string_view();
   }
@@ -29,10 +33,16 @@ class VocabTokenizer : public Tokenizer {
         add_bos_(vocab_.add_bos.value_or(add_bos) && vocab_.bos_id >= 0),
         add_eos_(vocab_.add_eos.value_or(add_eos) && vocab_.eos_id >= 0) {}
 
+  // Appends the ids of one run of text that holds no special token. `after_special`: the run
+  // starts the text or follows a special token (where SentencePiece adds its space prefix).
+  virtual void EncodeFragment(std::string_view text, bool after_special,
+                              std::vector<int32_t>* ids) const = 0;
+
   GgufVocab vocab_;
   SpecialTokenSplitter special_splitter_;
-  bool add_bos_;  // Encode with add_special_tokens starts with BOS
-  bool add_eos_;  // Encode with add_special_tokens ends with EOS
+  bool add_bos_;          // Encode with add_special_tokens starts with BOS
+  bool add_eos_;          // Encode with add_special_tokens ends with EOS
+  bool add_sep_ = false;  // Encode with add_special_tokens ends with [SEP] (before any EOS)
 };
 
 }  // namespace vllm

@@ -15,15 +15,16 @@ class WordPieceTokenizer : public VocabTokenizer {
  public:
   explicit WordPieceTokenizer(GgufVocab vocab);
 
-  std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const override;
   std::string Decode(std::span<const int32_t> ids, bool skip_special_tokens) const override;
   bool IsSpecial(int32_t id) const override;
 
  private:
+  // BERT's basic words, then EncodeWord on each.
+  void EncodeFragment(std::string_view text, bool after_special,
+                      std::vector<int32_t>* ids) const override;
   void EncodeWord(const std::string& word, std::vector<int32_t>* ids) const;
 
   size_t max_token_bytes_ = 0;
-  bool add_sep_;  // Encode with add_special_tokens ends with [SEP]
 };
 
 // BERT's basic tokenization of `text` into lowercase, accent-free words.

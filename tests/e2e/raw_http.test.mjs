@@ -62,6 +62,19 @@ test('a prompt longer than the context is a 400 with vLLM\'s message', async () 
 
 test('unknown routes are 404s', async () => {
   assertErrorShape(await rawRequest({ method: 'GET', path: '/v1/nothing', headers: auth }), 404);
+  // A POST to a path no route has is a 404 too, never another route's answer (/detokenize's).
+  for (const path of ['/v1/nothing', '/nothing', '/detokenizer']) {
+    const response = await postJson(path, { model, tokens: [1, 2] });
+    assertErrorShape(response, 404);
+    assert.equal(response.json.error.message, 'Not Found');
+  }
+});
+
+test('a known route asked with another method is a 405', async () => {
+  for (const [method, path] of [['GET', '/v1/completions'], ['POST', '/health'], ['POST', '/v1/models'],
+    ['GET', '/tokenize'], ['DELETE', '/detokenize']]) {
+    assertErrorShape(await rawRequest({ method, path, headers: auth }), 405);
+  }
 });
 
 test('health, version and metrics answer', async () => {

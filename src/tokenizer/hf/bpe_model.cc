@@ -35,9 +35,7 @@ Status ParseMerge(const Json& json, const std::string& context, std::string* lef
 }  // namespace
 
 Expected<std::unique_ptr<Model>> BpeModel::Parse(const Json& json, std::string_view context) {
-  const Json* vocab_json = FindField(json, "vocab");
-  if (vocab_json == nullptr) return Error{FieldName(context, "vocab") + ": missing"};
-  auto vocab = Vocab::Parse(*vocab_json, FieldName(context, "vocab"));
+  auto vocab = Vocab::ParseField(json, context);
   if (!vocab) return Error{vocab.error()};
   std::unique_ptr<BpeModel> model(new BpeModel(std::move(*vocab)));
 

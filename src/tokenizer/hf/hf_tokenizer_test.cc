@@ -599,6 +599,12 @@ TEST(HfTokenizerErrors, MalformedTokenizerJson) {
   EXPECT_NE(LoadError(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 0}, "merges": []}})")
                 .find("used by both"),
             std::string::npos);
+  for (const char* type : {"BPE", "WordPiece", "WordLevel"}) {
+    EXPECT_NE(LoadError(std::string(R"({"model": {"type": ")") + type + "\"}}")
+                  .find("model.vocab: missing"),
+              std::string::npos)
+        << type;
+  }
   // Wrong types.
   EXPECT_NE(
       LoadError(R"({"model": {"type": "BPE", "vocab": ["a"], "merges": []}})").find("model.vocab"),

@@ -43,9 +43,7 @@ Expected<std::unique_ptr<Model>> ParseModel(const Json& json, std::string_view c
   if (*type == "WordPiece") return WordPieceModel::Parse(json, context);
   if (*type == "Unigram") return UnigramModel::Parse(json, context);
   if (*type == "WordLevel") {
-    const Json* vocab_json = FindField(json, "vocab");
-    if (vocab_json == nullptr) return Error{FieldName(context, "vocab") + ": missing"};
-    auto vocab = Vocab::Parse(*vocab_json, FieldName(context, "vocab"));
+    auto vocab = Vocab::ParseField(json, context);
     if (!vocab) return Error{vocab.error()};
     auto unk_id = ParseUnkToken(json, *vocab, context);
     if (!unk_id) return Error{unk_id.error()};

@@ -169,13 +169,6 @@ class StripAccentsNormalizer : public Normalizer {
   std::string Normalize(std::string text) const override { return StripMarks(text); }
 };
 
-bool IsCjk(char32_t c) {
-  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
-         (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
-         (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
-         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
-}
-
 // BERT's control characters: categories Cc, Cf, Cn, Co except tab, newline and carriage return.
 bool IsBertControl(char32_t c) {
   if (c == '\t' || c == '\n' || c == '\r') return false;

@@ -2,7 +2,7 @@
 
 #include <unicode/uchar.h>
 
-#include "tokenizer/utf8.h"
+#include "common/utf8.h"
 
 namespace vllm::hf {
 
@@ -47,6 +47,13 @@ bool IsPunctuation(char32_t c) {
   }
   if (c == kInvalidChar) return false;
   return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_P_MASK) != 0;
+}
+
+bool IsCjk(char32_t c) {
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+         (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+         (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
 bool IsWordChar(char32_t c) {

@@ -19,6 +19,7 @@ bool IsNumeric(char32_t c);       // general category N*
 bool IsAlphanumeric(char32_t c);  // Alphabetic or N*
 bool IsPunctuation(char32_t c);   // ASCII punctuation or general category P*
 bool IsWordChar(char32_t c);      // regex \w: alphanumeric, marks, connector punctuation
+bool IsCjk(char32_t c);           // BERT's "Chinese characters": the CJK ideograph blocks
 
 // Calls f(begin, end, c) for each character of `text`.
 template <typename F>

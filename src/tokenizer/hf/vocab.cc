@@ -2,6 +2,12 @@
 
 namespace vllm::hf {
 
+Expected<Vocab> Vocab::ParseField(const Json& model_json, std::string_view context) {
+  const Json* vocab_json = FindField(model_json, "vocab");
+  if (vocab_json == nullptr) return Error{FieldName(context, "vocab") + ": missing"};
+  return Parse(*vocab_json, FieldName(context, "vocab"));
+}
+
 Expected<Vocab> Vocab::Parse(const Json& json, std::string_view context) {
   if (!json.is_object()) return Error{std::string(context) + ": expected an object {token: id}"};
   Vocab vocab;

@@ -23,6 +23,8 @@ class Vocab {
  public:
   // Ids must be unique and lie in [0, kMaxTokenId]; gaps are allowed.
   static Expected<Vocab> Parse(const Json& json, std::string_view context);
+  // A model's "vocab" field (BPE, WordPiece, WordLevel), parsed; an error naming it when missing.
+  static Expected<Vocab> ParseField(const Json& model_json, std::string_view context);
   // tokens[id] for each id (a Unigram vocabulary); tokens must be unique and non-empty.
   static Expected<Vocab> FromTokens(std::vector<std::string> tokens, std::string_view context);
 

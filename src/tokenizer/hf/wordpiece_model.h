@@ -21,6 +21,7 @@ class WordPieceModel : public Model {
   int32_t unk_id_ = -1;
   std::string prefix_;
   size_t max_chars_ = 100;
+  size_t max_token_bytes_ = 0;  // the longest token: no longer lookup can match
 };
 
 }  // namespace vllm::hf

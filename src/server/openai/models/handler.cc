@@ -1,0 +1,32 @@
+#include "server/openai/models/handler.h"
+
+#include <chrono>
+
+namespace vllm::server {
+namespace {
+
+int64_t UnixSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void HandleModels(ServingContext& context, const RequestMeta& /*meta*/,
+                  const std::shared_ptr<ResponseWriter>& writer, const Json& /*body*/) {
+  Json data = Json::array();
+  for (const std::string& name : context.served_model_names) {
+    data.push_back({{"id", name},
+                    {"object", "model"},
+                    {"created", UnixSeconds()},
+                    {"owned_by", "vllm"},
+                    {"root", context.model_path},
+                    {"parent", nullptr},
+                    {"max_model_len", context.engine.max_model_len()}});
+  }
+  writer->Send(http::status::ok, "application/json",
+               DumpJson({{"object", "list"}, {"data", std::move(data)}}));
+}
+
+}  // namespace vllm::server
