@@ -1,5 +1,6 @@
-// vLLM's SamplingParams: how one request is sampled and when it stops. Field names, defaults and
-// validation messages follow vllm/sampling_params.py.
+// vLLM's SamplingParams: how one request is sampled and when it stops. Field names and defaults
+// follow vllm/sampling_params.py; each field's rule and message is its row in
+// sampling_params_fields.h.
 #pragma once
 
 #include <cstdint>
@@ -78,63 +79,12 @@ struct SamplingParams {
   RequestOutputKind output_kind = RequestOutputKind::kCumulative;
   std::optional<StructuredOutputsParams> structured_outputs;
 
-  // The empty string when valid; otherwise vLLM's message for the first invalid field.
-  std::string Validate() const {
-    auto number = [](double value) {
-      std::string text = std::to_string(value);
-      text.erase(text.find_last_not_of('0') + 1);
-      if (!text.empty() && text.back() == '.') text += '0';
-      return text;
-    };
-    if (n < 1) return "n must be at least 1, got " + std::to_string(n) + ".";
-    if (!(presence_penalty >= -2.0f && presence_penalty <= 2.0f)) {
-      return "presence_penalty must be in [-2, 2], got " + number(presence_penalty) + ".";
-    }
-    if (!(frequency_penalty >= -2.0f && frequency_penalty <= 2.0f)) {
-      return "frequency_penalty must be in [-2, 2], got " + number(frequency_penalty) + ".";
-    }
-    if (!(repetition_penalty > 0.0f)) {
-      return "repetition_penalty must be greater than zero, got " + number(repetition_penalty) +
-             ".";
-    }
-    if (!(temperature >= 0.0f)) {
-      return "temperature must be non-negative, got " + number(temperature) + ".";
-    }
-    if (!(top_p > 0.0f && top_p <= 1.0f)) {
-      return "top_p must be in (0, 1], got " + number(top_p) + ".";
-    }
-    if (top_k < -1) {
-      return "top_k must be 0 (disable), or at least 1, got " + std::to_string(top_k) + ".";
-    }
-    if (!(min_p >= 0.0f && min_p <= 1.0f)) {
-      return "min_p must be in [0, 1], got " + number(min_p) + ".";
-    }
-    if (max_tokens && *max_tokens < 1) {
-      return "max_tokens must be at least 1, got " + std::to_string(*max_tokens) + ".";
-    }
-    if (min_tokens < 0) {
-      return "min_tokens must be greater than or equal to 0, got " + std::to_string(min_tokens) +
-             ".";
-    }
-    if (max_tokens && min_tokens > *max_tokens) {
-      return "min_tokens must be less than or equal to max_tokens=" + std::to_string(*max_tokens) +
-             ", got " + std::to_string(min_tokens) + ".";
-    }
-    if (logprobs && *logprobs < -1) {
-      return "logprobs must be non-negative, got " + std::to_string(*logprobs) + ".";
-    }
-    if (prompt_logprobs && *prompt_logprobs < -1) {
-      return "prompt_logprobs must be non-negative, got " + std::to_string(*prompt_logprobs) + ".";
-    }
-    if (truncate_prompt_tokens && *truncate_prompt_tokens < 1) {
-      return "truncate_prompt_tokens must be >= 1, got " + std::to_string(*truncate_prompt_tokens);
-    }
-    for (const auto& stop_string : stop) {
-      if (stop_string.empty()) return "stop cannot contain an empty string.";
-    }
-    if (structured_outputs) return structured_outputs->Validate();
-    return "";
-  }
+  // The empty string when valid; otherwise vLLM's message for the first invalid field, in vLLM's
+  // order (kSamplingFields' rules, then stop strings and the structured-output constraint).
+  std::string Validate() const;
 };
 
 }  // namespace vllm
+
+// The field table Validate and every reader of the fields walk (it needs the struct above).
+#include "vllm/sampling_params_fields.h"  // IWYU pragma: export

@@ -67,36 +67,25 @@ void BindParams(py::module_& module) {
                      &StructuredOutputsParams::disable_additional_properties)
       .def_readwrite("whitespace_pattern", &StructuredOutputsParams::whitespace_pattern);
 
-  py::class_<SamplingParams>(module, "SamplingParams")
-      .def(py::init<>())
-      .def_readwrite("n", &SamplingParams::n)
-      .def_readwrite("presence_penalty", &SamplingParams::presence_penalty)
-      .def_readwrite("frequency_penalty", &SamplingParams::frequency_penalty)
-      .def_readwrite("repetition_penalty", &SamplingParams::repetition_penalty)
-      .def_readwrite("temperature", &SamplingParams::temperature)
-      .def_readwrite("top_p", &SamplingParams::top_p)
-      .def_readwrite("top_k", &SamplingParams::top_k)
-      .def_readwrite("min_p", &SamplingParams::min_p)
-      .def_readwrite("seed", &SamplingParams::seed)
-      .def_readwrite("stop", &SamplingParams::stop)
-      .def_readwrite("stop_token_ids", &SamplingParams::stop_token_ids)
-      .def_readwrite("ignore_eos", &SamplingParams::ignore_eos)
-      .def_readwrite("max_tokens", &SamplingParams::max_tokens)
-      .def_readwrite("min_tokens", &SamplingParams::min_tokens)
-      .def_readwrite("logprobs", &SamplingParams::logprobs)
-      .def_readwrite("prompt_logprobs", &SamplingParams::prompt_logprobs)
-      .def_readwrite("include_stop_str_in_output", &SamplingParams::include_stop_str_in_output)
-      .def_readwrite("skip_special_tokens", &SamplingParams::skip_special_tokens)
-      .def_readwrite("spaces_between_special_tokens",
-                     &SamplingParams::spaces_between_special_tokens)
-      .def_readwrite("truncate_prompt_tokens", &SamplingParams::truncate_prompt_tokens)
-      .def_readwrite("logit_bias", &SamplingParams::logit_bias)
-      .def_readwrite("allowed_token_ids", &SamplingParams::allowed_token_ids)
-      .def_readwrite("bad_words", &SamplingParams::bad_words)
+  // Every kSamplingFields row becomes an attribute; the three fields of their own shape follow.
+  py::class_<SamplingParams> sampling_params(module, "SamplingParams");
+  sampling_params.def(py::init<>());
+  py::list field_names;
+  py::list generation_config_field_names;
+  ForEachSamplingField([&](const auto& field) {
+    sampling_params.def_readwrite(field.name, field.member);
+    field_names.append(field.name);
+    if (field.sources.generation_config) generation_config_field_names.append(field.name);
+  });
+  sampling_params.def_readwrite("logit_bias", &SamplingParams::logit_bias)
       .def_readwrite("output_kind", &SamplingParams::output_kind)
       .def_readwrite("structured_outputs", &SamplingParams::structured_outputs)
       // The empty string when valid; otherwise vLLM's message for the first invalid field.
       .def("validate", &SamplingParams::Validate);
+  // The rows' names in vLLM's order: vllm_cpp.SamplingParams takes each as a keyword argument.
+  module.attr("SAMPLING_FIELD_NAMES") = py::tuple(field_names);
+  // The rows a model's generation_config.json may set (its default_sampling_params).
+  module.attr("GENERATION_CONFIG_FIELD_NAMES") = py::tuple(generation_config_field_names);
 }
 
 }  // namespace vllm::python

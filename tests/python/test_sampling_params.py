@@ -55,6 +55,47 @@ def test_unimplemented_fields_refuse_non_defaults(kwargs):
         SamplingParams(**kwargs)
 
 
+def test_fields_are_vllms_in_vllms_order():
+    from dataclasses import fields
+
+    from vllm_cpp import SamplingParams
+
+    assert [f.name for f in fields(SamplingParams)] == [
+        "n", "best_of", "presence_penalty", "frequency_penalty", "repetition_penalty",
+        "temperature", "top_p", "top_k", "min_p", "seed", "stop", "stop_token_ids", "ignore_eos",
+        "max_tokens", "min_tokens", "logprobs", "prompt_logprobs", "detokenize",
+        "skip_special_tokens", "spaces_between_special_tokens", "logits_processors",
+        "include_stop_str_in_output", "truncate_prompt_tokens", "output_kind",
+        "structured_outputs", "logit_bias", "allowed_token_ids", "extra_args", "bad_words"]
+
+
+def test_every_cpp_field_row_is_a_keyword_and_reaches_the_engine():
+    from vllm_cpp import SamplingParams, _core
+
+    values = {"n": 2, "presence_penalty": 0.5, "frequency_penalty": 0.5,
+              "repetition_penalty": 1.5, "temperature": 0.5, "top_p": 0.5, "top_k": 3,
+              "min_p": 0.25, "seed": 9, "stop": ["x"], "stop_token_ids": [4],
+              "ignore_eos": True, "max_tokens": 7, "min_tokens": 2, "logprobs": 1,
+              "prompt_logprobs": 1, "skip_special_tokens": False,
+              "spaces_between_special_tokens": False, "include_stop_str_in_output": True,
+              "truncate_prompt_tokens": 5, "allowed_token_ids": [1, 2], "bad_words": ["b"]}
+    assert set(_core.SAMPLING_FIELD_NAMES) == set(values)
+    params = SamplingParams(**values)
+    core = params._to_core()
+    for name, value in values.items():
+        assert getattr(params, name) == value, name
+        assert getattr(core, name) == value, name
+
+
+def test_add_request_validates_params_changed_after_construction(llm):
+    from vllm_cpp import SamplingParams
+
+    params = SamplingParams(max_tokens=2)
+    params.top_p = 0.0  # vLLM checks at construction; the engine checks what it is given
+    with pytest.raises(ValueError, match=r"^top_p must be in \(0, 1\], got 0.0.$"):
+        llm.generate("Once", params, use_tqdm=False)
+
+
 def test_unknown_field_is_a_type_error():
     from vllm_cpp import SamplingParams
 

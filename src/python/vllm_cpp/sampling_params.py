@@ -1,9 +1,9 @@
 """vLLM's SamplingParams: how one request is sampled and when it stops.
 
 Every field and default of vLLM's (vllm/sampling_params.py). Fields the C++ engine does not
-implement accept vLLM's default and raise NotImplementedError for any other value. Validation
-runs in the C++ struct (include/vllm/sampling_params.h), whose messages are vLLM's, and fails with
-ValueError.
+implement accept vLLM's default and raise NotImplementedError for any other value. The fields the
+C++ struct has come from its field table (include/vllm/sampling_params_fields.h), as does the
+validation, whose messages are vLLM's and fail with ValueError.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import enum
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from . import _core
@@ -82,39 +82,11 @@ _UNIMPLEMENTED_DEFAULTS = {
 }
 
 
-@dataclass
 class SamplingParams:
-    """Sampling parameters for text generation, with vLLM's names, defaults and messages."""
+    """Sampling parameters for text generation, with vLLM's names, defaults and messages.
 
-    n: int = 1
-    best_of: Optional[int] = None
-    presence_penalty: float = 0.0
-    frequency_penalty: float = 0.0
-    repetition_penalty: float = 1.0
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    min_p: float = 0.0
-    seed: Optional[int] = None
-    stop: Optional[Union[str, list[str]]] = None
-    stop_token_ids: Optional[list[int]] = None
-    ignore_eos: bool = False
-    max_tokens: Optional[int] = 16
-    min_tokens: int = 0
-    logprobs: Optional[int] = None
-    prompt_logprobs: Optional[int] = None
-    detokenize: bool = True
-    skip_special_tokens: bool = True
-    spaces_between_special_tokens: bool = True
-    logits_processors: Optional[Any] = None
-    include_stop_str_in_output: bool = False
-    truncate_prompt_tokens: Optional[int] = None
-    output_kind: RequestOutputKind = RequestOutputKind.CUMULATIVE
-    structured_outputs: Optional[StructuredOutputsParams] = None
-    logit_bias: Optional[dict[int, float]] = None
-    allowed_token_ids: Optional[list[int]] = None
-    extra_args: Optional[dict[str, Any]] = None
-    bad_words: Optional[list[str]] = None
+    Its fields are the C++ table's rows (include/vllm/sampling_params_fields.h, with the C++
+    defaults) plus _EXTRA_FIELDS, in vLLM's order; the dataclass is made below."""
 
     def __post_init__(self) -> None:
         if self.stop is None:
@@ -139,7 +111,10 @@ class SamplingParams:
             self.top_p = 1.0
             self.top_k = 0
             self.min_p = 0.0
-        self._to_core()  # raises ValueError with vLLM's message for an invalid field
+        # vLLM validates at construction; an engine's add_request validates what it is given.
+        message = self._to_core().validate()
+        if message:
+            raise ValueError(message)
 
     def clone(self) -> "SamplingParams":
         return copy.deepcopy(self)
@@ -148,32 +123,50 @@ class SamplingParams:
                  output_kind: Optional[RequestOutputKind] = None) -> _core.SamplingParams:
         """The C++ struct; `default_seed` seeds a request that has no seed of its own."""
         core = _core.SamplingParams()
-        for name in ("n", "presence_penalty", "frequency_penalty", "repetition_penalty",
-                     "temperature", "top_p", "top_k", "min_p", "stop", "stop_token_ids",
-                     "ignore_eos", "max_tokens", "min_tokens", "logprobs", "prompt_logprobs",
-                     "include_stop_str_in_output", "skip_special_tokens",
-                     "spaces_between_special_tokens", "truncate_prompt_tokens", "bad_words"):
+        for name in _core.SAMPLING_FIELD_NAMES:
             setattr(core, name, getattr(self, name))
         core.seed = self.seed if self.seed is not None else default_seed
         core.logit_bias = {} if self.logit_bias is None else dict(self.logit_bias)
-        core.allowed_token_ids = self.allowed_token_ids
         core.output_kind = _CORE_OUTPUT_KIND[output_kind or self.output_kind]
         if self.structured_outputs is not None:
             core.structured_outputs = self.structured_outputs._to_core()
-        message = core.validate()
-        if message:
-            raise ValueError(message)
         return core
 
     @classmethod
     def _from_core(cls, core: _core.SamplingParams) -> "SamplingParams":
         """vLLM's get_default_sampling_params: the model's generation defaults."""
-        names = {f.name for f in fields(cls)}
-        values = {
-            name: getattr(core, name)
-            for name in ("temperature", "top_p", "top_k", "min_p", "repetition_penalty",
-                         "presence_penalty", "frequency_penalty", "max_tokens")
-            if name in names
-        }
+        values = {name: getattr(core, name) for name in _core.GENERATION_CONFIG_FIELD_NAMES}
         return cls(**values)
 
+
+# vLLM's fields that are not C++ table rows (Python-only ones and those of their own shape), each
+# after the row vLLM declares it after, so that positional arguments keep vLLM's order.
+_EXTRA_FIELDS = {
+    "n": [("best_of", Optional[int], None)],
+    "prompt_logprobs": [("detokenize", bool, True)],
+    "spaces_between_special_tokens": [("logits_processors", Optional[Any], None)],
+    "truncate_prompt_tokens": [
+        ("output_kind", RequestOutputKind, RequestOutputKind.CUMULATIVE),
+        ("structured_outputs", Optional[StructuredOutputsParams], None),
+        ("logit_bias", Optional[dict[int, float]], None),
+    ],
+    "allowed_token_ids": [("extra_args", Optional[dict[str, Any]], None)],
+}
+
+
+def _make_sampling_params_dataclass() -> None:
+    core_defaults = _core.SamplingParams()
+    for name in _core.SAMPLING_FIELD_NAMES:
+        default = getattr(core_defaults, name)
+        SamplingParams.__annotations__[name] = Any
+        setattr(SamplingParams, name,
+                field(default_factory=lambda value=default: list(value))
+                if isinstance(default, list) else field(default=default))
+        for extra, annotation, extra_default in _EXTRA_FIELDS.get(name, ()):
+            SamplingParams.__annotations__[extra] = annotation
+            setattr(SamplingParams, extra, field(default=extra_default))
+
+
+SamplingParams.__annotations__ = {}
+_make_sampling_params_dataclass()
+SamplingParams = dataclass(SamplingParams)

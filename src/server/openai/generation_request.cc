@@ -47,85 +47,99 @@ std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoi
   return std::nullopt;
 }
 
-}  // namespace
-
 #define VLLM_READ(getter, name, out) \
   if (auto error = ReadField(body, name, getter, out); error) return error
 
-std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoint,
-                                               GenerationRequest* request) {
-  request->endpoint = endpoint;
-  SamplingParams& params = request->params;
+// model, stream and stream_options.
+std::optional<ApiError> ReadStreamFields(const Json& body, GenerationRequest* request) {
   VLLM_READ(GetString, "model", &request->model);
   VLLM_READ(GetBool, "stream", &request->stream);
-  if (auto options = GetObject(body, "stream_options"); !options.ok()) {
-    return ApiError::BadRequest(options.error(), "stream_options");
-  } else if (options->has_value()) {
-    if (!request->stream) {
-      return ApiError::BadRequest("Stream options can only be defined when `stream=True`.",
-                                  "stream_options");
-    }
-    const Json& stream_options = **options;
-    if (auto error = ReadField(stream_options, "include_usage", GetBool, &request->include_usage)) {
-      return error;
-    }
-    if (auto error = ReadField(stream_options, "continuous_usage_stats", GetBool,
-                               &request->continuous_usage_stats)) {
-      return error;
-    }
+  auto options = GetObject(body, "stream_options");
+  if (!options.ok()) return ApiError::BadRequest(options.error(), "stream_options");
+  if (!options->has_value()) return std::nullopt;
+  if (!request->stream) {
+    return ApiError::BadRequest("Stream options can only be defined when `stream=True`.",
+                                "stream_options");
   }
-  VLLM_READ(GetInt, "n", &params.n);
-  if (params.n > kMaxN) {
+  const Json& stream_options = **options;
+  if (auto error = ReadField(stream_options, "include_usage", GetBool, &request->include_usage)) {
+    return error;
+  }
+  return ReadField(stream_options, "continuous_usage_stats", GetBool,
+                   &request->continuous_usage_stats);
+}
+
+// One kSamplingFields row, read under its name with the getter its member's type takes.
+template <typename Member>
+std::optional<ApiError> ReadSamplingField(const Json& body, const SamplingField<Member>& field,
+                                          SamplingParams* params) {
+  Member* out = &(params->*field.member);
+  if constexpr (std::is_same_v<Member, bool>) {
+    return ReadField(body, field.name, GetBool, out);
+  } else if constexpr (std::is_floating_point_v<Member>) {
+    return ReadField(body, field.name, GetNumber, out);
+  } else if constexpr (std::is_integral_v<Member>) {
+    return ReadField(body, field.name, GetInt, out);
+  } else if constexpr (std::is_same_v<Member, std::vector<std::string>>) {
+    return ReadField(body, field.name, GetStringOrList, out);
+  } else if constexpr (std::is_same_v<Member, std::vector<int32_t>> ||
+                       std::is_same_v<Member, std::optional<std::vector<int32_t>>>) {
+    return ReadField(body, field.name, GetIntList, out);
+  } else {  // an optional integer, saturated to its range
+    using Integer = typename Member::value_type;
+    static_assert(std::is_integral_v<Integer>, "a sampling field type the reader does not know");
+    std::optional<int64_t> value;
+    if (auto error = ReadField(body, field.name, GetInt, &value)) return error;
+    if (value) {
+      *out = static_cast<Integer>(std::clamp<int64_t>(*value, std::numeric_limits<Integer>::min(),
+                                                      std::numeric_limits<Integer>::max()));
+    }
+    return std::nullopt;
+  }
+}
+
+// The kSamplingFields rows a request names as they are (the others differ by route), then the
+// server's own limit on n. Their values are checked by SamplingParams::Validate after parsing.
+std::optional<ApiError> ReadSamplingFields(const Json& body, SamplingParams* params) {
+  std::optional<ApiError> error;
+  AnySamplingField([&](const auto& field) {
+    if (field.sources.request) error = ReadSamplingField(body, field, params);
+    return error.has_value();
+  });
+  if (error) return error;
+  if (params->n > kMaxN) {
     return ApiError::BadRequest(
-        "n must be at most " + std::to_string(kMaxN) + ", got " + std::to_string(params.n) + ".",
+        "n must be at most " + std::to_string(kMaxN) + ", got " + std::to_string(params->n) + ".",
         "n");
   }
-  VLLM_READ(GetNumber, "temperature", &params.temperature);
-  VLLM_READ(GetNumber, "top_p", &params.top_p);
-  VLLM_READ(GetInt, "top_k", &params.top_k);
-  VLLM_READ(GetNumber, "min_p", &params.min_p);
-  VLLM_READ(GetNumber, "presence_penalty", &params.presence_penalty);
-  VLLM_READ(GetNumber, "frequency_penalty", &params.frequency_penalty);
-  VLLM_READ(GetNumber, "repetition_penalty", &params.repetition_penalty);
-  VLLM_READ(GetInt, "seed", &params.seed);
-  VLLM_READ(GetStringOrList, "stop", &params.stop);
-  VLLM_READ(GetIntList, "stop_token_ids", &params.stop_token_ids);
-  VLLM_READ(GetBool, "include_stop_str_in_output", &params.include_stop_str_in_output);
-  VLLM_READ(GetBool, "ignore_eos", &params.ignore_eos);
-  VLLM_READ(GetInt, "min_tokens", &params.min_tokens);
-  VLLM_READ(GetBool, "skip_special_tokens", &params.skip_special_tokens);
-  VLLM_READ(GetBool, "spaces_between_special_tokens", &params.spaces_between_special_tokens);
-  std::optional<int64_t> truncate;
-  VLLM_READ(GetInt, "truncate_prompt_tokens", &truncate);
-  if (truncate) {
-    if (*truncate < 1) {
-      return ApiError::BadRequest(
-          "truncate_prompt_tokens must be >= 1, got " + std::to_string(*truncate),
-          "truncate_prompt_tokens");
+  return std::nullopt;
+}
+
+// logit_bias: token id (a decimal string) → bias, clamped to [-100, 100] as OpenAI does.
+std::optional<ApiError> ReadLogitBias(const Json& body, SamplingParams* params) {
+  auto bias = GetObject(body, "logit_bias");
+  if (!bias.ok()) return ApiError::BadRequest(bias.error(), "logit_bias");
+  if (!bias->has_value()) return std::nullopt;
+  for (const auto& [key, value] : (*bias)->items()) {
+    size_t parsed = 0;
+    long long token_id = -1;
+    try {
+      token_id = std::stoll(key, &parsed);
+    } catch (const std::exception&) {
+      parsed = 0;
     }
-    params.truncate_prompt_tokens = static_cast<int>(std::min<int64_t>(*truncate, 1 << 30));
-  }
-  VLLM_READ(GetIntList, "allowed_token_ids", &params.allowed_token_ids);
-  VLLM_READ(GetStringOrList, "bad_words", &params.bad_words);
-  if (auto bias = GetObject(body, "logit_bias"); !bias.ok()) {
-    return ApiError::BadRequest(bias.error(), "logit_bias");
-  } else if (bias->has_value()) {
-    for (const auto& [key, value] : (*bias)->items()) {
-      size_t parsed = 0;
-      long long token_id = -1;
-      try {
-        token_id = std::stoll(key, &parsed);
-      } catch (const std::exception&) {
-        parsed = 0;
-      }
-      if (parsed != key.size() || token_id < 0 || token_id > INT32_MAX || !value.is_number()) {
-        return ApiError::BadRequest("logit_bias: keys must be token ids and values numbers",
-                                    "logit_bias");
-      }
-      params.logit_bias[static_cast<int32_t>(token_id)] =
-          std::clamp(value.get<float>(), -100.0f, 100.0f);
+    if (parsed != key.size() || token_id < 0 || token_id > INT32_MAX || !value.is_number()) {
+      return ApiError::BadRequest("logit_bias: keys must be token ids and values numbers",
+                                  "logit_bias");
     }
+    params->logit_bias[static_cast<int32_t>(token_id)] =
+        std::clamp(value.get<float>(), -100.0f, 100.0f);
   }
+  return std::nullopt;
+}
+
+// priority, cache_salt, request_id and beam search's use_beam_search and length_penalty.
+std::optional<ApiError> ReadRequestOptions(const Json& body, GenerationRequest* request) {
   int64_t priority = 0;
   VLLM_READ(GetInt, "priority", &priority);
   request->options.priority = static_cast<int>(std::clamp<int64_t>(priority, INT32_MIN, INT32_MAX));
@@ -133,77 +147,113 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
   VLLM_READ(GetString, "request_id", &request->request_id);
   VLLM_READ(GetBool, "use_beam_search", &request->use_beam_search);
   VLLM_READ(GetNumber, "length_penalty", &request->length_penalty);
-  std::optional<int64_t> prompt_logprobs;
-  VLLM_READ(GetInt, "prompt_logprobs", &prompt_logprobs);
-  if (prompt_logprobs && request->stream) {
+  return std::nullopt;
+}
+
+// The logprobs a request asks for, in its route's shape: completions' `logprobs` count,
+// chat's `logprobs` flag with `top_logprobs`; nullopt when none.
+struct RequestedLogprobs {
+  std::optional<int64_t> sample;
+  std::optional<int64_t> prompt;
+};
+
+// /v1/completions: max_tokens (OpenAI's default 16), echo and the logprobs count; with echo,
+// whole responses carry the prompt's logprobs too.
+std::optional<ApiError> ReadCompletionsFields(const Json& body, GenerationRequest* request,
+                                              RequestedLogprobs* logprobs) {
+  VLLM_READ(GetInt, "max_tokens", &request->requested_max_tokens);
+  if (!body.contains("max_tokens")) request->requested_max_tokens = 16;
+  VLLM_READ(GetBool, "echo", &request->echo);
+  VLLM_READ(GetInt, "logprobs", &logprobs->sample);
+  if (logprobs->sample && *logprobs->sample < 0) {
+    return ApiError::BadRequest("`logprobs` must be a positive value.", "logprobs");
+  }
+  request->add_special_tokens = true;
+  if (request->echo && logprobs->sample && !logprobs->prompt && !request->stream) {
+    logprobs->prompt = logprobs->sample;
+  }
+  return std::nullopt;
+}
+
+// /v1/chat/completions: max_completion_tokens (else max_tokens), the logprobs flag with
+// top_logprobs, and echo.
+std::optional<ApiError> ReadChatFields(const Json& body, GenerationRequest* request,
+                                       RequestedLogprobs* logprobs) {
+  VLLM_READ(GetInt, "max_completion_tokens", &request->requested_max_tokens);
+  if (!request->requested_max_tokens) {
+    VLLM_READ(GetInt, "max_tokens", &request->requested_max_tokens);
+  }
+  bool want_logprobs = false;
+  int64_t top_logprobs = 0;
+  VLLM_READ(GetBool, "logprobs", &want_logprobs);
+  VLLM_READ(GetInt, "top_logprobs", &top_logprobs);
+  if (top_logprobs < 0) {
+    return ApiError::BadRequest("`top_logprobs` must be a positive value.", "top_logprobs");
+  }
+  if (!want_logprobs && top_logprobs > 0) {
+    return ApiError::BadRequest("when using `top_logprobs`, `logprobs` must be set to true.",
+                                "top_logprobs");
+  }
+  if (want_logprobs) logprobs->sample = top_logprobs;
+  request->add_special_tokens = false;
+  VLLM_READ(GetBool, "echo", &request->echo);
+  return std::nullopt;
+}
+
+// The route's max_tokens and logprobs fields, then the ones both routes share.
+std::optional<ApiError> ReadLengthAndLogprobFields(const Json& body, GenerationRequest* request,
+                                                   RequestedLogprobs* logprobs) {
+  VLLM_READ(GetInt, "prompt_logprobs", &logprobs->prompt);
+  if (logprobs->prompt && request->stream) {
     return ApiError::BadRequest("`prompt_logprobs` are not available when `stream=True`.",
                                 "prompt_logprobs");
   }
-
-  std::optional<int64_t> logprobs;
-  if (endpoint == Endpoint::kCompletions) {
-    VLLM_READ(GetInt, "max_tokens", &request->requested_max_tokens);
-    if (!body.contains("max_tokens")) request->requested_max_tokens = 16;  // OpenAI's default
-    VLLM_READ(GetBool, "echo", &request->echo);
-    VLLM_READ(GetInt, "logprobs", &logprobs);
-    if (logprobs && *logprobs < 0) {
-      return ApiError::BadRequest("`logprobs` must be a positive value.", "logprobs");
-    }
-    request->add_special_tokens = true;
-    // With echo, the prompt's logprobs come back too (in whole responses).
-    if (request->echo && logprobs && !prompt_logprobs && !request->stream) {
-      prompt_logprobs = logprobs;
-    }
-  } else {
-    VLLM_READ(GetInt, "max_completion_tokens", &request->requested_max_tokens);
-    if (!request->requested_max_tokens) {
-      VLLM_READ(GetInt, "max_tokens", &request->requested_max_tokens);
-    }
-    bool want_logprobs = false;
-    int64_t top_logprobs = 0;
-    VLLM_READ(GetBool, "logprobs", &want_logprobs);
-    VLLM_READ(GetInt, "top_logprobs", &top_logprobs);
-    if (top_logprobs < 0) {
-      return ApiError::BadRequest("`top_logprobs` must be a positive value.", "top_logprobs");
-    }
-    if (!want_logprobs && top_logprobs > 0) {
-      return ApiError::BadRequest("when using `top_logprobs`, `logprobs` must be set to true.",
-                                  "top_logprobs");
-    }
-    if (want_logprobs) logprobs = top_logprobs;
-    request->add_special_tokens = false;
-    VLLM_READ(GetBool, "echo", &request->echo);
-  }
+  auto route_error = request->endpoint == Endpoint::kCompletions
+                         ? ReadCompletionsFields(body, request, logprobs)
+                         : ReadChatFields(body, request, logprobs);
+  if (route_error) return route_error;
   VLLM_READ(GetBool, "add_special_tokens", &request->add_special_tokens);
   VLLM_READ(GetBool, "return_tokens_as_token_ids", &request->tokens_as_ids);
-  if (logprobs) {
-    if (*logprobs > kMaxLogprobs) {
+  return std::nullopt;
+}
+
+// The logprobs counts within vLLM's max_logprobs, into params; max_tokens at least 1.
+std::optional<ApiError> CheckLengthAndLogprobs(const RequestedLogprobs& logprobs,
+                                               GenerationRequest* request) {
+  if (logprobs.sample) {
+    if (*logprobs.sample > kMaxLogprobs) {
       return ApiError::BadRequest(
-          "Requested sample logprobs of " + std::to_string(*logprobs) +
+          "Requested sample logprobs of " + std::to_string(*logprobs.sample) +
               ", which is greater than max allowed: " + std::to_string(kMaxLogprobs),
-          endpoint == Endpoint::kChat ? "top_logprobs" : "logprobs");
+          request->endpoint == Endpoint::kChat ? "top_logprobs" : "logprobs");
     }
-    params.logprobs = static_cast<int>(*logprobs);
+    request->params.logprobs = static_cast<int>(*logprobs.sample);
   }
-  if (prompt_logprobs) {
-    if (*prompt_logprobs < 0 || *prompt_logprobs > kMaxLogprobs) {
+  if (logprobs.prompt) {
+    if (*logprobs.prompt < 0 || *logprobs.prompt > kMaxLogprobs) {
       return ApiError::BadRequest(
-          "Requested prompt logprobs of " + std::to_string(*prompt_logprobs) +
+          "Requested prompt logprobs of " + std::to_string(*logprobs.prompt) +
               ", which is greater than max allowed: " + std::to_string(kMaxLogprobs),
           "prompt_logprobs");
     }
-    params.prompt_logprobs = static_cast<int>(*prompt_logprobs);
+    request->params.prompt_logprobs = static_cast<int>(*logprobs.prompt);
   }
   if (request->requested_max_tokens && *request->requested_max_tokens < 1) {
     return ApiError::BadRequest("max_tokens must be at least 1, got " +
                                     std::to_string(*request->requested_max_tokens) + ".",
                                 "max_tokens");
   }
-  if (auto error = CheckUnsupportedFields(body, endpoint, params.n)) return error;
-  if (auto error = ParseStructuredOutputs(body, &params)) return error;
+  return std::nullopt;
+}
+
+#undef VLLM_READ
+
+// SamplingParams' own checks (the one Validate of a request), except max_tokens, which is
+// resolved with the prompt; then beam search's, when asked for.
+std::optional<ApiError> ValidateParsedRequest(GenerationRequest* request) {
+  SamplingParams& params = request->params;
   params.max_tokens.reset();
   params.output_kind = RequestOutputKind::kDelta;
-  // The checks SamplingParams makes itself, except max_tokens (resolved with the prompt).
   if (std::string error = params.Validate(); !error.empty()) {
     return ApiError::BadRequest(error, error.substr(0, error.find(' ')));
   }
@@ -215,7 +265,22 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
   return std::nullopt;
 }
 
-#undef VLLM_READ
+}  // namespace
+
+std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoint,
+                                               GenerationRequest* request) {
+  request->endpoint = endpoint;
+  if (auto error = ReadStreamFields(body, request)) return error;
+  if (auto error = ReadSamplingFields(body, &request->params)) return error;
+  if (auto error = ReadLogitBias(body, &request->params)) return error;
+  if (auto error = ReadRequestOptions(body, request)) return error;
+  RequestedLogprobs logprobs;
+  if (auto error = ReadLengthAndLogprobFields(body, request, &logprobs)) return error;
+  if (auto error = CheckLengthAndLogprobs(logprobs, request)) return error;
+  if (auto error = CheckUnsupportedFields(body, endpoint, request->params.n)) return error;
+  if (auto error = ParseStructuredOutputs(body, &request->params)) return error;
+  return ValidateParsedRequest(request);
+}
 
 BeamSearchParams BeamSearchParamsOf(const GenerationRequest& request, int max_tokens) {
   BeamSearchParams params;

@@ -40,6 +40,61 @@ TEST(GenerationRequestTest, ReadsOpenAiAndVllmFields) {
   EXPECT_EQ(request.params.output_kind, RequestOutputKind::kDelta);
 }
 
+// A valid value other than SamplingParams' default for a field of type Member, as JSON and as
+// the member then holds it.
+template <typename Member>
+std::pair<Json, Member> OtherValidValue(const Member& default_value) {
+  if constexpr (std::is_same_v<Member, bool>) {
+    return {!default_value, !default_value};
+  } else if constexpr (std::is_floating_point_v<Member>) {
+    return {0.5, 0.5f};
+  } else if constexpr (std::is_integral_v<Member>) {
+    return {2, 2};
+  } else if constexpr (std::is_same_v<Member, std::vector<std::string>>) {
+    return {"w", {"w"}};
+  } else if constexpr (std::is_same_v<Member, std::vector<int32_t>> ||
+                       std::is_same_v<Member, std::optional<std::vector<int32_t>>>) {
+    return {Json::array({2, 3}), std::vector<int32_t>{2, 3}};
+  } else {
+    return {2, 2};
+  }
+}
+
+// Each kSamplingFields row the server reads comes from the body under its own name, with the
+// getter its type takes: a field added to the table needs no reader of its own.
+TEST(GenerationRequestTest, ReadsEverySamplingFieldRowByItsName) {
+  int num_read = 0;
+  ForEachSamplingField([&](const auto& field) {
+    if (!field.sources.request) return;
+    auto [json, expected] = OtherValidValue(SamplingParams().*field.member);
+    for (Endpoint endpoint : {Endpoint::kCompletions, Endpoint::kChat}) {
+      std::optional<ApiError> error;
+      Json body = {{field.name, json}};
+      GenerationRequest request;
+      error = ParseGenerationRequest(body, endpoint, &request);
+      ASSERT_FALSE(error.has_value()) << field.name << ": " << error->message;
+      EXPECT_EQ(request.params.*field.member, expected) << field.name;
+    }
+    ++num_read;
+  });
+  EXPECT_EQ(num_read, 19);  // all rows but max_tokens, logprobs and prompt_logprobs
+}
+
+// A row's wrong type is a 400 naming it; its broken rule is vLLM's message naming it.
+TEST(GenerationRequestTest, SamplingFieldRowsAreCheckedByName) {
+  std::optional<ApiError> error;
+  Parse(R"({"stop_token_ids": "x"})", Endpoint::kChat, &error);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->param, "stop_token_ids");
+  Parse(R"({"truncate_prompt_tokens": 0})", Endpoint::kCompletions, &error);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->message, "truncate_prompt_tokens must be >= 1, got 0");
+  EXPECT_EQ(error->param, "truncate_prompt_tokens");
+  Parse(R"({"n": 200})", Endpoint::kCompletions, &error);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->message, "n must be at most 128, got 200.");
+}
+
 TEST(GenerationRequestTest, DefaultsDifferByEndpoint) {
   std::optional<ApiError> error;
   GenerationRequest completion = Parse(R"({"prompt": "x"})", Endpoint::kCompletions, &error);
