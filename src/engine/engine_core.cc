@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "common/logging.h"
 #include "engine/kv_cache_sizing.h"
@@ -180,7 +181,7 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
 }
 
 Status EngineCore::AddRequest(EngineCoreRequest core_request) {
-  if (std::string error = core_request.params.Validate(); !error.empty()) return Error{error};
+  // params were validated once, at the edge (LLMEngine::AddRequest), not again per child here.
   VLLM_RETURN_IF_ERROR(
       CheckLogprobsLimit(core_request.params, config_.max_logprobs, model_.config().vocab_size));
   auto request = std::make_unique<Request>();
@@ -208,7 +209,6 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
   request->uses_kv_cache = !model_.config().is_encoder;
   const std::string id = request->request_id;
   VLLM_RETURN_IF_ERROR(scheduler_->AddRequest(std::move(request)));
-  arrivals_[id] = Arrival();
   if (is_pooling_) {
     pooling_specs_[id] = std::move(*core_request.pooling);
     return Status::Ok();
@@ -239,95 +239,65 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   peak_kv_blocks_in_use_ =
       std::max<int64_t>(peak_kv_blocks_in_use_, kv_cache_->num_blocks_in_use());
   if (schedule.scheduled.empty()) return std::vector<EngineCoreOutput>();
-  if (is_pooling_) return StepPooling(schedule);
+  auto runner_output = Execute(schedule);
+  if (!runner_output) return Error{runner_output.error()};
+  return UpdateFromOutput(schedule, std::move(*runner_output));
+}
 
-  // Time in the waiting queue, reported with the request's first output after it.
-  std::map<std::string, double> queue_seconds;
-  // Output length before this step: the tokens after it are this step's.
-  std::map<std::string, size_t> num_output_before;
-  const auto now = std::chrono::steady_clock::now();
+Expected<ModelRunnerOutput> EngineCore::Execute(const SchedulerOutput& schedule) {
   std::vector<ScheduledSequence> sequences;
+  std::vector<const PoolingSpec*> pooling_specs;
   for (const ScheduledRequest& scheduled : schedule.scheduled) {
     const Request& request = *scheduled.request;
     sequences.push_back({request.request_id, request.prompt_token_ids, request.output_token_ids,
                          request.num_computed_tokens, scheduled.num_new_tokens,
                          scheduled.block_tables, scheduled.spec_token_ids});
-    num_output_before[request.request_id] = request.output_token_ids.size();
-    Arrival& arrival = arrivals_.at(request.request_id);
-    if (arrival.scheduled) continue;
-    arrival.scheduled = true;
-    queue_seconds[request.request_id] =
-        std::chrono::duration<double>(now - arrival.added_at).count();
+    if (is_pooling_) pooling_specs.push_back(&pooling_specs_.at(request.request_id));
   }
-  auto results = runner_->Execute(sequences);
-  if (!results) return Error{results.error()};
+  return is_pooling_ ? runner_->ExecutePooling(sequences, pooling_specs)
+                     : runner_->Execute(sequences);
+}
 
-  std::vector<SampledTokens> sampled;
-  std::map<std::string, std::vector<TokenLogprobs>> logprobs;
-  std::map<std::string, std::vector<TokenLogprobs>> prompt_logprobs;
-  std::map<std::string, std::vector<int32_t>> drafts;
+std::vector<EngineCoreOutput> EngineCore::UpdateFromOutput(const SchedulerOutput& schedule,
+                                                           ModelRunnerOutput runner_output) {
   for (size_t i = 0; i < schedule.scheduled.size(); ++i) {
-    const ScheduledRequest& scheduled = schedule.scheduled[i];
-    const std::string& id = scheduled.request->request_id;
-    SequenceResult& result = (*results)[i];
-    if (!result.prompt_logprobs.empty()) prompt_logprobs[id] = std::move(result.prompt_logprobs);
-    if (result.sampled.empty()) continue;
-    if (!scheduled.spec_token_ids.empty()) {
-      spec_decoding_stats_.Observe(static_cast<int64_t>(scheduled.spec_token_ids.size()),
-                                   static_cast<int64_t>(result.sampled.size()) - 1);
-    }
-    SampledTokens& tokens = sampled.emplace_back(SampledTokens{id, {}});
-    for (SampledResult& token : result.sampled) {
-      tokens.token_ids.push_back(token.token_id);
-      if (token.logprobs) logprobs[id].push_back(std::move(*token.logprobs));
-    }
-    if (!result.draft_token_ids.empty()) drafts[id] = std::move(result.draft_token_ids);
+    const auto num_drafts = static_cast<int64_t>(schedule.scheduled[i].spec_token_ids.size());
+    const auto num_sampled = static_cast<int64_t>(runner_output.sampled_token_ids[i].size());
+    if (num_drafts == 0 || num_sampled == 0) continue;
+    spec_decoding_stats_.Observe(num_drafts, num_sampled - 1);  // accepted: all but the last
   }
-  Scheduler::StepResult result = scheduler_->Update(schedule, sampled);
+  // Trims each request's sampled tokens to those it kept; the finished stay alive until here ends.
+  const std::vector<std::unique_ptr<Request>> finished =
+      scheduler_->Update(schedule, runner_output.sampled_token_ids);
   std::vector<EngineCoreOutput> outputs;
-  // The request's tokens of this step (a stop may have dropped some sampled ones) with their
-  // logprobs.
-  auto add_output = [&](const Request& request) {
-    const size_t before = num_output_before.at(request.request_id);
-    std::vector<int32_t> new_token_ids(request.output_token_ids.begin() + before,
-                                       request.output_token_ids.end());
-    std::vector<TokenLogprobs> new_logprobs;
-    if (auto it = logprobs.find(request.request_id); it != logprobs.end()) {
-      new_logprobs = std::move(it->second);
-      new_logprobs.resize(std::min(new_logprobs.size(), new_token_ids.size()));
+  for (size_t i = 0; i < schedule.scheduled.size(); ++i) {
+    Request& request = *schedule.scheduled[i].request;
+    // Reported by the step that first scheduled the request, or never.
+    const std::optional<double> queue_seconds = std::exchange(request.queue_seconds, std::nullopt);
+    std::vector<int32_t>& new_token_ids = runner_output.sampled_token_ids[i];
+    const bool is_finished = IsFinished(request.status);
+    if (new_token_ids.empty() && !is_finished && runner_output.prompt_logprobs[i].empty()) {
+      continue;  // a prefill chunk short of the prompt's end
     }
-    outputs.push_back(OutputOf(request, std::move(new_token_ids), std::move(new_logprobs)));
-    if (auto it = queue_seconds.find(request.request_id); it != queue_seconds.end()) {
-      outputs.back().queue_seconds = it->second;
-      queue_seconds.erase(it);
-    }
-    if (auto it = prompt_logprobs.find(request.request_id); it != prompt_logprobs.end()) {
-      outputs.back().new_prompt_logprobs = std::move(it->second);
-      prompt_logprobs.erase(it);
-    }
-  };
-  for (Request* request : result.updated) {
-    add_output(*request);
-    // The drafts it verifies next step (vLLM's update_draft_token_ids).
-    if (auto it = drafts.find(request->request_id); it != drafts.end()) {
-      scheduler_->UpdateDraftTokens(request->request_id, std::move(it->second));
-    }
-  }
-  for (auto& request : result.finished) {
-    Forget(request->request_id);
-    add_output(*request);
-  }
-  // Prefill chunks that produced prompt logprobs but no token yet.
-  for (const ScheduledRequest& scheduled : schedule.scheduled) {
-    if (prompt_logprobs.count(scheduled.request->request_id) != 0) {
-      add_output(*scheduled.request);
+    std::vector<TokenLogprobs>& new_logprobs = runner_output.logprobs[i];
+    new_logprobs.resize(std::min(new_logprobs.size(), new_token_ids.size()));
+    EngineCoreOutput& output =
+        outputs.emplace_back(OutputOf(request, std::move(new_token_ids), std::move(new_logprobs)));
+    output.new_prompt_logprobs = std::move(runner_output.prompt_logprobs[i]);
+    output.queue_seconds = queue_seconds;
+    output.pooled = std::move(runner_output.pooled[i]);
+    if (is_finished) {
+      Forget(request.request_id);
+    } else if (!runner_output.draft_token_ids[i].empty()) {
+      // The drafts it verifies next step (vLLM's update_draft_token_ids).
+      scheduler_->UpdateDraftTokens(request.request_id,
+                                    std::move(runner_output.draft_token_ids[i]));
     }
   }
   return outputs;
 }
 
 void EngineCore::Forget(const std::string& request_id) {
-  arrivals_.erase(request_id);
   pooling_specs_.erase(request_id);
   runner_->RemoveRequest(request_id);
 }

@@ -2,7 +2,6 @@
 // the scheduler, the KV cache manager and the model runner; it knows token ids, never text.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "engine/engine_stats.h"
 #include "kv_cache/kv_cache_manager.h"
 #include "model/model_loader.h"
 #include "runner/model_runner.h"
@@ -54,23 +54,6 @@ struct EngineCoreOutput {
   std::vector<float> pooled;
 };
 
-struct EngineStats {
-  int num_running = 0;
-  int num_waiting = 0;
-  double kv_cache_usage = 0.0;
-  int64_t num_free_blocks = 0;
-  int64_t num_preemptions = 0;
-  int64_t prefix_cache_queries = 0;
-  int64_t prefix_cache_hits = 0;
-  int64_t num_scheduled_tokens = 0;  // in the last step
-  SpecDecodingStats spec_decoding;
-  // The most KV blocks requests held at once since the engine started (counted after each step's
-  // scheduling), and the bytes of KV one block stands for (over the layers its group spans): the
-  // KV memory the load needed is their product.
-  int64_t peak_kv_blocks_in_use = 0;
-  int64_t kv_bytes_per_block = 0;
-};
-
 class EngineCore {
  public:
   // Uses the sizing and scheduling fields of `args` (not model / num_threads). A draft model
@@ -98,9 +81,12 @@ class EngineCore {
   EngineCore(Model& model, const EngineArgs& args) : model_(model), config_(args) {}
   // Drops what the core and the runner keep of a finished request.
   void Forget(const std::string& request_id);
-  // Step's pooling form (engine_core_pooling.cc): computes the scheduled prompts and finishes
-  // each with its pooled output.
-  Expected<std::vector<EngineCoreOutput>> StepPooling(const SchedulerOutput& schedule);
+  // The runner's step over the scheduled requests: sampling, or pooling on a pooling runner.
+  Expected<ModelRunnerOutput> Execute(const SchedulerOutput& schedule);
+  // vLLM's update_from_output: the scheduler takes the sampled tokens, then every scheduled
+  // request that got tokens, finished or scored prompt tokens gets its output, in scheduled order.
+  std::vector<EngineCoreOutput> UpdateFromOutput(const SchedulerOutput& schedule,
+                                                 ModelRunnerOutput runner_output);
 
   Model& model_;
   EngineArgs config_;
@@ -109,12 +95,6 @@ class EngineCore {
   std::unique_ptr<Scheduler> scheduler_;
   LoadedModel draft_model_;  // speculative decoding's draft model, if any; outlives runner_
   std::unique_ptr<ModelRunner> runner_;
-  // Per request: when it arrived, for its time in the waiting queue.
-  struct Arrival {
-    std::chrono::steady_clock::time_point added_at = std::chrono::steady_clock::now();
-    bool scheduled = false;  // scheduled at least once
-  };
-  std::map<std::string, Arrival> arrivals_;
   int64_t last_num_scheduled_tokens_ = 0;
   int64_t peak_kv_blocks_in_use_ = 0;
   int64_t kv_bytes_per_block_ = 0;

@@ -9,10 +9,12 @@
 #include <fstream>
 
 #include "common/thread_pool.h"
+#include "engine/engine_core.h"
 #include "engine/llm_engine.h"
 #include "engine/output_processor.h"
 #include "engine/test_engine_args.h"
 #include "model/hf_export.h"
+#include "model/model_loader.h"
 #include "model/random_model.h"
 #include "vllm/llm.h"
 
@@ -115,11 +117,17 @@ TEST(EngineTest, HuggingFaceDirectoryGeneratesLikeItsGguf) {
   // generation_config.json: its sampling defaults, and its EOS ids stop requests.
   const int32_t third = from_dir[0].outputs[0].token_ids[2];
   std::ofstream(root + "/generation_config.json")
-      << R"({"eos_token_id": [2, )" << third << R"(], "temperature": 0.6, "top_p": 0.9})";
+      << R"({"eos_token_id": [2, )" << third << R"(], "temperature": 0.6, "top_p": 0.9,
+                "top_k": 5, "min_p": 0.05, "repetition_penalty": 1.1, "presence_penalty": 1.5})";
   {
     LLM llm(TestArgs(root));
-    EXPECT_FLOAT_EQ(llm.engine().default_sampling_params().temperature, 0.6f);
-    EXPECT_FLOAT_EQ(llm.engine().default_sampling_params().top_p, 0.9f);
+    const SamplingParams& defaults = llm.engine().default_sampling_params();
+    EXPECT_FLOAT_EQ(defaults.temperature, 0.6f);
+    EXPECT_FLOAT_EQ(defaults.top_p, 0.9f);
+    EXPECT_EQ(defaults.top_k, 5);
+    EXPECT_FLOAT_EQ(defaults.min_p, 0.05f);
+    EXPECT_FLOAT_EQ(defaults.repetition_penalty, 1.1f);
+    EXPECT_FLOAT_EQ(defaults.presence_penalty, 0.0f);  // not a generation-config field in vLLM
     SamplingParams stopping = Greedy(24);
     auto stopped = llm.GenerateFromTokenIds({prompts[0]}, stopping, false);
     EXPECT_EQ(stopped[0].outputs[0].token_ids.size(), 3u);
@@ -456,6 +464,39 @@ TEST(EngineTest, RefusesAKvCacheLargerThanTheMemoryAtStart) {
   } catch (const std::runtime_error& error) {
     EXPECT_THAT(error.what(), HasSubstr("lower --kv-cache-memory-bytes"));
   }
+}
+
+// vLLM's update_from_output: one output per scheduled request that got tokens or finished, in the
+// order the step scheduled them, and the time in the queue only with the first.
+TEST(EngineCoreTest, StepOutputsFollowTheScheduledOrder) {
+  ThreadPool pool({.num_threads = 2});
+  auto model = LoadModelFromPath(StoriesArgs().model, {.pool = &pool});
+  ASSERT_TRUE(model.ok()) << model.error();
+  auto core = EngineCore::Create(*model->model, StoriesArgs(), &pool);
+  ASSERT_TRUE(core.ok()) << core.error();
+  for (const auto& [id, max_tokens] : {std::pair{"ends", 1}, std::pair{"goes_on", 3}}) {
+    ASSERT_TRUE((*core)
+                    ->AddRequest({.request_id = id,
+                                  .prompt_token_ids = {1, 403, 407, 261},
+                                  .params = Greedy(max_tokens)})
+                    .ok());
+  }
+  auto first = (*core)->Step();
+  ASSERT_TRUE(first.ok()) << first.error();
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_EQ((*first)[0].request_id, "ends");
+  EXPECT_EQ((*first)[0].status, RequestStatus::kFinishedLengthCapped);
+  EXPECT_EQ((*first)[1].request_id, "goes_on");
+  EXPECT_EQ((*first)[1].status, RequestStatus::kRunning);
+  for (const EngineCoreOutput& output : *first) {
+    EXPECT_EQ(output.new_token_ids.size(), 1u);
+    EXPECT_TRUE(output.queue_seconds.has_value()) << output.request_id;
+  }
+  auto second = (*core)->Step();
+  ASSERT_TRUE(second.ok()) << second.error();
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_EQ((*second)[0].request_id, "goes_on");
+  EXPECT_FALSE((*second)[0].queue_seconds.has_value());
 }
 
 }  // namespace

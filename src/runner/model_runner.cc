@@ -67,8 +67,7 @@ Expected<std::vector<float>> ModelRunner::ComputeLogits(std::span<const Sequence
   return logits;
 }
 
-Expected<std::vector<SequenceResult>> ModelRunner::Execute(
-    std::span<const ScheduledSequence> sequences) {
+Expected<ModelRunnerOutput> ModelRunner::Execute(std::span<const ScheduledSequence> sequences) {
   // Logits rows: the chunk's last token and its drafts, or all its tokens while prompt logprobs
   // are wanted.
   std::vector<std::vector<int32_t>> new_tokens(sequences.size());
@@ -106,8 +105,8 @@ Expected<std::vector<SequenceResult>> ModelRunner::Execute(
   if (!logits) return Error{logits.error()};
 
   const int64_t vocab_size = model_.config().vocab_size;
-  std::vector<SequenceResult> results(sequences.size());
-  // Sequence i touches only its own sampler, logits rows and result.
+  ModelRunnerOutput output(sequences.size());
+  // Sequence i touches only its own sampler, logits rows and output entries.
   auto sample = [&](size_t i) {
     if (first_row[i] < 0) return;
     const ScheduledSequence& sequence = sequences[i];
@@ -120,7 +119,7 @@ Expected<std::vector<SequenceResult>> ModelRunner::Execute(
       // preemption recomputes it.
       for (int64_t p = begin; p < begin + sequence.num_new_tokens; ++p) {
         if (p + 1 >= num_prompt || p + 1 <= sampler.num_prompt_logprobs) continue;
-        results[i].prompt_logprobs.push_back(
+        output.prompt_logprobs[i].push_back(
             ComputeLogprobs(logits->data() + (first_row[i] + p - begin) * vocab_size, vocab_size,
                             sequence.prompt_token_ids[p + 1], *sampler.params().prompt_logprobs));
         sampler.num_prompt_logprobs = p + 1;
@@ -131,15 +130,19 @@ Expected<std::vector<SequenceResult>> ModelRunner::Execute(
     const int64_t verify_row =
         first_row[i] + (chunks[i].wants_all_logits ? sequence.num_new_tokens - 1 - num_drafts : 0);
     float* rows = logits->data() + verify_row * vocab_size;
+    std::vector<SampledResult> sampled;
     if (num_drafts == 0) {
-      results[i].sampled.push_back(
+      sampled.push_back(
           sampler.Sample(sequence.prompt_token_ids, sequence.output_token_ids, rows, vocab_size));
     } else {
-      results[i].sampled =
-          sampler.SampleWithDrafts(sequence.prompt_token_ids, sequence.output_token_ids,
-                                   sequence.spec_token_ids, rows, vocab_size);
+      sampled = sampler.SampleWithDrafts(sequence.prompt_token_ids, sequence.output_token_ids,
+                                         sequence.spec_token_ids, rows, vocab_size);
     }
-    results[i].draft_token_ids = ProposeNgramDrafts(sequence, results[i].sampled);
+    for (SampledResult& token : sampled) {
+      output.sampled_token_ids[i].push_back(token.token_id);
+      if (token.logprobs) output.logprobs[i].push_back(std::move(*token.logprobs));
+    }
+    output.draft_token_ids[i] = ProposeNgramDrafts(sequence, output.sampled_token_ids[i]);
   };
   if (pool_ == nullptr) {
     for (size_t i = 0; i < sequences.size(); ++i) sample(i);
@@ -150,22 +153,18 @@ Expected<std::vector<SequenceResult>> ModelRunner::Execute(
                              });
   }
   if (draft_model_proposer_) {
-    VLLM_RETURN_IF_ERROR(ProposeDraftModelDrafts(sequences, samplers, results));
+    VLLM_RETURN_IF_ERROR(ProposeDraftModelDrafts(sequences, samplers, output));
   }
-  return results;
+  return output;
 }
 
 Status ModelRunner::ProposeDraftModelDrafts(std::span<const ScheduledSequence> sequences,
                                             std::span<RequestSampler* const> samplers,
-                                            std::vector<SequenceResult>& results) {
-  std::vector<std::vector<int32_t>> sampled_ids(sequences.size());
+                                            ModelRunnerOutput& output) {
   std::vector<DraftModelProposer::Sequence> inputs;
   for (size_t i = 0; i < sequences.size(); ++i) {
     const ScheduledSequence& sequence = sequences[i];
-    for (const SampledResult& sampled : results[i].sampled) {
-      sampled_ids[i].push_back(sampled.token_id);
-    }
-    const auto num_sampled = static_cast<int64_t>(sampled_ids[i].size());
+    const auto num_sampled = static_cast<int64_t>(output.sampled_token_ids[i].size());
     // The chunk's end (its drafts excluded), then the tokens sampled after it.
     const int64_t num_tokens = sequence.num_computed_tokens + sequence.num_new_tokens -
                                static_cast<int64_t>(sequence.spec_token_ids.size()) + num_sampled;
@@ -180,7 +179,7 @@ Status ModelRunner::ProposeDraftModelDrafts(std::span<const ScheduledSequence> s
     inputs.push_back({.request_id = sequence.request_id,
                       .prompt_token_ids = sequence.prompt_token_ids,
                       .output_token_ids = sequence.output_token_ids,
-                      .sampled_token_ids = sampled_ids[i],
+                      .sampled_token_ids = output.sampled_token_ids[i],
                       .num_tokens = num_tokens,
                       .num_computed_tokens = sequence.num_computed_tokens,
                       .block_tables = sequence.block_tables,
@@ -188,19 +187,18 @@ Status ModelRunner::ProposeDraftModelDrafts(std::span<const ScheduledSequence> s
   }
   auto drafts = draft_model_proposer_->Propose(inputs);
   if (!drafts) return Error{drafts.error()};
-  for (size_t i = 0; i < sequences.size(); ++i)
-    results[i].draft_token_ids = std::move((*drafts)[i]);
+  for (size_t i = 0; i < sequences.size(); ++i) output.draft_token_ids[i] = std::move((*drafts)[i]);
   return Status::Ok();
 }
 
-std::vector<int32_t> ModelRunner::ProposeNgramDrafts(const ScheduledSequence& sequence,
-                                                     std::span<const SampledResult> sampled) const {
+std::vector<int32_t> ModelRunner::ProposeNgramDrafts(
+    const ScheduledSequence& sequence, std::span<const int32_t> sampled_token_ids) const {
   if (!ngram_proposer_) return {};
   std::vector<int32_t> token_ids(sequence.prompt_token_ids.begin(),
                                  sequence.prompt_token_ids.end());
   token_ids.insert(token_ids.end(), sequence.output_token_ids.begin(),
                    sequence.output_token_ids.end());
-  for (const SampledResult& result : sampled) token_ids.push_back(result.token_id);
+  token_ids.insert(token_ids.end(), sampled_token_ids.begin(), sampled_token_ids.end());
   return ngram_proposer_->Propose(token_ids);
 }
 

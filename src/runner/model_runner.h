@@ -55,15 +55,28 @@ struct ScheduledSequence {
   std::span<const int32_t> spec_token_ids;
 };
 
-// What one step produced for one scheduled request.
-struct SequenceResult {
+// What one step produced, one entry per scheduled sequence in the order given (vLLM's
+// ModelRunnerOutput); every vector is [num_sequences].
+struct ModelRunnerOutput {
+  explicit ModelRunnerOutput(size_t num_sequences)
+      : sampled_token_ids(num_sequences),
+        logprobs(num_sequences),
+        draft_token_ids(num_sequences),
+        prompt_logprobs(num_sequences),
+        pooled(num_sequences) {}
+
   // When the chunk reached the end of prompt + output: the accepted drafts, then the token
-  // sampled after them ([num_accepted_drafts + 1]).
-  std::vector<SampledResult> sampled;
+  // sampled after them ([num_accepted_drafts + 1]); else empty.
+  std::vector<std::vector<int32_t>> sampled_token_ids;
+  // The sampled tokens' logprobs when the request asks for them ([sampled_token_ids[i].size()]),
+  // else empty.
+  std::vector<std::vector<TokenLogprobs>> logprobs;
   // Drafts for the next step after prompt + output + sampled (with a proposer; else empty).
-  std::vector<int32_t> draft_token_ids;
+  std::vector<std::vector<int32_t>> draft_token_ids;
   // Logprobs of the prompt tokens this chunk was the first to score (prompt token 1 onwards).
-  std::vector<TokenLogprobs> prompt_logprobs;
+  std::vector<std::vector<TokenLogprobs>> prompt_logprobs;
+  // A pooling request's output, as PoolOutput gives it for its spec; else empty.
+  std::vector<std::vector<float>> pooled;
 };
 
 class ModelRunner {
@@ -91,29 +104,29 @@ class ModelRunner {
   // (its sampling state stays).
   void PreemptRequest(const std::string& request_id);
 
-  // Forward + sampling for requests added before. Returns [sequences.size()] results.
-  Expected<std::vector<SequenceResult>> Execute(std::span<const ScheduledSequence> sequences);
+  // Forward + sampling for requests added before.
+  Expected<ModelRunnerOutput> Execute(std::span<const ScheduledSequence> sequences);
 
   // The forward pass alone. logits: one row per requested token, in chunk order: every token of
   // a chunk with wants_all_logits, else its last token when wants_logits. [num_rows, vocab_size]
   Expected<std::vector<float>> ComputeLogits(std::span<const SequenceChunk> chunks);
 
-  // Pooling requests (runner/pooling.cc), each computed whole in this step: [sequences.size()]
-  // outputs as PoolOutput gives them for specs[i].
-  Expected<std::vector<std::vector<float>>> ExecutePooling(
-      std::span<const ScheduledSequence> sequences, std::span<const PoolingSpec* const> specs);
+  // Pooling requests (runner/pooling.cc), each computed whole in this step: the output's pooled
+  // entries, as PoolOutput gives them for specs[i].
+  Expected<ModelRunnerOutput> ExecutePooling(std::span<const ScheduledSequence> sequences,
+                                             std::span<const PoolingSpec* const> specs);
 
  private:
   ModelRunner(Model& model, std::unique_ptr<KvStorage> kv, ThreadPool* pool)
       : model_(model), kv_(std::move(kv)), pool_(pool) {}
   // The n-gram drafts after prompt + output + sampled.
   std::vector<int32_t> ProposeNgramDrafts(const ScheduledSequence& sequence,
-                                          std::span<const SampledResult> sampled) const;
-  // The draft model's drafts of every sequence that sampled, into results[i].draft_token_ids
+                                          std::span<const int32_t> sampled_token_ids) const;
+  // The draft model's drafts of every sequence that sampled, into output.draft_token_ids
   // (samplers: [sequences.size()]); the others' chunks only extend the draft's KV.
   Status ProposeDraftModelDrafts(std::span<const ScheduledSequence> sequences,
                                  std::span<RequestSampler* const> samplers,
-                                 std::vector<SequenceResult>& results);
+                                 ModelRunnerOutput& output);
 
   Model& model_;
   std::unique_ptr<KvStorage> kv_;

@@ -30,7 +30,7 @@ Expected<std::vector<float>> PoolOutput(const Model& model, const PoolingSpec& s
   return out;
 }
 
-Expected<std::vector<std::vector<float>>> ModelRunner::ExecutePooling(
+Expected<ModelRunnerOutput> ModelRunner::ExecutePooling(
     std::span<const ScheduledSequence> sequences, std::span<const PoolingSpec* const> specs) {
   const ModelConfig& config = model_.config();
   batch_ = ForwardBatch();
@@ -65,13 +65,13 @@ Expected<std::vector<std::vector<float>>> ModelRunner::ExecutePooling(
   }
   std::vector<float> hidden(batch_.num_tokens() * config.hidden_size);  // [num_tokens, hidden]
   VLLM_RETURN_IF_ERROR(model_.ForwardHidden(batch_, *kv_, hidden.data()));
-  std::vector<std::vector<float>> outputs;
+  ModelRunnerOutput outputs(sequences.size());
   for (size_t i = 0; i < sequences.size(); ++i) {
     const int64_t begin = batch_.query_start_loc[i];
     auto output = PoolOutput(model_, *specs[i], hidden.data() + begin * config.hidden_size,
                              batch_.query_start_loc[i + 1] - begin);
     if (!output) return Error{output.error()};
-    outputs.push_back(std::move(*output));
+    outputs.pooled[i] = std::move(*output);
   }
   return outputs;
 }

@@ -2,6 +2,7 @@
 // Only the scheduler's update step advances num_computed_tokens.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,9 @@ struct Request {
   RequestStatus status = RequestStatus::kWaiting;
   int64_t num_computed_tokens = 0;
   int64_t num_cached_tokens = -1;  // prefix-cache hit on first scheduling; -1 until then
+  std::chrono::steady_clock::time_point arrival_time = std::chrono::steady_clock::now();
+  // Seconds from arrival to first scheduling, set then; the step's output takes it.
+  std::optional<double> queue_seconds;
   int num_preemptions = 0;
   std::optional<int32_t> stop_token_id;  // the stop_token_ids entry that finished it
   // Draft tokens proposed after the last output token (speculative decoding), verified the next

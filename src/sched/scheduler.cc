@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace vllm {
 
@@ -129,7 +130,12 @@ SchedulerOutput Scheduler::Schedule() {
     if (!tables) break;  // wait for blocks to be freed
     waiting_.pop_front();
     request->num_computed_tokens = num_computed;
-    if (request->num_cached_tokens < 0) request->num_cached_tokens = num_computed;
+    if (request->num_cached_tokens < 0) {  // its first scheduling
+      request->num_cached_tokens = num_computed;
+      request->queue_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - request->arrival_time)
+              .count();
+    }
     request->status = RequestStatus::kRunning;
     running_.push_back(request);
     output.scheduled.push_back({request, num_new, *tables});
@@ -186,49 +192,45 @@ void Scheduler::UpdateDraftTokens(const std::string& request_id,
   it->second->spec_token_ids = std::move(draft_token_ids);
 }
 
-Scheduler::StepResult Scheduler::Update(const SchedulerOutput& output,
-                                        std::span<const SampledTokens> sampled) {
-  StepResult result;
-  std::map<std::string, std::span<const int32_t>> tokens_of;
-  for (const auto& s : sampled) tokens_of[s.request_id] = s.token_ids;
-  for (const ScheduledRequest& scheduled : output.scheduled) {
+std::vector<std::unique_ptr<Request>> Scheduler::Update(
+    const SchedulerOutput& output, std::span<std::vector<int32_t>> sampled_token_ids) {
+  std::vector<std::unique_ptr<Request>> finished;
+  for (size_t i = 0; i < output.scheduled.size(); ++i) {
+    const ScheduledRequest& scheduled = output.scheduled[i];
     Request* request = scheduled.request;
     const auto num_drafts = static_cast<int64_t>(scheduled.spec_token_ids.size());
     request->num_computed_tokens += scheduled.num_new_tokens;  // the one place this advances
     if (request->is_pooling) {  // its prompt is computed: its output is the pooled vector
-      result.finished.push_back(Release(request, RequestStatus::kFinishedStopped));
+      finished.push_back(Release(request, RequestStatus::kFinishedStopped));
       continue;
     }
-    auto tokens = tokens_of.find(request->request_id);
-    if (request->num_computed_tokens - num_drafts < request->num_tokens() ||
-        tokens == tokens_of.end() || tokens->second.empty()) {
-      // A prefill chunk that did not reach the end of the prompt.
+    std::vector<int32_t>& tokens = sampled_token_ids[i];
+    if (request->num_computed_tokens - num_drafts < request->num_tokens() || tokens.empty()) {
+      // A prefill chunk that did not reach the end of the prompt: no new tokens.
+      tokens.clear();
       kv_cache_.CacheFullBlocks(request->request_id, request->all_token_ids(),
                                 request->num_computed_tokens, request->cache_keys);
       continue;
     }
     // The KV of rejected drafts is invalid: those positions are computed again (their slots
     // overwritten) once the request's real tokens reach them.
-    const auto num_accepted = static_cast<int64_t>(tokens->second.size()) - 1;
+    const auto num_accepted = static_cast<int64_t>(tokens.size()) - 1;
     request->num_computed_tokens -= std::max<int64_t>(0, num_drafts - num_accepted);
     bool stopped = false;
-    for (int32_t token_id : tokens->second) {
-      request->output_token_ids.push_back(token_id);
+    size_t num_appended = 0;
+    while (!stopped && num_appended < tokens.size()) {
+      request->output_token_ids.push_back(tokens[num_appended++]);
       stopped = CheckStop(*request);
-      if (stopped) break;  // the tokens after a stop are dropped
     }
+    tokens.resize(num_appended);  // the tokens after a stop are dropped
     request->num_computed_tokens = std::min(request->num_computed_tokens, request->num_tokens());
     // Only accepted tokens' blocks are hashed: a block holding a rejected draft's KV is past
     // num_computed_tokens until recomputed.
     kv_cache_.CacheFullBlocks(request->request_id, request->all_token_ids(),
                               request->num_computed_tokens, request->cache_keys);
-    if (stopped) {
-      result.finished.push_back(Release(request, request->status));
-    } else {
-      result.updated.push_back(request);
-    }
+    if (stopped) finished.push_back(Release(request, request->status));
   }
-  return result;
+  return finished;
 }
 
 std::unique_ptr<Request> Scheduler::Release(Request* request, RequestStatus status) {

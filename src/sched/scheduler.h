@@ -46,13 +46,6 @@ struct SchedulerOutput {
   std::vector<std::string> preempted_request_ids;
 };
 
-// What one request's step produced (when its prompt is fully computed): the drafts accepted,
-// then the token sampled after them; [num_accepted_drafts + 1].
-struct SampledTokens {
-  std::string request_id;
-  std::vector<int32_t> token_ids;
-};
-
 class Scheduler {
  public:
   Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache);
@@ -62,14 +55,14 @@ class Scheduler {
   SchedulerOutput Schedule();
   // Advances num_computed_tokens of every scheduled request over the tokens whose KV is valid
   // (rejected drafts' slots are overwritten later), appends the sampled tokens one by one,
-  // checking the stop conditions after each (a stop drops the tokens after it), caches the full
-  // blocks and frees finished requests. Returns the requests that got tokens or finished this
-  // step (finished ones are released to the caller).
-  struct StepResult {
-    std::vector<Request*> updated;                   // still running, got new tokens
-    std::vector<std::unique_ptr<Request>> finished;  // done; blocks already freed
-  };
-  StepResult Update(const SchedulerOutput& output, std::span<const SampledTokens> sampled);
+  // checking the stop conditions after each, caches the full blocks and frees finished requests.
+  // sampled_token_ids: [output.scheduled.size()], each request's accepted drafts then the token
+  // sampled after them (empty when its chunk did not reach the end of its tokens). The tokens
+  // after a stop are dropped: each entry is trimmed to the tokens appended, the request's new
+  // tokens of the step (as vLLM's update_from_output trims them). Returns the requests that
+  // finished this step, their blocks freed, released to the caller.
+  std::vector<std::unique_ptr<Request>> Update(const SchedulerOutput& output,
+                                               std::span<std::vector<int32_t>> sampled_token_ids);
   // Sets the drafts a running request verifies the next time it is scheduled (vLLM's
   // update_draft_token_ids); unknown or waiting requests are ignored. Schedule trims them to
   // what max_model_len and max_tokens leave room for.

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <numeric>
 
 namespace vllm {
@@ -23,15 +24,21 @@ std::unique_ptr<Request> MakeRequest(const std::string& id, int num_prompt_token
   return request;
 }
 
-// Samples token 7 for every request whose prompt is complete after this step.
-std::vector<SampledTokens> SampleAll(const SchedulerOutput& output, int32_t token = 7) {
-  std::vector<SampledTokens> sampled;
+// Samples token 7 for every request whose prompt is complete after this step; [scheduled].
+std::vector<std::vector<int32_t>> SampleAll(const SchedulerOutput& output, int32_t token = 7) {
+  std::vector<std::vector<int32_t>> sampled;
   for (const auto& s : output.scheduled) {
-    if (s.request->num_computed_tokens + s.num_new_tokens >= s.request->num_tokens()) {
-      sampled.push_back({s.request->request_id, {token}});
-    }
+    const bool reaches_end =
+        s.request->num_computed_tokens + s.num_new_tokens >= s.request->num_tokens();
+    sampled.push_back(reaches_end ? std::vector<int32_t>{token} : std::vector<int32_t>{});
   }
   return sampled;
+}
+
+// Scheduler::Update for tests that do not look at the sampled tokens it keeps.
+std::vector<std::unique_ptr<Request>> Update(Scheduler& scheduler, const SchedulerOutput& output,
+                                             std::vector<std::vector<int32_t>> sampled) {
+  return scheduler.Update(output, sampled);
 }
 
 std::map<std::string, int64_t> Counts(const SchedulerOutput& output) {
@@ -48,13 +55,14 @@ TEST(SchedulerTest, SplitsOneTokenBudgetRunningFirst) {
   auto first = scheduler.Schedule();
   // a's whole prompt, then the first 4 tokens of b's (chunked prefill).
   EXPECT_EQ(Counts(first), (std::map<std::string, int64_t>{{"a", 6}, {"b", 4}}));
-  scheduler.Update(first, SampleAll(first));
+  Update(scheduler, first, SampleAll(first));
   auto second = scheduler.Schedule();
   // a decodes one token, b finishes its prompt.
   EXPECT_EQ(Counts(second), (std::map<std::string, int64_t>{{"a", 1}, {"b", 4}}));
   EXPECT_EQ(second.total_num_scheduled_tokens, 5);
-  auto result = scheduler.Update(second, SampleAll(second));
-  EXPECT_EQ(result.updated.size(), 2u);
+  auto sampled = SampleAll(second);
+  EXPECT_TRUE(scheduler.Update(second, sampled).empty());
+  EXPECT_EQ(sampled, (std::vector<std::vector<int32_t>>{{7}, {7}}));
   EXPECT_EQ(scheduler.Find("b")->num_output_tokens(), 1);
   EXPECT_EQ(scheduler.Find("a")->num_output_tokens(), 2);
 }
@@ -90,12 +98,12 @@ TEST(SchedulerTest, StopsAtMaxTokensEosAndMaxModelLen) {
   for (int step = 0; step < 5 && scheduler.HasUnfinishedRequests(); ++step) {
     auto output = scheduler.Schedule();
     // EOS (2) on the eos request's second output token; min_tokens = 1 lets it stop there.
-    std::vector<SampledTokens> sampled;
-    for (auto& s : SampleAll(output)) {
-      bool second_token = scheduler.Find(s.request_id)->num_output_tokens() == 1;
-      sampled.push_back({s.request_id, {s.request_id == "eos" && second_token ? 2 : 7}});
+    std::vector<std::vector<int32_t>> sampled = SampleAll(output);
+    for (size_t i = 0; i < sampled.size(); ++i) {
+      const Request& request = *output.scheduled[i].request;
+      if (request.request_id == "eos" && request.num_output_tokens() == 1) sampled[i] = {2};
     }
-    for (auto& done : scheduler.Update(output, sampled).finished) {
+    for (auto& done : Update(scheduler, output, sampled)) {
       reasons[done->request_id] = FinishReason(done->status);
       if (done->request_id == "max_tokens") {
         EXPECT_EQ(done->num_output_tokens(), 2);
@@ -123,8 +131,8 @@ TEST(SchedulerTest, StopTokenIdsAndMinTokens) {
   std::unique_ptr<Request> done;
   for (int step = 0; step < 10 && !done; ++step) {
     auto output = scheduler.Schedule();
-    auto result = scheduler.Update(output, SampleAll(output, 7));
-    if (!result.finished.empty()) done = std::move(result.finished[0]);
+    auto finished = Update(scheduler, output, SampleAll(output, 7));
+    if (!finished.empty()) done = std::move(finished[0]);
   }
   ASSERT_TRUE(done);
   EXPECT_EQ(done->num_output_tokens(), 3);  // 7 is ignored until min_tokens are out
@@ -140,18 +148,18 @@ TEST(SchedulerTest, PreemptsTheLatestRequestWhenBlocksRunOut) {
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", 8, 3, 100)).ok());
   auto first = scheduler.Schedule();
   EXPECT_EQ(first.scheduled.size(), 2u);
-  scheduler.Update(first, SampleAll(first));  // both now hold 9 tokens
-  auto second = scheduler.Schedule();         // a needs a 3rd block: b is preempted
+  Update(scheduler, first, SampleAll(first));  // both now hold 9 tokens
+  auto second = scheduler.Schedule();          // a needs a 3rd block: b is preempted
   EXPECT_EQ(second.preempted_request_ids, std::vector<std::string>{"b"});
   EXPECT_EQ(Counts(second), (std::map<std::string, int64_t>{{"a", 1}}));
   EXPECT_EQ(scheduler.num_preemptions(), 1);
   EXPECT_EQ(scheduler.Find("b")->num_computed_tokens, 0);
   EXPECT_EQ(scheduler.Find("b")->status, RequestStatus::kPreempted);
-  scheduler.Update(second, SampleAll(second));
+  Update(scheduler, second, SampleAll(second));
   std::vector<std::unique_ptr<Request>> finished;
   for (int step = 0; step < 10 && scheduler.HasUnfinishedRequests(); ++step) {
     auto output = scheduler.Schedule();
-    for (auto& done : scheduler.Update(output, SampleAll(output)).finished) {
+    for (auto& done : Update(scheduler, output, SampleAll(output))) {
       finished.push_back(std::move(done));
     }
   }
@@ -160,13 +168,44 @@ TEST(SchedulerTest, PreemptsTheLatestRequestWhenBlocksRunOut) {
   EXPECT_EQ(kv.num_free_blocks(), 4);
 }
 
+// The time from arrival to first scheduling is recorded once: not again when a preempted request
+// is scheduled anew.
+TEST(SchedulerTest, RecordsTheQueueTimeOnFirstSchedulingOnly) {
+  KvCacheManager kv({.num_blocks = 4, .block_size = 4, .enable_prefix_caching = false});
+  Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 8, 3)).ok());
+  auto waited = MakeRequest("b", 8, 3, 100);
+  waited->arrival_time -= std::chrono::seconds(5);
+  ASSERT_TRUE(scheduler.AddRequest(std::move(waited)).ok());
+  EXPECT_FALSE(scheduler.Find("b")->queue_seconds.has_value());
+  auto first = scheduler.Schedule();
+  ASSERT_EQ(first.scheduled.size(), 2u);
+  EXPECT_GE(first.scheduled[0].request->queue_seconds.value_or(-1), 0.0);
+  EXPECT_GE(first.scheduled[1].request->queue_seconds.value_or(-1), 5.0);
+  for (const auto& s : first.scheduled) s.request->queue_seconds.reset();  // as a step takes it
+  Update(scheduler, first, SampleAll(first));
+  auto second = scheduler.Schedule();  // b is preempted
+  ASSERT_EQ(second.preempted_request_ids, std::vector<std::string>{"b"});
+  Update(scheduler, second, SampleAll(second));
+  bool b_scheduled_again = false;
+  for (int step = 0; step < 10 && scheduler.HasUnfinishedRequests(); ++step) {
+    auto output = scheduler.Schedule();
+    for (const auto& s : output.scheduled) {
+      b_scheduled_again |= s.request->request_id == "b";
+      EXPECT_FALSE(s.request->queue_seconds.has_value()) << s.request->request_id;
+    }
+    Update(scheduler, output, SampleAll(output));
+  }
+  EXPECT_TRUE(b_scheduled_again);
+}
+
 TEST(SchedulerTest, AbortReturnsEveryBlock) {
   KvCacheManager kv({.num_blocks = 20, .block_size = 4});
   Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 9)).ok());
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", 30)).ok());
   auto output = scheduler.Schedule();
-  scheduler.Update(output, SampleAll(output));
+  Update(scheduler, output, SampleAll(output));
   EXPECT_LT(kv.num_free_blocks(), 20);
   std::vector<std::string> ids = {"a", "b", "unknown"};
   auto aborted = scheduler.FinishRequests(ids, RequestStatus::kFinishedAborted);
@@ -199,7 +238,7 @@ TEST(SchedulerTest, SecondRequestWithSharedPrefixComputesOnlyItsSuffix) {
   Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 20, 1)).ok());
   auto first = scheduler.Schedule();
-  scheduler.Update(first, SampleAll(first));
+  Update(scheduler, first, SampleAll(first));
   auto second_request = MakeRequest("b", 23, 1);  // same first 20 tokens, 3 more
   ASSERT_TRUE(scheduler.AddRequest(std::move(second_request)).ok());
   auto second = scheduler.Schedule();
@@ -224,7 +263,7 @@ TEST(SchedulerTest, HandsOutOneBlockTablePerKvCacheGroup) {
     if (step > 0) {
       EXPECT_LE(kv.num_held_blocks("a"), (num_tokens + 3) / 4 + 2) << step;
     }
-    scheduler.Update(output, SampleAll(output, 9));
+    Update(scheduler, output, SampleAll(output, 9));
   }
   EXPECT_FALSE(scheduler.HasUnfinishedRequests());
   EXPECT_EQ(kv.num_free_blocks(), 39);  // all but the null block
@@ -241,7 +280,7 @@ TEST(SchedulerTest, SchedulesDraftsAfterTheLastTokenAndRollsBackRejectedOnes) {
   Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 6)).ok());
   auto first = scheduler.Schedule();
-  scheduler.Update(first, SampleAll(first));  // output [7]
+  Update(scheduler, first, SampleAll(first));  // output [7]
   scheduler.UpdateDraftTokens("a", {8, 9, 10});
   auto second = scheduler.Schedule();
   ASSERT_EQ(second.scheduled.size(), 1u);
@@ -249,9 +288,9 @@ TEST(SchedulerTest, SchedulesDraftsAfterTheLastTokenAndRollsBackRejectedOnes) {
   EXPECT_EQ(second.scheduled[0].spec_token_ids, (std::vector<int32_t>{8, 9, 10}));
   EXPECT_TRUE(scheduler.Find("a")->spec_token_ids.empty());
   // 8 accepted, 9 rejected and replaced by 11.
-  std::vector<SampledTokens> sampled = {{"a", {8, 11}}};
-  auto result = scheduler.Update(second, sampled);
-  ASSERT_EQ(result.updated.size(), 1u);
+  std::vector<std::vector<int32_t>> sampled = {{8, 11}};
+  EXPECT_TRUE(scheduler.Update(second, sampled).empty());
+  EXPECT_EQ(sampled[0], (std::vector<int32_t>{8, 11}));
   const Request* a = scheduler.Find("a");
   EXPECT_EQ(a->output_token_ids, (std::vector<int32_t>{7, 8, 11}));
   EXPECT_EQ(a->num_computed_tokens, 8);  // prompt, 7 and 8; 11 is computed next
@@ -266,7 +305,7 @@ TEST(SchedulerTest, DraftsAreCappedByMaxTokensMaxModelLenAndTheBudget) {
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("max_tokens", 3, /*max_tokens=*/3)).ok());
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("model_len", 6, /*max_tokens=*/100)).ok());
   auto first = scheduler.Schedule();
-  scheduler.Update(first, SampleAll(first));
+  Update(scheduler, first, SampleAll(first));
   scheduler.UpdateDraftTokens("max_tokens", {1, 1, 1, 1});
   scheduler.UpdateDraftTokens("model_len", {1, 1, 1, 1});
   auto second = scheduler.Schedule();
@@ -279,7 +318,7 @@ TEST(SchedulerTest, DraftsAreCappedByMaxTokensMaxModelLenAndTheBudget) {
   Scheduler small_budget({.max_num_batched_tokens = 3, .max_model_len = 100}, small_kv);
   ASSERT_TRUE(small_budget.AddRequest(MakeRequest("a", 3)).ok());
   auto prefill = small_budget.Schedule();
-  small_budget.Update(prefill, SampleAll(prefill));
+  Update(small_budget, prefill, SampleAll(prefill));
   small_budget.UpdateDraftTokens("a", {4, 5, 6, 7});
   auto decode = small_budget.Schedule();
   EXPECT_EQ(decode.scheduled[0].num_new_tokens, 3);
@@ -292,17 +331,19 @@ TEST(SchedulerTest, AStopAmongAcceptedTokensDropsTheRest) {
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("eos", 3)).ok());
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("length", 3, /*max_tokens=*/3)).ok());
   auto first = scheduler.Schedule();
-  scheduler.Update(first, SampleAll(first));
+  Update(scheduler, first, SampleAll(first));
   scheduler.UpdateDraftTokens("eos", {8, 2, 9});
   scheduler.UpdateDraftTokens("length", {8, 9, 10});
   auto second = scheduler.Schedule();
-  std::vector<SampledTokens> sampled = {{"eos", {8, 2, 9, 5}}, {"length", {8, 9}}};
-  auto result = scheduler.Update(second, sampled);
-  ASSERT_EQ(result.finished.size(), 2u);
-  EXPECT_EQ(result.finished[0]->output_token_ids, (std::vector<int32_t>{7, 8, 2}));
-  EXPECT_EQ(result.finished[0]->status, RequestStatus::kFinishedStopped);
-  EXPECT_EQ(result.finished[1]->output_token_ids, (std::vector<int32_t>{7, 8, 9}));
-  EXPECT_EQ(result.finished[1]->status, RequestStatus::kFinishedLengthCapped);
+  std::vector<std::vector<int32_t>> sampled = {{8, 2, 9, 5}, {8, 9}};
+  auto finished = scheduler.Update(second, sampled);
+  ASSERT_EQ(finished.size(), 2u);
+  EXPECT_EQ(finished[0]->output_token_ids, (std::vector<int32_t>{7, 8, 2}));
+  EXPECT_EQ(finished[0]->status, RequestStatus::kFinishedStopped);
+  EXPECT_EQ(finished[1]->output_token_ids, (std::vector<int32_t>{7, 8, 9}));
+  EXPECT_EQ(finished[1]->status, RequestStatus::kFinishedLengthCapped);
+  // Each entry is left holding the request's new tokens of the step.
+  EXPECT_EQ(sampled, (std::vector<std::vector<int32_t>>{{8, 2}, {8, 9}}));
 }
 
 TEST(SchedulerTest, ABlockHoldingARejectedDraftIsNotCached) {
@@ -310,18 +351,17 @@ TEST(SchedulerTest, ABlockHoldingARejectedDraftIsNotCached) {
   Scheduler scheduler({.max_num_batched_tokens = 100, .max_model_len = 100}, kv);
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 6)).ok());  // prompt 0..5
   auto first = scheduler.Schedule();
-  scheduler.Update(first, SampleAll(first));  // output [7]
+  Update(scheduler, first, SampleAll(first));  // output [7]
   // Draft 8 lands at position 7, filling block 1; it is rejected for 11.
   scheduler.UpdateDraftTokens("a", {8, 9});
   auto second = scheduler.Schedule();
-  std::vector<SampledTokens> sampled = {{"a", {11}}};
-  scheduler.Update(second, sampled);
+  Update(scheduler, second, {{11}});
   // Block 1 would read [4 5 7 11] but its KV at position 7 is the rejected draft's.
   const std::vector<int32_t> accepted = {0, 1, 2, 3, 4, 5, 7, 11, 20};
   EXPECT_EQ(kv.GetComputedBlocks(accepted, {}).num_computed_tokens, 4);
   // Once position 7 is computed with 11, the block is cached.
   auto third = scheduler.Schedule();
-  scheduler.Update(third, SampleAll(third));
+  Update(scheduler, third, SampleAll(third));
   EXPECT_EQ(kv.GetComputedBlocks(accepted, {}).num_computed_tokens, 8);
 }
 
@@ -332,7 +372,7 @@ TEST(SchedulerTest, PreemptionDropsTheDrafts) {
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", 7)).ok());
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", 7)).ok());
   auto first = scheduler.Schedule();
-  scheduler.Update(first, SampleAll(first));
+  Update(scheduler, first, SampleAll(first));
   scheduler.UpdateDraftTokens("b", {8, 9});
   auto second = scheduler.Schedule();
   EXPECT_EQ(second.preempted_request_ids, (std::vector<std::string>{"b"}));
@@ -351,13 +391,12 @@ TEST(SchedulerTest, AllocatesLookaheadSlotsUpToMaxModelLen) {
   auto prefill = scheduler.Schedule();
   EXPECT_EQ(prefill.scheduled[0].num_new_tokens, 6);
   EXPECT_EQ(prefill.scheduled[0].block_tables[0].size(), 3u);  // 6 + 3 slots: 3 blocks
-  scheduler.Update(prefill, SampleAll(prefill));
+  Update(scheduler, prefill, SampleAll(prefill));
   scheduler.UpdateDraftTokens("a", {8, 9, 10});
   auto decode = scheduler.Schedule();  // positions 6..9 verified, 10..12 lookahead
   EXPECT_EQ(decode.scheduled[0].num_new_tokens, 4);
   EXPECT_EQ(decode.scheduled[0].block_tables[0].size(), 4u);
-  const std::vector<SampledTokens> accepted = {{"a", {8, 9, 10, 11}}};
-  scheduler.Update(decode, accepted);  // 11 tokens
+  Update(scheduler, decode, {{8, 9, 10, 11}});  // 11 tokens
   scheduler.UpdateDraftTokens("a", {1, 1, 1});
   auto last = scheduler.Schedule();  // positions 10..13 verified, 2 lookahead slots to 16
   EXPECT_EQ(last.scheduled[0].num_new_tokens, 4);
