@@ -19,7 +19,7 @@ struct SpeculativeConfig {
 
 // `serve`'s --max-num-batched-tokens: under a closed loop of 16 or 32 clients on two cores, 256
 // gives queued prompts their first token about a quarter sooner than 512 at the same output rate,
-// and halves the decoders' stalls while a long prompt is prefilled (bench/RESULTS.md).
+// and halves the decoders' stalls while a long prompt is prefilled (bench/HISTORY.md, 2026-11-25).
 constexpr int64_t kServeMaxNumBatchedTokens = 256;
 
 struct EngineArgs {

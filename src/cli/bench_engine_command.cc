@@ -14,6 +14,7 @@
 #include "cli/generate_command.h"
 #include "cli/speculative_config_flag.h"
 #include "engine/llm_engine.h"
+#include "model/model_config.h"
 #include "vllm/llm.h"
 
 namespace vllm {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "chat_template/chat_template.h"
 #include "cli/default_model.h"
 #include "cli/generate_command.h"
 #include "common/logging.h"
@@ -18,7 +19,6 @@
 #include "server/openai/output_parsers/tool_parser.h"
 #include "server/serving_context.h"
 #include "structured_output/structured_output_compiler.h"
-#include "tokenizer/chat_template/chat_template.h"
 
 namespace vllm {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "engine/llm_engine.h"
 #include "model/layers/pooler.h"
+#include "model/model_config.h"
 #include "structured_output/grammar_compile_pool.h"
 
 namespace vllm {

@@ -24,6 +24,7 @@
 #include "model/layers/pooler.h"
 #include "model/model_loader.h"
 #include "model/random_model.h"
+#include "tokenizer/tokenizer.h"
 #include "vllm/llm.h"
 
 namespace vllm {

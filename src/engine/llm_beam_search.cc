@@ -5,6 +5,7 @@
 
 #include "engine/beam_search.h"
 #include "engine/llm_engine.h"
+#include "tokenizer/tokenizer.h"
 #include "vllm/llm.h"
 
 namespace vllm {

@@ -6,6 +6,7 @@
 
 #include "engine/llm_engine.h"
 #include "engine/test_engine_args.h"
+#include "tokenizer/tokenizer.h"
 #include "vllm/llm.h"
 
 namespace vllm {

@@ -5,8 +5,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
 
 #include "engine/engine_args_check.h"
+#include "engine/llm_engine_impl.h"
 #include "engine/pooling_tasks.h"
 #include "model/hf_overrides.h"
 #include "model/kv_cache_dtype.h"
@@ -27,16 +29,15 @@ Status ReadGenerationConfig(const std::string& dir, SamplingParams* defaults,
   text << file.rdbuf();
   const nlohmann::json config = nlohmann::json::parse(text.str(), nullptr, false);
   if (!config.is_object()) return Error{path.string() + " is not a JSON object"};
-  auto number = [&](const char* key, auto* out) {
-    if (auto it = config.find(key); it != config.end() && it->is_number()) {
-      *out = it->get<std::remove_reference_t<decltype(*out)>>();
+  ForEachSamplingField([&](const auto& field) {
+    using Number = typename std::decay_t<decltype(field)>::Type;
+    if constexpr (std::is_arithmetic_v<Number>) {
+      auto it = config.find(field.name);
+      if (field.sources.generation_config && it != config.end() && it->is_number()) {
+        defaults->*field.member = it->template get<Number>();
+      }
     }
-  };
-  number("temperature", &defaults->temperature);
-  number("top_p", &defaults->top_p);
-  number("top_k", &defaults->top_k);
-  number("min_p", &defaults->min_p);
-  number("repetition_penalty", &defaults->repetition_penalty);
+  });
   if (auto it = config.find("eos_token_id"); it != config.end()) {
     if (it->is_number_integer()) eos_ids->push_back(it->get<int32_t>());
     if (it->is_array()) {
@@ -52,21 +53,21 @@ Status ReadGenerationConfig(const std::string& dir, SamplingParams* defaults,
 }
 
 Status LLMEngine::LoadTokenizer(const std::string& path) {
-  if (!model_.is_directory()) {
-    auto tokenizer = LoadTokenizerFromGguf(*model_.gguf);
+  if (!impl_->model.is_directory()) {
+    auto tokenizer = LoadTokenizerFromGguf(*impl_->model.gguf);
     if (!tokenizer) return Error{path + ": " + tokenizer.error()};
-    tokenizer_ = std::move(*tokenizer);
-    auto chat_template = model_.gguf->GetString("tokenizer.chat_template");
-    if (chat_template.ok() && chat_template->has_value()) chat_template_ = **chat_template;
+    impl_->tokenizer = std::move(*tokenizer);
+    auto chat_template = impl_->model.gguf->GetString("tokenizer.chat_template");
+    if (chat_template.ok() && chat_template->has_value()) impl_->chat_template = **chat_template;
     return Status::Ok();
   }
   auto tokenizer = LoadTokenizerFromHfDir(path);
   if (!tokenizer) return Error{tokenizer.error()};
-  tokenizer_ = std::move(*tokenizer);
+  impl_->tokenizer = std::move(*tokenizer);
   auto chat_template = ReadHfChatTemplate(path);
   if (!chat_template) return Error{path + ": " + chat_template.error()};
-  chat_template_ = std::move(*chat_template);
-  return ReadGenerationConfig(path, &default_sampling_params_, &generation_eos_ids_);
+  impl_->chat_template = std::move(*chat_template);
+  return ReadGenerationConfig(path, &impl_->default_sampling_params, &impl_->generation_eos_ids);
 }
 
 Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
@@ -82,38 +83,37 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
     return Error{"--structured-outputs-max-bytes must be at least 1"};
   }
   std::unique_ptr<LLMEngine> engine(new LLMEngine());
-  engine->pool_ =
-      std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
+  Impl& impl = *engine->impl_;
+  impl.pool = std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
   auto linear_type = LinearTypeFor(args.dtype, args.quantization);
   if (!linear_type) return Error{linear_type.error()};
   auto hf_overrides = ParseHfOverrides(args.hf_overrides);
   if (!hf_overrides) return Error{hf_overrides.error()};
-  auto model = LoadModelFromPath(args.model,
-                                 {.pool = engine->pool_.get(),
-                                  .linear_type = *linear_type,
-                                  .max_model_len = args.max_model_len},
-                                 *hf_overrides);
+  auto model = LoadModelFromPath(
+      args.model,
+      {.pool = impl.pool.get(), .linear_type = *linear_type, .max_model_len = args.max_model_len},
+      *hf_overrides);
   if (!model) return Error{model.error()};
-  engine->model_ = std::move(*model);
+  impl.model = std::move(*model);
   VLLM_RETURN_IF_ERROR(engine->LoadTokenizer(args.model));
   // --kv-cache-dtype auto becomes the model's activation dtype, which the core cannot see.
   auto kv_cache_dtype =
-      ParseKvCacheDtype(args.kv_cache_dtype, AutoKvCacheDtype(engine->model_, *linear_type));
+      ParseKvCacheDtype(args.kv_cache_dtype, AutoKvCacheDtype(impl.model, *linear_type));
   if (!kv_cache_dtype) return Error{kv_cache_dtype.error()};
   EngineArgs core_args = args;
   core_args.kv_cache_dtype = kernels::KvCacheDtypeName(*kv_cache_dtype);
-  auto core = EngineCore::Create(*engine->model_.model, core_args, engine->pool_.get());
+  auto core = EngineCore::Create(*impl.model.model, core_args, impl.pool.get());
   if (!core) return Error{core.error()};
-  engine->core_ = std::move(*core);
-  if (engine->core_->is_pooling()) {
-    auto tasks = SupportedPoolingTasks(args, engine->model_config());
+  impl.core = std::move(*core);
+  if (impl.core->is_pooling()) {
+    auto tasks = SupportedPoolingTasks(args, impl.model_config());
     if (!tasks) return Error{tasks.error()};
-    engine->pooling_tasks_ = std::move(*tasks);
-    engine->model_name_ = args.model;
+    impl.pooling_tasks = std::move(*tasks);
+    impl.model_name = args.model;
   }
-  engine->output_processor_ = std::make_unique<OutputProcessor>(*engine->tokenizer_);
-  LLMEngine* built = engine.get();
-  engine->structured_output_compiler_ = std::make_unique<StructuredOutputCompiler>(
+  impl.output_processor = std::make_unique<OutputProcessor>(*impl.tokenizer);
+  Impl* built = &impl;
+  impl.structured_output_compiler = std::make_unique<StructuredOutputCompiler>(
       [built] { return built->IndexStructuredOutputVocabulary(); },
       StructuredOutputLimits{
           .max_constraint_bytes = static_cast<size_t>(args.structured_outputs_max_bytes),
@@ -121,37 +121,60 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   return engine;
 }
 
-std::shared_ptr<const IndexedVocabulary> LLMEngine::IndexStructuredOutputVocabulary() const {
+LLMEngine::LLMEngine() : impl_(std::make_unique<Impl>()) {}
+LLMEngine::~LLMEngine() = default;
+
+std::shared_ptr<const IndexedVocabulary> LLMEngine::Impl::IndexStructuredOutputVocabulary() const {
   // The model's logits may have more rows than the tokenizer has tokens: those never come.
-  TokenVocabulary vocabulary{.token_bytes = TokenByteStrings(*tokenizer_)};
+  TokenVocabulary vocabulary{.token_bytes = TokenByteStrings(*tokenizer)};
   vocabulary.token_bytes.resize(model_config().vocab_size);
-  if (tokenizer_->eos_id() >= 0) vocabulary.stop_token_ids.push_back(tokenizer_->eos_id());
-  for (int32_t id : generation_eos_ids_) {
+  if (tokenizer->eos_id() >= 0) vocabulary.stop_token_ids.push_back(tokenizer->eos_id());
+  for (int32_t id : generation_eos_ids) {
     if (id >= 0 && id < model_config().vocab_size) vocabulary.stop_token_ids.push_back(id);
   }
   return IndexVocabulary(std::move(vocabulary));
 }
 
+StructuredOutputCompiler& LLMEngine::structured_output_compiler() {
+  return *impl_->structured_output_compiler;
+}
+const std::vector<std::string>& LLMEngine::pooling_tasks() const { return impl_->pooling_tasks; }
+bool LLMEngine::HasUnfinishedRequests() const { return impl_->core->HasUnfinishedRequests(); }
+const Tokenizer& LLMEngine::tokenizer() const { return *impl_->tokenizer; }
+int64_t LLMEngine::max_model_len() const { return impl_->core->max_model_len(); }
+const std::string& LLMEngine::chat_template() const { return impl_->chat_template; }
+const SamplingParams& LLMEngine::default_sampling_params() const {
+  return impl_->default_sampling_params;
+}
+const ModelConfig& LLMEngine::model_config() const { return impl_->model_config(); }
+EngineStats LLMEngine::stats() const { return impl_->core->stats(); }
+
 Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& prompt,
                              const SamplingParams& params, const RequestOptions& options) {
   if (std::string error = params.Validate(); !error.empty()) return Error{error};
-  if (output_processor_->Has(request_id)) {
+  if (impl_->output_processor->Has(request_id)) {
     return Error{"request id '" + request_id + "' is already in use"};
   }
   std::shared_ptr<const CompiledGrammar> grammar;
   if (params.structured_outputs) {
-    auto compiled = structured_output_compiler_->Compile(*params.structured_outputs);
+    auto compiled = impl_->structured_output_compiler->Compile(*params.structured_outputs);
     if (!compiled) return Error{compiled.error()};
     grammar = std::move(*compiled);
   }
-  return AddRequest(request_id, prompt, params, options, std::move(grammar));
+  return AddValidatedRequest(request_id, prompt, params, options, std::move(grammar));
 }
 
 Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& prompt,
                              const SamplingParams& params, const RequestOptions& options,
                              std::shared_ptr<const CompiledGrammar> grammar) {
   if (std::string error = params.Validate(); !error.empty()) return Error{error};
-  if (output_processor_->Has(request_id)) {
+  return AddValidatedRequest(request_id, prompt, params, options, std::move(grammar));
+}
+
+Status LLMEngine::AddValidatedRequest(const std::string& request_id, const PromptInput& prompt,
+                                      const SamplingParams& params, const RequestOptions& options,
+                                      std::shared_ptr<const CompiledGrammar> grammar) {
+  if (impl_->output_processor->Has(request_id)) {
     return Error{"request id '" + request_id + "' is already in use"};
   }
   if (params.structured_outputs.has_value() != (grammar != nullptr)) {
@@ -160,13 +183,13 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
   }
   std::vector<int32_t> grammar_after_token_ids;
   if (grammar && !options.structured_output_after.empty()) {
-    grammar_after_token_ids = tokenizer_->Encode(options.structured_output_after, false);
+    grammar_after_token_ids = impl_->tokenizer->Encode(options.structured_output_after, false);
   }
   std::vector<int32_t> token_ids;
   std::string text;
   if (const auto* prompt_text = std::get_if<std::string>(&prompt)) {
     text = *prompt_text;
-    token_ids = tokenizer_->Encode(text, /*add_special_tokens=*/true);
+    token_ids = impl_->tokenizer->Encode(text, /*add_special_tokens=*/true);
   } else {
     token_ids = std::get<std::vector<int32_t>>(prompt);
   }
@@ -178,7 +201,7 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
   std::vector<std::vector<int32_t>> bad_words_token_ids;
   for (const std::string& word : params.bad_words) {
     for (const std::string& variant : {word, " " + word}) {
-      auto ids = tokenizer_->Encode(variant, /*add_special_tokens=*/false);
+      auto ids = impl_->tokenizer->Encode(variant, /*add_special_tokens=*/false);
       if (!ids.empty() && std::find(bad_words_token_ids.begin(), bad_words_token_ids.end(), ids) ==
                               bad_words_token_ids.end()) {
         bad_words_token_ids.push_back(std::move(ids));
@@ -196,40 +219,40 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
     child_params.n = 1;
     if (params.seed) child_params.seed = *params.seed + i;
     std::optional<int32_t> eos_id;
-    if (tokenizer_->eos_id() >= 0) eos_id = tokenizer_->eos_id();
+    if (impl_->tokenizer->eos_id() >= 0) eos_id = impl_->tokenizer->eos_id();
     if (!params.ignore_eos) {  // the generation config's other EOS ids stop it too
-      for (int32_t id : generation_eos_ids_) {
-        if (id != tokenizer_->eos_id()) child_params.stop_token_ids.push_back(id);
+      for (int32_t id : impl_->generation_eos_ids) {
+        if (id != impl_->tokenizer->eos_id()) child_params.stop_token_ids.push_back(id);
       }
     }
-    Status status = core_->AddRequest({.request_id = child_ids[i],
-                                       .prompt_token_ids = token_ids,
-                                       .params = child_params,
-                                       .eos_token_id = eos_id,
-                                       .priority = options.priority,
-                                       .cache_salt = options.cache_salt,
-                                       .bad_words_token_ids = bad_words_token_ids,
-                                       .grammar = grammar,
-                                       .grammar_after_token_ids = grammar_after_token_ids});
+    Status status = impl_->core->AddRequest({.request_id = child_ids[i],
+                                             .prompt_token_ids = token_ids,
+                                             .params = child_params,
+                                             .eos_token_id = eos_id,
+                                             .priority = options.priority,
+                                             .cache_salt = options.cache_salt,
+                                             .bad_words_token_ids = bad_words_token_ids,
+                                             .grammar = grammar,
+                                             .grammar_after_token_ids = grammar_after_token_ids});
     if (!status.ok()) {
-      core_->FinishRequests(added, RequestStatus::kFinishedAborted);
+      impl_->core->FinishRequests(added, RequestStatus::kFinishedAborted);
       return status;
     }
     added.push_back(child_ids[i]);
   }
-  output_processor_->AddRequest(request_id, text, token_ids, params, child_ids);
+  impl_->output_processor->AddRequest(request_id, text, token_ids, params, child_ids);
   return Status::Ok();
 }
 
 Expected<std::vector<RequestOutput>> LLMEngine::Step() {
-  auto core_outputs = core_->Step();
+  auto core_outputs = impl_->core->Step();
   if (!core_outputs) return Error{core_outputs.error()};
   std::vector<std::string> stopped;
-  std::vector<RequestOutput> outputs = output_processor_->Process(*core_outputs, &stopped);
+  std::vector<RequestOutput> outputs = impl_->output_processor->Process(*core_outputs, &stopped);
   if (!stopped.empty()) {
     // Stop strings end sequences the core still runs: free their blocks now.
-    auto finished = core_->FinishRequests(stopped, RequestStatus::kFinishedStopped);
-    auto more = output_processor_->Process(finished, &stopped);
+    auto finished = impl_->core->FinishRequests(stopped, RequestStatus::kFinishedStopped);
+    auto more = impl_->output_processor->Process(finished, &stopped);
     outputs.insert(outputs.end(), more.begin(), more.end());
   }
   return outputs;
@@ -238,11 +261,11 @@ Expected<std::vector<RequestOutput>> LLMEngine::Step() {
 std::vector<RequestOutput> LLMEngine::AbortRequests(const std::vector<std::string>& request_ids) {
   std::vector<std::string> child_ids;
   for (const auto& id : request_ids) {
-    for (const auto& child : output_processor_->ChildIds(id)) child_ids.push_back(child);
+    for (const auto& child : impl_->output_processor->ChildIds(id)) child_ids.push_back(child);
   }
   std::vector<std::string> stopped;
-  return output_processor_->Process(
-      core_->FinishRequests(child_ids, RequestStatus::kFinishedAborted), &stopped);
+  return impl_->output_processor->Process(
+      impl_->core->FinishRequests(child_ids, RequestStatus::kFinishedAborted), &stopped);
 }
 
 }  // namespace vllm

@@ -3,27 +3,26 @@
 // prefix cache), runs the engine core one step at a time and detokenizes its outputs.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "common/expected.h"
-#include "common/thread_pool.h"
-#include "engine/engine_core.h"
-#include "engine/output_processor.h"
-#include "formats/gguf_file.h"
-#include "model/model_loader.h"
-#include "structured_output/structured_output_compiler.h"
-#include "tokenizer/tokenizer.h"
+#include "engine/engine_stats.h"
 #include "vllm/engine_args.h"
 #include "vllm/outputs.h"
 #include "vllm/pooling_params.h"
 #include "vllm/request_options.h"
+#include "vllm/sampling_params.h"
 
 namespace vllm {
+
+// Only declared: the rooms that include this header (cli, python) see none below the engine.
+class CompiledGrammar;
+struct ModelConfig;
+class StructuredOutputCompiler;
+class Tokenizer;
 
 // A prompt as text (tokenized with BOS as the vocabulary asks) or as token ids.
 using PromptInput = std::variant<std::string, std::vector<int32_t>>;
@@ -37,6 +36,7 @@ using PoolingInput = std::variant<std::string, std::vector<int32_t>, TextPair>;
 class LLMEngine {
  public:
   static Expected<std::unique_ptr<LLMEngine>> Create(const EngineArgs& args);
+  ~LLMEngine();
 
   // A structured output constraint in `params` is compiled here, on the calling thread, within
   // the compiler's limits (an invalid one, or one over a limit, is refused).
@@ -50,7 +50,7 @@ class LLMEngine {
                     std::shared_ptr<const CompiledGrammar> grammar);
   // Compiles structured-output constraints over this model's vocabulary (indexed on the first
   // compile), within the --structured-outputs-* limits. Thread-safe: use it from any thread.
-  StructuredOutputCompiler& structured_output_compiler() { return *structured_output_compiler_; }
+  StructuredOutputCompiler& structured_output_compiler();
   Expected<std::vector<RequestOutput>> Step();
   // Finishes the requests with finish_reason "abort"; returns their final outputs.
   std::vector<RequestOutput> AbortRequests(const std::vector<std::string>& request_ids);
@@ -63,42 +63,36 @@ class LLMEngine {
   // Finishes unfinished pooling requests without outputs.
   void AbortPoolingRequests(const std::vector<std::string>& request_ids);
   // The pooling tasks this engine serves (empty for a generate runner).
-  const std::vector<std::string>& pooling_tasks() const { return pooling_tasks_; }
-  bool HasUnfinishedRequests() const { return core_->HasUnfinishedRequests(); }
+  const std::vector<std::string>& pooling_tasks() const;
+  bool HasUnfinishedRequests() const;
 
-  const Tokenizer& tokenizer() const { return *tokenizer_; }
-  int64_t max_model_len() const { return core_->max_model_len(); }
+  const Tokenizer& tokenizer() const;
+  int64_t max_model_len() const;
   // The model's chat template (GGUF tokenizer.chat_template or the directory's); may be empty.
-  const std::string& chat_template() const { return chat_template_; }
+  const std::string& chat_template() const;
   // Sampling defaults from the directory's generation_config.json (vLLM's --generation-config
   // auto): SamplingParams' own defaults where it says nothing.
-  const SamplingParams& default_sampling_params() const { return default_sampling_params_; }
-  const ModelConfig& model_config() const { return model_.model->config(); }
-  EngineStats stats() const { return core_->stats(); }
+  const SamplingParams& default_sampling_params() const;
+  const ModelConfig& model_config() const;
+  EngineStats stats() const;
 
  private:
-  LLMEngine() = default;
+  // What the engine holds (llm_engine_impl.h): the model, tokenizer, core and output processor,
+  // behind one pointer so this header names no room below the engine.
+  struct Impl;
 
+  LLMEngine();
+
+  // Both AddRequests after SamplingParams::Validate: the one check of a request's params (the
+  // engine core does not repeat it per child).
+  Status AddValidatedRequest(const std::string& request_id, const PromptInput& prompt,
+                             const SamplingParams& params, const RequestOptions& options,
+                             std::shared_ptr<const CompiledGrammar> grammar);
   // Loads the loaded model's tokenizer and chat template (and a model directory's generation
   // config) from `path`.
   Status LoadTokenizer(const std::string& path);
-  // This model's vocabulary as the grammar matcher reads it.
-  std::shared_ptr<const IndexedVocabulary> IndexStructuredOutputVocabulary() const;
 
-  std::unique_ptr<ThreadPool> pool_;
-  LoadedModel model_;
-  std::string chat_template_;
-  SamplingParams default_sampling_params_;
-  // generation_config.json's eos_token_id(s): requests also stop on them (unless ignore_eos).
-  std::vector<int32_t> generation_eos_ids_;
-  std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<EngineCore> core_;
-  std::unique_ptr<OutputProcessor> output_processor_;
-  std::unique_ptr<StructuredOutputCompiler> structured_output_compiler_;
-  std::vector<std::string> pooling_tasks_;
-  std::string model_name_;  // args.model, as vLLM names the model in pooling errors
-  // Unfinished pooling requests' prompt token ids, by request id.
-  std::map<std::string, std::vector<int32_t>> pooling_prompts_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace vllm

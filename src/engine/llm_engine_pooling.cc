@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/llm_engine.h"
+#include "engine/llm_engine_impl.h"
 #include "engine/pooling_tasks.h"
 
 namespace vllm {
@@ -31,19 +32,20 @@ std::string UnsupportedTaskMessage(const std::string& task) {
 
 Status LLMEngine::AddPoolingRequest(const std::string& request_id, const PoolingInput& prompt,
                                     const std::string& task, const PoolingParams& params) {
-  if (std::find(pooling_tasks_.begin(), pooling_tasks_.end(), task) == pooling_tasks_.end()) {
+  if (std::find(impl_->pooling_tasks.begin(), impl_->pooling_tasks.end(), task) ==
+      impl_->pooling_tasks.end()) {
     return Error{UnsupportedTaskMessage(task)};
   }
-  if (pooling_prompts_.count(request_id) != 0) {
+  if (impl_->pooling_prompts.count(request_id) != 0) {
     return Error{"request id '" + request_id + "' is already in use"};
   }
-  auto spec = ResolvePoolingSpec(task, params, model_config(), model_name_);
+  auto spec = ResolvePoolingSpec(task, params, model_config(), impl_->model_name);
   if (!spec) return Error{spec.error()};
   std::vector<int32_t> token_ids;
   if (const auto* text = std::get_if<std::string>(&prompt)) {
-    token_ids = tokenizer_->Encode(*text, /*add_special_tokens=*/true);
+    token_ids = impl_->tokenizer->Encode(*text, /*add_special_tokens=*/true);
   } else if (const auto* pair = std::get_if<TextPair>(&prompt)) {
-    Tokenizer::EncodedPair encoded = tokenizer_->EncodePair(pair->first, pair->second);
+    Tokenizer::EncodedPair encoded = impl_->tokenizer->EncodePair(pair->first, pair->second);
     token_ids = std::move(encoded.ids);
     // Models with one token type (XLM-R) read every token as segment 0.
     if (model_config().type_vocab_size > 1)
@@ -76,30 +78,30 @@ Status LLMEngine::AddPoolingRequest(const std::string& request_id, const Pooling
   request.request_id = request_id;
   request.prompt_token_ids = token_ids;
   request.pooling = std::move(*spec);
-  VLLM_RETURN_IF_ERROR(core_->AddRequest(std::move(request)));
-  pooling_prompts_[request_id] = std::move(token_ids);
+  VLLM_RETURN_IF_ERROR(impl_->core->AddRequest(std::move(request)));
+  impl_->pooling_prompts[request_id] = std::move(token_ids);
   return Status::Ok();
 }
 
 Expected<std::vector<PoolingRequestOutput>> LLMEngine::StepPooling() {
-  auto core_outputs = core_->Step();
+  auto core_outputs = impl_->core->Step();
   if (!core_outputs) return Error{core_outputs.error()};
   std::vector<PoolingRequestOutput> outputs;
   for (EngineCoreOutput& core_output : *core_outputs) {
-    auto prompt = pooling_prompts_.find(core_output.request_id);
-    if (prompt == pooling_prompts_.end()) continue;
+    auto prompt = impl_->pooling_prompts.find(core_output.request_id);
+    if (prompt == impl_->pooling_prompts.end()) continue;
     outputs.push_back({.request_id = core_output.request_id,
                        .prompt_token_ids = std::move(prompt->second),
                        .finished = true,
                        .outputs = {.data = std::move(core_output.pooled)}});
-    pooling_prompts_.erase(prompt);
+    impl_->pooling_prompts.erase(prompt);
   }
   return outputs;
 }
 
 void LLMEngine::AbortPoolingRequests(const std::vector<std::string>& request_ids) {
-  core_->FinishRequests(request_ids, RequestStatus::kFinishedAborted);
-  for (const std::string& id : request_ids) pooling_prompts_.erase(id);
+  impl_->core->FinishRequests(request_ids, RequestStatus::kFinishedAborted);
+  for (const std::string& id : request_ids) impl_->pooling_prompts.erase(id);
 }
 
 }  // namespace vllm

@@ -6,6 +6,7 @@
 
 #include "engine/llm_engine.h"
 #include "model/layers/pooler.h"
+#include "model/model_config.h"
 #include "vllm/llm.h"
 
 namespace vllm {

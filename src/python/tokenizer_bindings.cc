@@ -1,12 +1,12 @@
 // Bindings of the engine's tokenizer (text <-> token ids) and of the project's own chat template
-// engine (tokenizer/chat_template/), which tokenizer.py's apply_chat_template renders with.
+// engine (chat_template/), which tokenizer.py's apply_chat_template renders with.
 #include <pybind11/stl.h>
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "chat_template/chat_template.h"
 #include "python/bindings.h"
-#include "tokenizer/chat_template/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace py = pybind11;

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tokenizer/chat_template/chat_template.h"
+#include "chat_template/chat_template.h"
 
 namespace vllm::server {
 

@@ -2,8 +2,8 @@
 
 #include <array>
 
+#include "common/utf8.h"
 #include "common/utf8_encode.h"
-#include "tokenizer/utf8.h"
 
 namespace vllm {
 namespace {

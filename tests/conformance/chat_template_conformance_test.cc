@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/chat_template/chat_template.h"
+#include "chat_template/chat_template.h"
 
 namespace vllm {
 namespace {

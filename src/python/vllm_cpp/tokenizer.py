@@ -1,6 +1,6 @@
 """The model's tokenizer as LLM.get_tokenizer() returns it: encode, decode and
 apply_chat_template (Hugging Face's names and defaults), rendered by the project's own Jinja
-engine (src/tokenizer/chat_template/) the way the server's chat endpoint renders."""
+engine (src/chat_template/) the way the server's chat endpoint renders."""
 
 from __future__ import annotations
 

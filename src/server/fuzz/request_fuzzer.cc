@@ -7,13 +7,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "chat_template/chat_template.h"
 #include "server/http_limits.h"
 #include "server/openai/chat/messages.h"
 #include "server/openai/completions/protocol.h"
 #include "server/openai/generation_request.h"
 #include "server/openai/json.h"
 #include "server/request_limits.h"
-#include "tokenizer/chat_template/chat_template.h"
 
 namespace {
 

@@ -1,8 +1,8 @@
 #include "server/openai/chat/protocol.h"
 
+#include "chat_template/chat_template.h"
 #include "server/openai/chat/messages.h"
 #include "server/openai/generation_request.h"
-#include "tokenizer/chat_template/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::server {
