@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <new>
+#include <string>
 
 #include "chat_template/ast.h"
 #include "chat_template/errors.h"
@@ -12,6 +13,22 @@
 #include "chat_template/parser.h"
 
 namespace vllm {
+namespace {
+
+// The Error of the exception being handled, one not the engine's own, thrown while `doing`.
+Error ErrorOfOtherException(const char* doing) {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return Error{std::string("chat template: out of memory while ") + doing};
+  } catch (const std::exception& error) {
+    return Error{std::string("chat template: ") + error.what()};
+  } catch (...) {
+    return Error{std::string("chat template: unknown error while ") + doing};
+  }
+}
+
+}  // namespace
 
 Expected<ChatTemplate> ChatTemplate::Parse(std::string_view source) {
   try {
@@ -19,12 +36,8 @@ Expected<ChatTemplate> ChatTemplate::Parse(std::string_view source) {
   } catch (const jinja::SyntaxError& error) {
     return Error{"chat template syntax error at line " + std::to_string(error.line()) + ": " +
                  error.what()};
-  } catch (const std::bad_alloc&) {
-    return Error{"chat template: out of memory while parsing"};
-  } catch (const std::exception& error) {
-    return Error{std::string("chat template: ") + error.what()};
   } catch (...) {
-    return Error{"chat template: unknown error while parsing"};
+    return ErrorOfOtherException("parsing");
   }
 }
 
@@ -48,12 +61,8 @@ Expected<std::string> ChatTemplate::Render(const nlohmann::ordered_json& variabl
   } catch (const jinja::RenderError& error) {
     std::string where = error.line > 0 ? " at line " + std::to_string(error.line) : "";
     return Error{"chat template error" + where + ": " + error.what()};
-  } catch (const std::bad_alloc&) {
-    return Error{"chat template: out of memory while rendering"};
-  } catch (const std::exception& error) {
-    return Error{std::string("chat template: ") + error.what()};
   } catch (...) {
-    return Error{"chat template: unknown error while rendering"};
+    return ErrorOfOtherException("rendering");
   }
 }
 

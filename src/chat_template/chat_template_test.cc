@@ -11,6 +11,7 @@
 #include <ctime>
 #include <limits>
 #include <new>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,14 +46,21 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// The rendering of `source`; a parse or render error fails the test and gives "".
-std::string Render(std::string_view source,
-                   const ordered_json& variables = ordered_json::object()) {
+// `source` parsed; a parse error fails the test and gives nullopt.
+std::optional<ChatTemplate> ParseOrFail(std::string_view source) {
   Expected<ChatTemplate> parsed = ChatTemplate::Parse(source);
   if (!parsed.ok()) {
     ADD_FAILURE() << "parse error: " << parsed.error() << "\n  template: " << source;
-    return "";
+    return std::nullopt;
   }
+  return std::move(*parsed);
+}
+
+// The rendering of `source`; a parse or render error fails the test and gives "".
+std::string Render(std::string_view source,
+                   const ordered_json& variables = ordered_json::object()) {
+  std::optional<ChatTemplate> parsed = ParseOrFail(source);
+  if (!parsed) return "";
   Expected<std::string> rendered = parsed->Render(variables);
   if (!rendered.ok()) {
     ADD_FAILURE() << "render error: " << rendered.error() << "\n  template: " << source;
@@ -64,11 +72,8 @@ std::string Render(std::string_view source,
 // The error of rendering `source`, which must parse; a rendering that succeeds fails the test.
 std::string RenderError(std::string_view source,
                         const ordered_json& variables = ordered_json::object()) {
-  Expected<ChatTemplate> parsed = ChatTemplate::Parse(source);
-  if (!parsed.ok()) {
-    ADD_FAILURE() << "parse error: " << parsed.error() << "\n  template: " << source;
-    return "";
-  }
+  std::optional<ChatTemplate> parsed = ParseOrFail(source);
+  if (!parsed) return "";
   Expected<std::string> rendered = parsed->Render(variables);
   if (rendered.ok()) {
     ADD_FAILURE() << "rendered without error: " << *rendered << "\n  template: " << source;

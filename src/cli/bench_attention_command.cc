@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/kernel_bench_options.h"
 #include "cli/median_pass.h"
 #include "cli/read_bandwidth.h"
 #include "common/thread_pool.h"
@@ -20,13 +21,10 @@
 namespace vllm {
 namespace {
 
-struct BenchAttentionOptions {
-  std::string shape = "tinyllama-1.1b";
+struct BenchAttentionOptions : KernelBenchOptions {
   std::vector<int64_t> num_seqs = {1, 16, 200};
   int64_t context = 320;
   std::string kv_cache_dtype = "bfloat16";
-  int repetitions = 3;
-  int num_threads = 0;
 };
 
 constexpr int64_t kBlockSize = 16;
@@ -83,18 +81,14 @@ Expected<DecodeProblem> MakeDecodeProblem(const ModelShape& shape, int64_t head_
 }
 
 int Run(const BenchAttentionOptions& options) {
-  const ModelShape* shape = FindModelShape(options.shape);
-  if (shape == nullptr) {
-    std::cerr << "error: unknown shape '" << options.shape << "'\n";
-    return 1;
-  }
+  const ModelShape* shape = FindShapeOrReport(options);
+  if (shape == nullptr) return 1;
   auto dtype = ParseKvCacheDtype(options.kv_cache_dtype, kernels::KvCacheDtype::kBFloat16);
   if (!dtype) {
     std::cerr << "error: " << dtype.error() << "\n";
     return 1;
   }
-  const int64_t head_dim =
-      shape->head_dim > 0 ? shape->head_dim : shape->hidden_size / shape->num_heads;
+  const int64_t head_dim = shape->resolved_head_dim();
   ThreadPool pool({.num_threads = options.num_threads});
   const double bandwidth = MeasureReadBandwidth(pool);
   std::printf(
@@ -142,8 +136,7 @@ void RegisterBenchAttentionCommand(CLI::App& bench) {
   auto options = std::make_shared<BenchAttentionOptions>();
   CLI::App* command = bench.add_subcommand(
       "attention", "Decode attention over the paged KV cache beside the measured read bandwidth");
-  command->add_option("--shape", options->shape, "a make-random-model shape")
-      ->capture_default_str();
+  AddShapeOption(*command, *options);
   command->add_option("--num-seqs", options->num_seqs, "sequences decoding together")
       ->delimiter(',')
       ->check(CLI::Range(int64_t{1}, int64_t{4096}));
@@ -154,11 +147,7 @@ void RegisterBenchAttentionCommand(CLI::App& bench) {
       ->add_option("--kv-cache-dtype", options->kv_cache_dtype,
                    "auto (bfloat16), bfloat16, float32, fp8, int8")
       ->capture_default_str();
-  command->add_option("-r,--repetitions", options->repetitions, "timed passes over the layers")
-      ->check(CLI::Range(1, 1 << 20))
-      ->capture_default_str();
-  command->add_option("-t,--threads", options->num_threads, "0: one per core")
-      ->check(CLI::Range(0, ThreadPool::MaxThreads()));
+  AddPassOptions(*command, *options, "timed passes over the layers");
   command->callback([options] { std::exit(Run(*options)); });
 }
 

@@ -77,13 +77,18 @@ Expected<std::vector<SamplingParams>> ParamsPerPrompt(const BenchEngineOptions& 
   return params;
 }
 
-// The KV memory the run needed: the most blocks its requests held at once, times a block's bytes.
-void PrintPeakKvMemory(const EngineStats& stats) {
+// The KV memory the run needed (the most blocks its requests held at once, times a block's
+// bytes) and, with speculative decoding, its drafts' acceptance.
+void PrintKvAndSpecDecodingSummary(LLM& llm, const EngineArgs& args) {
+  const EngineStats stats = llm.engine().stats();
   std::printf(
       "Peak KV cache in use: %lld blocks of %lld KiB, %.1f MiB\n",
       static_cast<long long>(stats.peak_kv_blocks_in_use),
       static_cast<long long>(stats.kv_bytes_per_block >> 10),
       static_cast<double>(stats.peak_kv_blocks_in_use * stats.kv_bytes_per_block) / (1 << 20));
+  if (args.speculative_config) {
+    std::printf("%s\n", SpecDecodingSummary(stats.spec_decoding).c_str());
+  }
 }
 
 int RunThroughput(const BenchEngineOptions& options) {
@@ -108,10 +113,7 @@ int RunThroughput(const BenchEngineOptions& options) {
                 static_cast<long long>(prompt_tokens), static_cast<long long>(output_tokens));
     std::printf("Elapsed: %.2f s, preemptions: %lld\n", seconds,
                 static_cast<long long>(llm.engine().stats().num_preemptions));
-    PrintPeakKvMemory(llm.engine().stats());
-    if (options.engine.speculative_config) {
-      std::printf("%s\n", SpecDecodingSummary(llm.engine().stats().spec_decoding).c_str());
-    }
+    PrintKvAndSpecDecodingSummary(llm, options.engine);
   } catch (const std::exception& error) {
     std::cerr << "error: " << error.what() << "\n";
     return 1;
@@ -142,10 +144,7 @@ int RunLatency(const BenchEngineOptions& options) {
     for (int p : {10, 25, 50, 75, 90, 99}) {
       std::printf("%d%% percentile latency: %.4f seconds\n", p, percentile(p));
     }
-    PrintPeakKvMemory(llm.engine().stats());
-    if (options.engine.speculative_config) {
-      std::printf("%s\n", SpecDecodingSummary(llm.engine().stats().spec_decoding).c_str());
-    }
+    PrintKvAndSpecDecodingSummary(llm, options.engine);
   } catch (const std::exception& error) {
     std::cerr << "error: " << error.what() << "\n";
     return 1;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/kernel_bench_options.h"
 #include "cli/median_pass.h"
 #include "cli/read_bandwidth.h"
 #include "common/ggml_type.h"
@@ -19,12 +20,9 @@
 namespace vllm {
 namespace {
 
-struct BenchGemmOptions {
-  std::string shape = "tinyllama-1.1b";
+struct BenchGemmOptions : KernelBenchOptions {
   std::vector<std::string> dtypes = {"q8_0", "q4_0", "q4_K", "q6_K", "bf16"};
   std::vector<int64_t> batch_rows = {1, 16, 64, 128, 512};
-  int repetitions = 3;
-  int num_threads = 0;
 };
 
 // One linear layer of a decoder layer: W [rows, cols].
@@ -36,8 +34,7 @@ struct Matrix {
 
 // The fused projections a decoder layer of `shape` runs (Q/K/V and gate/up fused, as loaded).
 std::vector<Matrix> MatricesOf(const ModelShape& shape) {
-  const int64_t head_dim =
-      shape.head_dim > 0 ? shape.head_dim : shape.hidden_size / shape.num_heads;
+  const int64_t head_dim = shape.resolved_head_dim();
   const int64_t q_rows = shape.num_heads * head_dim;
   return {{"qkv", q_rows + 2 * shape.num_kv_heads * head_dim, shape.hidden_size},
           {"o", shape.hidden_size, q_rows},
@@ -80,11 +77,8 @@ double PeakFor(GgmlType type, const kernels::DotPeak& peak) {
 }
 
 int Run(const BenchGemmOptions& options) {
-  const ModelShape* shape = FindModelShape(options.shape);
-  if (shape == nullptr) {
-    std::cerr << "error: unknown shape '" << options.shape << "'\n";
-    return 1;
-  }
+  const ModelShape* shape = FindShapeOrReport(options);
+  if (shape == nullptr) return 1;
   std::vector<GgmlType> types;
   for (const std::string& name : options.dtypes) {
     std::optional<GgmlType> type = ParseGgmlType(name);
@@ -153,16 +147,11 @@ void RegisterBenchGemmCommand(CLI::App& bench) {
   auto options = std::make_shared<BenchGemmOptions>();
   CLI::App* command = bench.add_subcommand(
       "gemm", "GEMM speed of a model shape's linear layers beside the measured peaks");
-  command->add_option("--shape", options->shape, "a make-random-model shape")
-      ->capture_default_str();
+  AddShapeOption(*command, *options);
   command->add_option("--dtype", options->dtypes, "weight types")->delimiter(',');
   command->add_option("-m,--batch-rows", options->batch_rows, "activation rows per call")
       ->delimiter(',');
-  command->add_option("-r,--repetitions", options->repetitions, "timed passes over the copies")
-      ->check(CLI::Range(1, 1 << 20))
-      ->capture_default_str();
-  command->add_option("-t,--threads", options->num_threads, "0: one per core")
-      ->check(CLI::Range(0, ThreadPool::MaxThreads()));
+  AddPassOptions(*command, *options, "timed passes over the copies");
   command->callback([options] { std::exit(Run(*options)); });
 }
 

@@ -16,6 +16,7 @@
 #include "engine/engine_core.h"
 #include "engine/kv_cache_sizing.h"
 #include "model/kv_cache_layout.h"
+#include "model/model_loader.h"
 #include "model/random_model.h"
 
 namespace vllm {
@@ -46,16 +47,13 @@ class SlidingWindowEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
     LoadModel(std::string(VLLM_SHARED_DIR) + "/oracles/models/tiny-gemma3.gguf");
-    ASSERT_EQ(model_->config().sliding_window, kWindow);
+    ASSERT_EQ(loaded_.model->config().sliding_window, kWindow);
   }
 
   void LoadModel(const std::string& path) {
-    auto file = GgufFile::Open(path);
-    ASSERT_TRUE(file.ok()) << file.error();
-    file_ = std::move(*file);
-    auto model = LoadModelFromGguf(*file_, {.pool = &pool_});
-    ASSERT_TRUE(model.ok()) << model.error();
-    model_ = std::move(*model);
+    auto loaded = LoadModelFromPath(path, {.pool = &pool_});
+    ASSERT_TRUE(loaded.ok()) << loaded.error();
+    loaded_ = std::move(*loaded);
   }
 
   EngineArgs Args(bool hybrid) const {
@@ -70,7 +68,7 @@ class SlidingWindowEngineTest : public ::testing::Test {
   }
 
   std::unique_ptr<EngineCore> Core(const EngineArgs& args) {
-    auto core = EngineCore::Create(*model_, args);
+    auto core = EngineCore::Create(*loaded_.model, args);
     EXPECT_TRUE(core.ok()) << core.error();
     return core.ok() ? std::move(*core) : nullptr;
   }
@@ -79,8 +77,8 @@ class SlidingWindowEngineTest : public ::testing::Test {
   std::vector<int32_t> Prompt(int seed) const {
     std::vector<int32_t> prompt(kPromptLen);
     for (int i = 0; i < kPromptLen; ++i) {
-      prompt[i] =
-          static_cast<int32_t>(3 + (i * 37 + seed * 101) % (model_->config().vocab_size - 3));
+      prompt[i] = static_cast<int32_t>(3 + (i * 37 + seed * 101) %
+                                               (loaded_.model->config().vocab_size - 3));
     }
     return prompt;
   }
@@ -153,12 +151,11 @@ class SlidingWindowEngineTest : public ::testing::Test {
   }
 
   ThreadPool pool_{ThreadPool::Options{.num_threads = 2}};
-  std::unique_ptr<GgufFile> file_;
-  std::unique_ptr<Model> model_;
+  LoadedModel loaded_;
 };
 
 TEST_F(SlidingWindowEngineTest, TheModelHasFiveSlidingGroupsAndOneFull) {
-  const KvCacheLayout layout = KvCacheLayoutOf(model_->config());
+  const KvCacheLayout layout = KvCacheLayoutOf(loaded_.model->config());
   EXPECT_EQ(layout.group_size, 1);
   ASSERT_EQ(layout.num_groups(), 6);
   for (int g = 0; g < 5; ++g) EXPECT_EQ(layout.groups[g].sliding_window, kWindow);
@@ -173,11 +170,11 @@ TEST_F(SlidingWindowEngineTest, TheCacheMustHoldOneRequestOfMaxModelLen) {
   // the null block; a block holds 4 tokens of 1 layer.
   const int64_t bytes_per_block = 2 * kBlockSize * 64 * int64_t{sizeof(float)};
   args.kv_cache_memory_bytes = (32 + 5 * 8 + 1) * bytes_per_block;
-  auto core = EngineCore::Create(*model_, args);
+  auto core = EngineCore::Create(*loaded_.model, args);
   ASSERT_TRUE(core.ok()) << core.error();
   EXPECT_EQ((*core)->num_kv_blocks(), 32 + 5 * 8 + 1);
   args.kv_cache_memory_bytes -= bytes_per_block;
-  core = EngineCore::Create(*model_, args);
+  core = EngineCore::Create(*loaded_.model, args);
   ASSERT_FALSE(core.ok());
   EXPECT_THAT(core.error(),
               ::testing::HasSubstr("the KV cache holds 71 blocks, fewer than the 72"));
@@ -196,7 +193,7 @@ TEST_F(SlidingWindowEngineTest, FreeingOutsideTheWindowChangesNoLogitAndBoundsTh
   ASSERT_EQ(expected.token_ids.size(), static_cast<size_t>(kNumGenerated));
 
   // The prompt is one step, each output token but the last one more.
-  const KvCacheLayout layout = KvCacheLayoutOf(model_->config());
+  const KvCacheLayout layout = KvCacheLayoutOf(loaded_.model->config());
   int64_t num_computed = 0;  // before the step
   int64_t num_tokens = 0;    // after it
   int64_t last_held = 0;     // blocks of 1 layer
@@ -253,11 +250,11 @@ TEST_F(SlidingWindowEngineTest, PreemptionWithWindowsDoesNotChangeOutputs) {
   // Room for one request of 128 tokens (32 full blocks + 5 x 8 sliding ones, plus the null block)
   // and 20 blocks more: four requests of 40 + 60 tokens, each holding 45 blocks while decoding,
   // must take turns.
-  const KvCacheLayout layout = KvCacheLayoutOf(model_->config());
+  const KvCacheLayout layout = KvCacheLayoutOf(loaded_.model->config());
   ASSERT_EQ(MaxBlocksPerRequest(layout, tight_args), 32 + 5 * 8);
   const int64_t blocks = 32 + 5 * 8 + 1 + 20;
   tight_args.kv_cache_memory_bytes =
-      blocks * SizeKvCache(model_->config(), layout, tight_args)->bytes_per_block;
+      blocks * SizeKvCache(loaded_.model->config(), layout, tight_args)->bytes_per_block;
   std::unique_ptr<EngineCore> roomy = Core(roomy_args);
   std::unique_ptr<EngineCore> tight = Core(tight_args);
   ASSERT_TRUE(roomy && tight);
@@ -276,10 +273,10 @@ TEST_F(SlidingWindowEngineTest, SpeculativeDecodingChangesNoLogit) {
   speculative_args.speculative_config =
       SpeculativeConfig{.method = "ngram", .num_speculative_tokens = 5, .prompt_lookup_min = 1};
   speculative_args.max_model_len = 128;
-  const KvCacheLayout layout = KvCacheLayoutOf(model_->config());
+  const KvCacheLayout layout = KvCacheLayoutOf(loaded_.model->config());
   const int64_t blocks = 32 + 5 * 8 + 1 + 20;  // as PreemptionWithWindowsDoesNotChangeOutputs
   speculative_args.kv_cache_memory_bytes =
-      blocks * SizeKvCache(model_->config(), layout, speculative_args)->bytes_per_block;
+      blocks * SizeKvCache(loaded_.model->config(), layout, speculative_args)->bytes_per_block;
   std::unique_ptr<EngineCore> plain = Core(plain_args);
   std::unique_ptr<EngineCore> speculative = Core(speculative_args);
   ASSERT_TRUE(plain && speculative);
@@ -308,7 +305,7 @@ class TwoLayersPerBlockTest : public SlidingWindowEngineTest,
 };
 
 TEST_P(TwoLayersPerBlockTest, FreeingOutsideTheWindowChangesNoLogit) {
-  const KvCacheLayout layout = KvCacheLayoutOf(model_->config());
+  const KvCacheLayout layout = KvCacheLayoutOf(loaded_.model->config());
   ASSERT_EQ(layout.group_size, 2);
   ASSERT_EQ(layout.num_groups(), 2);
   std::unique_ptr<EngineCore> full = Core(Args(/*hybrid=*/false));

@@ -31,4 +31,14 @@ inline SamplingParams Greedy(int max_tokens) {
   return params;
 }
 
+// Seeded random sampling of max_tokens tokens, as the speculative decoding tests compare it.
+inline SamplingParams SeededSampling(int max_tokens) {
+  SamplingParams params;
+  params.temperature = 0.8f;
+  params.top_p = 0.95f;
+  params.seed = 1234;
+  params.max_tokens = max_tokens;
+  return params;
+}
+
 }  // namespace vllm

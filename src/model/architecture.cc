@@ -75,4 +75,14 @@ std::vector<TensorNamePair> LlamaHfTensorNames() {
   };
 }
 
+std::vector<TensorNamePair> LlamaHfTensorNamesWithPostAttentionNorm() {
+  std::vector<TensorNamePair> names = LlamaHfTensorNames();
+  for (TensorNamePair& pair : names) {
+    if (pair.hf == "model.layers.{L}.post_attention_layernorm.weight") {
+      pair.gguf = "blk.{L}.post_attention_norm.weight";
+    }
+  }
+  return names;
+}
+
 }  // namespace vllm

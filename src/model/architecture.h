@@ -103,5 +103,8 @@ std::string TranslateTensorName(const std::vector<TensorNamePair>& pairs, const 
 // Llama's Hugging Face tensor names (embeddings, attention with optional biases and Q/K norms,
 // SwiGLU MLP, final norm and head): the base other families extend.
 std::vector<TensorNamePair> LlamaHfTensorNames();
+// The same with the norm after attention named as llama.cpp's Gemma and gpt-oss files name it
+// (post_attention_norm, not ffn_norm).
+std::vector<TensorNamePair> LlamaHfTensorNamesWithPostAttentionNorm();
 
 }  // namespace vllm

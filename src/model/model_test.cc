@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/layers/paged_attention.h"
+#include "model/model_loader.h"
 #include "model/random_model.h"
 
 namespace vllm {
@@ -38,13 +39,10 @@ class ModelInvarianceTest : public ::testing::TestWithParam<std::string> {
       ASSERT_TRUE(status.ok()) << status.message();
       random_path_ = path;
     }
-    auto file = GgufFile::Open(path);
-    ASSERT_TRUE(file.ok()) << file.error();
-    file_ = std::move(*file);
-    auto model = LoadModelFromGguf(*file_, {.pool = &pool_});
-    ASSERT_TRUE(model.ok()) << model.error();
-    model_ = std::move(*model);
-    const ModelConfig& config = model_->config();
+    auto loaded = LoadModelFromPath(path, {.pool = &pool_});
+    ASSERT_TRUE(loaded.ok()) << loaded.error();
+    loaded_ = std::move(*loaded);
+    const ModelConfig& config = loaded_.model->config();
     auto kv = KvStorage::Create({.num_layers = config.num_layers,
                                  .num_blocks = 64,
                                  .block_size = 16,
@@ -73,8 +71,8 @@ class ModelInvarianceTest : public ::testing::TestWithParam<std::string> {
       EXPECT_TRUE(AppendSequence(new_tokens, begin, {&seqs[s].blocks, 1}, 16, batch).ok());
       batch.logits_indices.push_back(static_cast<int32_t>(batch.token_ids.size()) - 1);
     }
-    std::vector<float> logits(seqs.size() * model_->config().vocab_size);
-    Status status = model_->Forward(batch, *kv_, logits.data());
+    std::vector<float> logits(seqs.size() * loaded_.model->config().vocab_size);
+    Status status = loaded_.model->Forward(batch, *kv_, logits.data());
     EXPECT_TRUE(status.ok()) << status.message();
     return logits;
   }
@@ -84,7 +82,7 @@ class ModelInvarianceTest : public ::testing::TestWithParam<std::string> {
     std::mt19937 rng(seed);
     Seq seq;
     for (int i = 0; i < length; ++i) {
-      seq.tokens.push_back(static_cast<int32_t>(rng() % model_->config().vocab_size));
+      seq.tokens.push_back(static_cast<int32_t>(rng() % loaded_.model->config().vocab_size));
     }
     for (int b = 0; b < (length + 15) / 16; ++b) seq.blocks.push_back(first_block + b);
     return seq;
@@ -92,15 +90,14 @@ class ModelInvarianceTest : public ::testing::TestWithParam<std::string> {
 
   std::string random_path_;  // the random model this test wrote; empty for an oracle
   ThreadPool pool_{ThreadPool::Options{.num_threads = 2}};
-  std::unique_ptr<GgufFile> file_;
-  std::unique_ptr<Model> model_;
+  LoadedModel loaded_;
   std::unique_ptr<KvStorage> kv_;
 };
 
 // 312 tokens in all: more than one of the dense MLP's chunks of tokens (GatedMlp), whose bounds
 // fall inside the last sequence.
 TEST_P(ModelInvarianceTest, BatchedEqualsAloneBitwise) {
-  const int64_t vocab = model_->config().vocab_size;
+  const int64_t vocab = loaded_.model->config().vocab_size;
   std::vector<Seq> seqs = {MakeSeq(37, 0, 1), MakeSeq(5, 10, 2), MakeSeq(70, 20, 3),
                            MakeSeq(200, 30, 10)};
   std::vector<std::vector<float>> alone;
@@ -132,7 +129,7 @@ TEST_P(ModelInvarianceTest, MixedPrefillAndDecodeBatch) {
   Run({b}, {{0, 10}});
   // a decodes its last token while b prefills its second chunk.
   auto mixed = Run({a, b}, {{32, 33}, {10, 18}});
-  const int64_t vocab = model_->config().vocab_size;
+  const int64_t vocab = loaded_.model->config().vocab_size;
   EXPECT_TRUE(std::equal(a_alone.begin(), a_alone.end(), mixed.begin()));
   EXPECT_TRUE(std::equal(b_alone.begin(), b_alone.end(), mixed.begin() + vocab));
 }
@@ -153,18 +150,18 @@ TEST_P(ModelInvarianceTest, RejectsInconsistentBatches) {
   batch.seq_lens = {2};
   batch.kv_groups = {{.slot_mapping = {0, 999999}, .block_tables = {{0}}}};  // slot disagrees
   batch.logits_indices = {1};
-  std::vector<float> logits(model_->config().vocab_size);
-  EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
+  std::vector<float> logits(loaded_.model->config().vocab_size);
+  EXPECT_FALSE(loaded_.model->Forward(batch, *kv_, logits.data()).ok());
   batch.kv_groups[0].slot_mapping = {0, 1};
-  ASSERT_TRUE(model_->Forward(batch, *kv_, logits.data()).ok());
+  ASSERT_TRUE(loaded_.model->Forward(batch, *kv_, logits.data()).ok());
   batch.token_ids = {1, 1 << 30};  // outside the vocabulary
-  EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
+  EXPECT_FALSE(loaded_.model->Forward(batch, *kv_, logits.data()).ok());
   batch.token_ids = {1, 2};
   batch.kv_groups[0].block_tables = {{64}};  // past the storage
-  EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
+  EXPECT_FALSE(loaded_.model->Forward(batch, *kv_, logits.data()).ok());
   batch.kv_groups[0].block_tables = {{0}};
   batch.kv_groups.push_back(batch.kv_groups[0]);  // a group the storage does not have
-  EXPECT_FALSE(model_->Forward(batch, *kv_, logits.data()).ok());
+  EXPECT_FALSE(loaded_.model->Forward(batch, *kv_, logits.data()).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, ModelInvarianceTest,
@@ -175,6 +172,11 @@ INSTANTIATE_TEST_SUITE_P(Families, ModelInvarianceTest,
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
+
+TEST(ModelShapeTest, ResolvedHeadDimIsHiddenOverHeadsUnlessSet) {
+  EXPECT_EQ(FindModelShape("tinyllama-1.1b")->resolved_head_dim(), 2048 / 32);
+  EXPECT_EQ(FindModelShape("qwen3-0.6b")->resolved_head_dim(), 128);  // not 1024 / 16
+}
 
 TEST(ModelLoadTest, TiedEmbeddingsServeAsTheOutputHead) {
   // The SmolLM2 shape has no output.weight: logits come from token_embd.weight.

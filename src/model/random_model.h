@@ -35,6 +35,8 @@ struct ModelShape {
   float rope_scaling_factor = 0.0f;          // gemma3: linear position scaling of the global layers
   // >= 0: llama.cpp's "<arch>.pooling_type" of an embedder (3 last) or reranker (4 rank).
   int64_t pooling_type = -1;
+
+  int64_t resolved_head_dim() const { return head_dim > 0 ? head_dim : hidden_size / num_heads; }
 };
 
 // Known shapes: real models' (stories260k, tinyllama-1.1b, smollm2-135m, qwen3-0.6b, mixtral-8x7b,

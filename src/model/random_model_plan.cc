@@ -30,9 +30,7 @@ std::string LayerPrefix(int64_t layer) { return "blk." + std::to_string(layer) +
 RandomModelPlan::RandomModelPlan(const ModelShape& shape, GgmlType matrix_type)
     : shape_(shape), matrix_type_(matrix_type) {}
 
-int64_t RandomModelPlan::head_dim() const {
-  return shape_.head_dim > 0 ? shape_.head_dim : shape_.hidden_size / shape_.num_heads;
-}
+int64_t RandomModelPlan::head_dim() const { return shape_.resolved_head_dim(); }
 
 void RandomModelPlan::AddKey(const std::string& suffix, GgufValue value) {
   keys_.emplace_back(shape_.architecture + "." + suffix, std::move(value));

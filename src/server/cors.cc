@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/join.h"
 #include "server/header_value.h"
 
 namespace vllm::server {
@@ -18,15 +19,6 @@ constexpr std::string_view kSafelistedHeaders[] = {"accept", "accept-language", 
 
 bool Contains(const std::vector<std::string>& list, std::string_view value) {
   return std::find(list.begin(), list.end(), value) != list.end();
-}
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string joined;
-  for (const std::string& item : items) {
-    if (!joined.empty()) joined += ", ";
-    joined += item;
-  }
-  return joined;
 }
 
 std::string Lowercase(std::string_view text) {
@@ -90,7 +82,7 @@ std::optional<CorsPreflightAnswer> AnswerCorsPreflight(const CorsOptions& option
           ? std::vector<std::string>(std::begin(kEveryMethod), std::end(kEveryMethod))
           : options.allowed_methods;
   if (!Contains(methods, *requested_method)) failures.push_back("method");
-  headers += "Access-Control-Allow-Methods: " + Join(methods) + "\r\n";
+  headers += "Access-Control-Allow-Methods: " + Join(methods, ", ") + "\r\n";
   headers += "Access-Control-Max-Age: 600\r\n";
 
   const std::optional<std::string_view> requested_headers =
@@ -104,14 +96,14 @@ std::optional<CorsPreflightAnswer> AnswerCorsPreflight(const CorsOptions& option
     for (const std::string& header : options.allowed_headers) allowed.push_back(Lowercase(header));
     std::sort(allowed.begin(), allowed.end());
     allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
-    headers += "Access-Control-Allow-Headers: " + Join(allowed) + "\r\n";
+    headers += "Access-Control-Allow-Headers: " + Join(allowed, ", ") + "\r\n";
     if (requested_headers && !AllListed(allowed, *requested_headers)) failures.push_back("headers");
   }
   if (options.allow_credentials) headers += "Access-Control-Allow-Credentials: true\r\n";
 
   if (failures.empty()) return CorsPreflightAnswer{http::status::ok, std::move(headers), "OK"};
   return CorsPreflightAnswer{http::status::bad_request, std::move(headers),
-                             "Disallowed CORS " + Join(failures)};
+                             "Disallowed CORS " + Join(failures, ", ")};
 }
 
 }  // namespace vllm::server

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/join.h"
+
 namespace vllm {
 namespace {
 
@@ -212,12 +214,7 @@ std::string GbnfCodePoints(const CodePointSet& set) {
 }
 
 std::string JoinGbnfAlternatives(const std::vector<std::string>& alternatives) {
-  std::string text;
-  for (const std::string& alternative : alternatives) {
-    if (!text.empty()) text += " | ";
-    text += alternative;
-  }
-  return text;
+  return Join(alternatives, " | ");
 }
 
 }  // namespace vllm

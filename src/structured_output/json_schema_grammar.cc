@@ -918,11 +918,7 @@ class SchemaConverter {
     if (may_be_empty && !other_member.empty()) {
       firsts.push_back(other_member + (others.empty() ? "" : " " + others));
     }
-    std::string content;
-    for (const std::string& first : firsts) {
-      if (!content.empty()) content += " | ";
-      content += first;
-    }
+    std::string content = JoinGbnfAlternatives(firsts);
     if (firsts.size() > 1) content = "(" + content + ")";
     if (may_be_empty) return open + " (" + content + Space() + ")? \"}\"";
     return open + " " + content + close;

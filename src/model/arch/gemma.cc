@@ -147,12 +147,7 @@ Status WriteGemmaEmbeddingHf(const GgufFile& file, const ModelConfig& config, nl
 
 // Llama's names, with Gemma's norms around attention and MLP.
 std::vector<TensorNamePair> GemmaNames() {
-  std::vector<TensorNamePair> names = LlamaHfTensorNames();
-  for (TensorNamePair& pair : names) {
-    if (pair.hf == "model.layers.{L}.post_attention_layernorm.weight") {
-      pair.gguf = "blk.{L}.post_attention_norm.weight";
-    }
-  }
+  std::vector<TensorNamePair> names = LlamaHfTensorNamesWithPostAttentionNorm();
   const std::string layer = "model.layers.{L}.";
   names.insert(names.end(),
                {{layer + "pre_feedforward_layernorm.weight", "blk.{L}.ffn_norm.weight"},

@@ -77,12 +77,7 @@ Status WriteGptOssHf(const GgufFile&, const ModelConfig& config, nlohmann::json*
 // gpt-oss files), plus the output projection's bias, the sinks and the router; the experts are
 // converted (ConvertGptOssHfTensor).
 std::vector<TensorNamePair> GptOssNames() {
-  std::vector<TensorNamePair> names = LlamaHfTensorNames();
-  for (TensorNamePair& pair : names) {
-    if (pair.hf == "model.layers.{L}.post_attention_layernorm.weight") {
-      pair.gguf = "blk.{L}.post_attention_norm.weight";
-    }
-  }
+  std::vector<TensorNamePair> names = LlamaHfTensorNamesWithPostAttentionNorm();
   const std::string layer = "model.layers.{L}.";
   names.insert(names.end(), {{layer + "self_attn.o_proj.bias", "blk.{L}.attn_output.bias"},
                              {layer + "self_attn.sinks", "blk.{L}.attn_sinks.weight"},

@@ -1,7 +1,5 @@
 #include "tokenizer/hf/bpe_model.h"
 
-#include <cstdio>
-
 #include "tokenizer/symbol_merge.h"
 
 namespace vllm::hf {
@@ -57,11 +55,7 @@ Expected<std::unique_ptr<Model>> BpeModel::Parse(const Json& json, std::string_v
   auto ignore_merges = BoolField(json, "ignore_merges", context, false);
   if (!ignore_merges) return Error{ignore_merges.error()};
   model->ignore_merges_ = *ignore_merges;
-  for (int byte = 0; byte < 256; ++byte) {
-    char name[8];
-    std::snprintf(name, sizeof(name), "<0x%02X>", byte);
-    model->byte_ids_[byte] = model->vocab_.Find(name).value_or(-1);
-  }
+  model->byte_ids_ = model->vocab_.ByteTokenIds();
 
   const Json* merges = FindField(json, "merges");
   if (merges != nullptr && !merges->is_array()) {

@@ -1,7 +1,5 @@
 #include "tokenizer/hf/unigram_model.h"
 
-#include <cstdio>
-
 namespace vllm::hf {
 
 Expected<std::unique_ptr<Model>> UnigramModel::Parse(const Json& json, std::string_view context) {
@@ -42,11 +40,7 @@ Expected<std::unique_ptr<Model>> UnigramModel::Parse(const Json& json, std::stri
   auto byte_fallback = BoolField(json, "byte_fallback", context, false);
   if (!byte_fallback) return Error{byte_fallback.error()};
   model->byte_fallback_ = *byte_fallback;
-  for (int byte = 0; byte < 256; ++byte) {
-    char name[8];
-    std::snprintf(name, sizeof(name), "<0x%02X>", byte);
-    model->byte_ids_[byte] = model->vocab_.Find(name).value_or(-1);
-  }
+  model->byte_ids_ = model->vocab_.ByteTokenIds();
   return std::unique_ptr<Model>(std::move(model));
 }
 

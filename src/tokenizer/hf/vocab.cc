@@ -1,5 +1,7 @@
 #include "tokenizer/hf/vocab.h"
 
+#include <cstdio>
+
 namespace vllm::hf {
 
 Expected<Vocab> Vocab::ParseField(const Json& model_json, std::string_view context) {
@@ -40,6 +42,16 @@ Expected<Vocab> Vocab::FromTokens(std::vector<std::string> tokens, std::string_v
   }
   vocab.id_to_token_ = std::move(tokens);
   return vocab;
+}
+
+std::array<int32_t, 256> Vocab::ByteTokenIds() const {
+  std::array<int32_t, 256> ids;
+  for (int byte = 0; byte < 256; ++byte) {
+    char name[8];
+    std::snprintf(name, sizeof(name), "<0x%02X>", byte);
+    ids[byte] = Find(name).value_or(-1);
+  }
+  return ids;
 }
 
 }  // namespace vllm::hf

@@ -1,6 +1,7 @@
 // A model's vocabulary ({"token": id, ...} in tokenizer.json), both ways.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -38,6 +39,8 @@ class Vocab {
     return id >= 0 && id < size() ? std::string_view(id_to_token_[id]) : std::string_view();
   }
   int32_t size() const { return static_cast<int32_t>(id_to_token_.size()); }  // largest id + 1
+  // The ids of the byte-fallback tokens <0x00> ... <0xFF>; -1 where absent.
+  std::array<int32_t, 256> ByteTokenIds() const;
 
  private:
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> token_to_id_;
