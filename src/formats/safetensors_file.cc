@@ -23,11 +23,14 @@ struct Dtype {
   GgmlType type;
   int64_t size;  // bytes per element
 };
-// U8 holds raw bytes (gpt-oss's MXFP4 blocks and scales); it is read as ggml's I8 type.
-constexpr Dtype kDtypes[] = {{"F32", GgmlType::kF32, 4},
-                             {"F16", GgmlType::kF16, 2},
-                             {"BF16", GgmlType::kBF16, 2},
-                             {"U8", GgmlType::kI8, 1}};
+// The byte dtypes are read as ggml's I8 type (raw bytes): U8 (gpt-oss's MXFP4 blocks and scales,
+// bitsandbytes' packed weights), I8 (int8 weights) and the FP8 ones; the first row of a type
+// names it when writing.
+constexpr Dtype kDtypes[] = {
+    {"F32", GgmlType::kF32, 4},    {"F16", GgmlType::kF16, 2}, {"BF16", GgmlType::kBF16, 2},
+    {"U8", GgmlType::kI8, 1},      {"I8", GgmlType::kI8, 1},   {"F8_E4M3", GgmlType::kI8, 1},
+    {"F8_E5M2", GgmlType::kI8, 1}, {"I16", GgmlType::kI16, 2}, {"I32", GgmlType::kI32, 4},
+    {"I64", GgmlType::kI64, 8},    {"F64", GgmlType::kF64, 8}};
 
 const Dtype* FindDtype(std::string_view name) {
   for (const Dtype& dtype : kDtypes) {
@@ -117,7 +120,7 @@ Status ParseEntry(const std::string& name, const Json& value, uint64_t data_size
   const Dtype* dtype = FindDtype(dtype_name);
   if (dtype == nullptr) {
     return Error{what + " has unsupported dtype " + dtype_name +
-                 " (supported: F32, F16, BF16, U8)"};
+                 " (supported: F32, F16, BF16, F64, U8, I8, I16, I32, I64, F8_E4M3, F8_E5M2)"};
   }
 
   const Json& shape_json = value["shape"];
@@ -165,6 +168,7 @@ Status ParseEntry(const std::string& name, const Json& value, uint64_t data_size
   }
   entry->tensor.name = name;
   entry->tensor.type = dtype->type;
+  entry->tensor.dtype = dtype->name;
   entry->tensor.num_bytes = num_bytes;
   entry->begin = *begin;
   entry->end = *end;
@@ -209,6 +213,12 @@ std::optional<std::string_view> SafetensorsDtypeName(GgmlType type) {
     if (dtype.type == type) return dtype.name;
   }
   return std::nullopt;
+}
+
+std::optional<GgmlType> SafetensorsDtypeType(std::string_view dtype) {
+  const Dtype* found = FindDtype(dtype);
+  if (found == nullptr) return std::nullopt;
+  return found->type;
 }
 
 // Reads the layout: header length, header JSON, then views into the data section.

@@ -22,17 +22,23 @@ namespace vllm {
 
 struct SafetensorsTensor {
   std::string name;
-  GgmlType type = GgmlType::kF32;  // F32, F16, BF16, or I8 for U8 (raw bytes)
-  std::vector<int64_t> shape;      // as in the file: row-major, shape[0] outermost (PyTorch order)
+  // F32, F16, BF16; I8 for the byte dtypes (U8, I8, F8_E4M3, F8_E5M2: raw bytes), I16 / I32 /
+  // I64 / F64 for those.
+  GgmlType type = GgmlType::kF32;
+  // The file's dtype name ("BF16", "I32", "F8_E4M3", ...). Writers: empty means type's name.
+  std::string dtype;
+  std::vector<int64_t> shape;  // as in the file: row-major, shape[0] outermost (PyTorch order)
   // The tensor's bytes. Aligned only as far as the file aligns them: read values with memcpy
   // unless the offset is known to be a multiple of the element size.
   const void* data = nullptr;
   int64_t num_bytes = 0;  // product(shape) * element size
 };
 
-// The safetensors dtype name of a supported type ("F32", "F16", "BF16", "U8" for I8); nullopt
-// for any other.
+// The safetensors dtype name of a supported type ("F32", "F16", "BF16", "U8" for I8, "I32", ...);
+// nullopt for any other.
 std::optional<std::string_view> SafetensorsDtypeName(GgmlType type);
+// The type a supported dtype name is read as (see SafetensorsTensor::type); nullopt for any other.
+std::optional<GgmlType> SafetensorsDtypeType(std::string_view dtype);
 // F32, F16 or BF16.
 bool IsSafetensorsFloatType(GgmlType type);
 // Bytes per element of a supported type; 0 for any other.

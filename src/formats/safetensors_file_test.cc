@@ -171,6 +171,29 @@ TEST(SafetensorsFileTest, RoundTripsThroughAFile) {
   EXPECT_EQ(bytes, *in_memory);
 }
 
+TEST(SafetensorsFileTest, RoundTripsQuantizedCheckpointDtypes) {
+  const int32_t packed[2] = {0x76543210, -1};
+  const uint8_t fp8[4] = {0x38, 0xb8, 0x00, 0x7e};
+  const int64_t shape[2] = {4, 8};
+  SafetensorsTensor fp8_view = View("w", GgmlType::kI8, {4}, fp8, 4);
+  fp8_view.dtype = "F8_E4M3";
+  auto bytes = SerializeSafetensors({View("q", GgmlType::kI32, {2}, packed, 8), fp8_view,
+                                     View("s", GgmlType::kI64, {2}, shape, 16)});
+  ASSERT_TRUE(bytes.ok()) << bytes.error();
+  auto file = SafetensorsFile::Parse(bytes->data(), bytes->size());
+  ASSERT_TRUE(file.ok()) << file.error();
+  EXPECT_EQ((*file)->FindTensor("q")->dtype, "I32");
+  EXPECT_EQ((*file)->FindTensor("q")->type, GgmlType::kI32);
+  EXPECT_EQ((*file)->FindTensor("w")->dtype, "F8_E4M3");
+  EXPECT_EQ((*file)->FindTensor("w")->type, GgmlType::kI8);
+  EXPECT_EQ((*file)->FindTensor("s")->dtype, "I64");
+  EXPECT_EQ(std::memcmp((*file)->FindTensor("q")->data, packed, 8), 0);
+  // A dtype name must be read as the tensor's type.
+  fp8_view.dtype = "I32";
+  EXPECT_EQ(SerializeSafetensors({fp8_view}).error(),
+            "tensor 'w' has dtype I32, which is not read as type i8");
+}
+
 TEST(SafetensorsFileTest, OrdersTensorsByOffsetAndAllowsGaps) {
   auto bytes = Frame(R"({"b":{"dtype":"F16","shape":[2],"data_offsets":[12,16]},)"
                      R"("a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
@@ -194,8 +217,9 @@ TEST(SafetensorsFileTest, WriterRejectsBadTensors) {
     EXPECT_FALSE(bytes.ok());
     return bytes.ok() ? "" : bytes.error();
   };
-  EXPECT_EQ(error({View("q", GgmlType::kQ8_0, {32}, values, 34)}),
-            "tensor 'q' has type q8_0 (safetensors supports F32, F16, BF16, U8)");
+  EXPECT_EQ(
+      error({View("q", GgmlType::kQ8_0, {32}, values, 34)}),
+      "tensor 'q' has type q8_0 (safetensors supports F32, F16, BF16, F64, U8, I16, I32, I64)");
   EXPECT_EQ(error({View("a", GgmlType::kF32, {3}, values, 8)}),
             "tensor 'a' has 8 bytes but its shape needs 12");
   EXPECT_EQ(error({View("a", GgmlType::kF32, {-1}, values, 8)}),
@@ -281,10 +305,15 @@ TEST(SafetensorsMalformedTest, WrongFieldTypes) {
 }
 
 TEST(SafetensorsMalformedTest, UnsupportedDtype) {
-  EXPECT_EQ(EntryError(R"("dtype":"I64","shape":[1],"data_offsets":[0,8])"),
-            "tensor 'a' has unsupported dtype I64 (supported: F32, F16, BF16, U8)");
+  EXPECT_EQ(EntryError(R"("dtype":"BOOL","shape":[1],"data_offsets":[0,1])"),
+            "tensor 'a' has unsupported dtype BOOL (supported: F32, F16, BF16, F64, U8, I8, I16, "
+            "I32, I64, F8_E4M3, F8_E5M2)");
   EXPECT_EQ(EntryError(R"("dtype":"f32","shape":[1],"data_offsets":[0,4])"),
-            "tensor 'a' has unsupported dtype f32 (supported: F32, F16, BF16, U8)");
+            "tensor 'a' has unsupported dtype f32 (supported: F32, F16, BF16, F64, U8, I8, I16, "
+            "I32, I64, F8_E4M3, F8_E5M2)");
+  // Quantized checkpoints' dtypes are read with their element sizes.
+  EXPECT_EQ(EntryError(R"("dtype":"I32","shape":[3],"data_offsets":[0,8])"),
+            "tensor 'a' data_offsets [0, 8] hold 8 bytes but shape [3] of I32 needs 12");
 }
 
 TEST(SafetensorsMalformedTest, NegativeDimension) {

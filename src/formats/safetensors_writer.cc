@@ -15,9 +15,14 @@ using Json = nlohmann::json;
 Expected<uint64_t> CheckTensor(const SafetensorsTensor& tensor) {
   const std::string what = "tensor '" + tensor.name + "'";
   if (tensor.name == "__metadata__") return Error{what + ": the name is reserved"};
-  if (!SafetensorsDtypeName(tensor.type)) {
+  if (!tensor.dtype.empty()) {
+    if (SafetensorsDtypeType(tensor.dtype) != tensor.type) {
+      return Error{what + " has dtype " + tensor.dtype + ", which is not read as type " +
+                   GgmlTypeName(static_cast<uint32_t>(tensor.type))};
+    }
+  } else if (!SafetensorsDtypeName(tensor.type)) {
     return Error{what + " has type " + GgmlTypeName(static_cast<uint32_t>(tensor.type)) +
-                 " (safetensors supports F32, F16, BF16, U8)"};
+                 " (safetensors supports F32, F16, BF16, F64, U8, I16, I32, I64)"};
   }
   int64_t num_bytes = SafetensorsElementBytes(tensor.type);
   for (int64_t dim : tensor.shape) {
@@ -43,9 +48,10 @@ Expected<std::string> EncodeHeader(const std::vector<SafetensorsTensor>& tensors
     auto num_bytes = CheckTensor(tensor);
     if (!num_bytes) return Error{num_bytes.error()};
     if (!names.insert(tensor.name).second) return Error{"duplicate tensor '" + tensor.name + "'"};
-    header[tensor.name] = {{"dtype", *SafetensorsDtypeName(tensor.type)},
-                           {"shape", tensor.shape},
-                           {"data_offsets", {offset, offset + *num_bytes}}};
+    const std::string dtype =
+        tensor.dtype.empty() ? std::string(*SafetensorsDtypeName(tensor.type)) : tensor.dtype;
+    header[tensor.name] = {
+        {"dtype", dtype}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + *num_bytes}}};
     offset += *num_bytes;
   }
   std::string json;

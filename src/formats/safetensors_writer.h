@@ -13,8 +13,8 @@
 
 namespace vllm {
 
-// Each tensor needs a unique name other than "__metadata__", type F32, F16 or BF16, a shape in
-// file order (row-major, outermost first) and num_bytes == product(shape) * element size bytes
+// Each tensor needs a unique name other than "__metadata__", a type safetensors holds (or a
+// `dtype` name read as its type: "I8" or "F8_E4M3" for kI8), a shape in file order (row-major, outermost first) and num_bytes == product(shape) * element size bytes
 // at data. `metadata` becomes "__metadata__" when not empty.
 Status WriteSafetensors(const std::string& path, const std::vector<SafetensorsTensor>& tensors,
                         const std::map<std::string, std::string>& metadata = {});
