@@ -25,13 +25,13 @@ struct SafetensorsTensor {
   // F32, F16, BF16; I8 for the byte dtypes (U8, I8, F8_E4M3, F8_E5M2: raw bytes), I16 / I32 /
   // I64 / F64 for those.
   GgmlType type = GgmlType::kF32;
-  // The file's dtype name ("BF16", "I32", "F8_E4M3", ...). Writers: empty means type's name.
-  std::string dtype;
   std::vector<int64_t> shape;  // as in the file: row-major, shape[0] outermost (PyTorch order)
   // The tensor's bytes. Aligned only as far as the file aligns them: read values with memcpy
   // unless the offset is known to be a multiple of the element size.
   const void* data = nullptr;
   int64_t num_bytes = 0;  // product(shape) * element size
+  // The file's dtype name ("BF16", "I32", "F8_E4M3", ...). Writers: empty means type's name.
+  std::string dtype;
 };
 
 // The safetensors dtype name of a supported type ("F32", "F16", "BF16", "U8" for I8, "I32", ...);

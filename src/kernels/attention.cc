@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/cpu_features.h"
+#include "common/fp8.h"
 #include "common/half.h"
 #include "kernels/attention_internal.h"
 #include "kernels/isa.h"
@@ -13,7 +14,6 @@
 namespace vllm::kernels {
 namespace {
 
-constexpr float kFp8E4m3Max = 448.0f;
 constexpr float kInt8Max = 127.0f;
 // Head dims the transposed bf16 paths take: multiples of one Q^T part (32 dims), up to 256.
 constexpr int64_t kBf16HeadDimStep = 32;
@@ -25,21 +25,6 @@ constexpr int64_t kMaxBf16HeadDim = 256;
 bool Bf16DotsOutpaceFmas() {
   static const bool outpace = CanAttendOnBf16Dots() && !Bf16DotsOnFma();
   return outpace;
-}
-
-// |x| ≤ 448 as an e4m3fn byte, rounded to nearest even.
-uint8_t EncodeFp8E4m3(float x) {
-  const auto sign = static_cast<uint8_t>((BitsFromFp32(x) >> 24) & 0x80u);
-  const float magnitude = std::fabs(x);
-  if (magnitude < 0.015625f) {  // below 2^-6, the smallest normal: multiples of 2^-9
-    // 0..8, and 8 is the encoding of 2^-6 itself.
-    return sign | static_cast<uint8_t>(std::nearbyint(magnitude * 512.0f));
-  }
-  uint32_t bits = BitsFromFp32(magnitude);
-  bits += 0x7ffffu + ((bits >> 20) & 1u);  // round to 3 mantissa bits, ties to even
-  uint32_t code = (((bits >> 23) - 120u) << 3) | ((bits >> 20) & 7u);
-  if (code > 0x7eu) code = 0x7eu;  // 448, the largest finite value
-  return sign | static_cast<uint8_t>(code);
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ inline float MulAdd(float a, float b, float c) {
 #endif
 }
 
-// An e4m3fn byte as f32 (0x7f, e4m3fn's NaN, is never stored and decodes as 480).
+// An e4m3fn byte as f32 (0x7f, e4m3fn's NaN, is never stored and decodes as 480): common/fp8.h's
+// DecodeFp8E4m3 in builtins, so that each ISA's copy stays private (see above).
 inline float DecodeFp8E4m3(uint32_t byte) {
   const uint32_t magnitude = byte & 0x7fu;
   const uint32_t sign = (byte & 0x80u) << 24;
