@@ -1,12 +1,16 @@
 // LinearWeight and the Linear entry point. A weight is its type's table entry plus its own copy of
 // the bytes on huge pages: its packed form, built at Create when the type has one for this CPU, or
 // the rows as stored. Linear prepares the activations once per call in the
-// format the type's dot products consume, then deals W's rows in tiles to the pool's threads.
+// format the type's dot products consume (from x's columns in the weight's input order, where it
+// has one), then deals W's rows in tiles to the pool's threads.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/huge_page_allocator.h"
@@ -24,6 +28,9 @@ constexpr int64_t kRowsPerTile = 16;
 constexpr int kChunksPerThread = 8;
 // Row groups of a packed form per work item.
 constexpr int64_t kGroupsPerWorkItem = 2;
+// Values of x gathered into a weight's input order on the calling thread below this many (a few
+// decode rows: cheaper than waking the pool).
+constexpr int64_t kValuesPerParallelGather = int64_t{1} << 15;
 
 // Tells the kernel the source bytes will not be read again soon: pages of a file mapping leave
 // memory (they read back from the file if touched). Contents never change.
@@ -66,11 +73,14 @@ class TableLinearWeight : public LinearWeight {
   GgmlType type() const override { return view_.traits->layout.type; }
   int64_t rows() const override { return view_.rows; }
   int64_t cols() const override { return view_.cols; }
+  const std::vector<int32_t>& input_order() const override { return input_order_; }
+  void set_input_order(std::vector<int32_t> order) { input_order_ = std::move(order); }
 
   void Apply(const float* x, int64_t m, float* y, ThreadPool& pool) const {
     if (m <= 0) return;
     if (!packed_) {
-      LinearWithIsa(BestIsa(), view_, x, m, y, pool);
+      const UninitializedVector<float> ordered_x = OrderedInput(x, m, pool);
+      LinearWithIsa(BestIsa(), view_, ordered_x.empty() ? x : ordered_x.data(), m, y, pool);
       return;
     }
     const PreparedActivations prepared = Prepare(x, m, pool);
@@ -83,8 +93,14 @@ class TableLinearWeight : public LinearWeight {
   // tiles).
   PreparedActivations Prepare(const float* x, int64_t m, ThreadPool& pool) const {
     const TypeTraits& traits = *view_.traits;
-    PreparedActivations prepared = PrepareActivations(packed_ ? traits.packed.isa : BestIsa(),
-                                                      traits.activation, x, m, view_.cols, pool);
+    UninitializedVector<float> ordered_x = OrderedInput(x, m, pool);
+    PreparedActivations prepared =
+        PrepareActivations(packed_ ? traits.packed.isa : BestIsa(), traits.activation,
+                           ordered_x.empty() ? x : ordered_x.data(), m, view_.cols, pool);
+    // Moving the vector keeps its buffer, where prepared.f32 may point (and a vector of
+    // PreparedActivations moves them as it grows: they never copy).
+    static_assert(std::is_nothrow_move_constructible_v<PreparedActivations>);
+    prepared.ordered_x = std::move(ordered_x);
     if (packed_ && traits.packed.prepare_terms != nullptr) {
       traits.packed.prepare_terms(prepared);
     }
@@ -150,10 +166,32 @@ class TableLinearWeight : public LinearWeight {
   }
 
  private:
+  // x: [m, cols] with its columns in input_order_, or empty where the order is the identity.
+  UninitializedVector<float> OrderedInput(const float* x, int64_t m, ThreadPool& pool) const {
+    UninitializedVector<float> ordered_x;
+    if (input_order_.empty()) return ordered_x;
+    const int64_t cols = view_.cols;
+    ordered_x.resize(m * cols);
+    auto gather = [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float* row = x + i * cols;
+        float* ordered_row = ordered_x.data() + i * cols;
+        for (int64_t j = 0; j < cols; ++j) ordered_row[j] = row[input_order_[j]];
+      }
+    };
+    if (m * cols < kValuesPerParallelGather) {
+      gather(0, m);
+    } else {
+      pool.ParallelFor(m, gather);
+    }
+    return ordered_x;
+  }
+
   WeightView view_;  // data: bytes_'s rows when not packed, else nullptr
   bool packed_;      // whether bytes_ holds the type's packed form for this CPU
   std::vector<uint8_t, HugePageAllocator<uint8_t>> bytes_;  // the packed form, or the rows
-  int64_t rows_per_turn_ = 0;  // of gate (then of up) in CreateGatedPair's layout; else 0
+  int64_t rows_per_turn_ = 0;         // of gate (then of up) in CreateGatedPair's layout; else 0
+  std::vector<int32_t> input_order_;  // [cols] (WithInputOrder), or empty: the identity
 };
 
 Expected<WeightView> CheckedView(GgmlType type, const void* data, int64_t rows, int64_t cols) {
@@ -246,6 +284,34 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateGatedPair(GgmlType t
   if (!weight) return Error{weight.error()};
   (*weight)->set_rows_per_turn(rows_per_turn);
   return std::unique_ptr<LinearWeight>(std::move(*weight));
+}
+
+Expected<std::unique_ptr<LinearWeight>> LinearWeight::WithInputOrder(
+    std::unique_ptr<LinearWeight> weight, std::vector<int32_t> input_order) {
+  const int64_t cols = weight->cols();
+  if (static_cast<int64_t>(input_order.size()) != cols) {
+    return Error{"input order has " + std::to_string(input_order.size()) + " columns, the weight " +
+                 std::to_string(cols)};
+  }
+  std::vector<bool> seen(cols, false);
+  bool identity = true;
+  for (int64_t j = 0; j < cols; ++j) {
+    const int32_t column = input_order[j];
+    if (column < 0 || column >= cols) {
+      return Error{"input order entry " + std::to_string(j) + " is column " +
+                   std::to_string(column) + ", outside [0, " + std::to_string(cols) + ")"};
+    }
+    if (seen[column]) {
+      return Error{"input order repeats column " + std::to_string(column) + " (at entry " +
+                   std::to_string(j) + ")"};
+    }
+    seen[column] = true;
+    identity = identity && column == j;
+  }
+  // TableLinearWeight is the only implementation (LinearWeight::Create / CreateOwned).
+  auto& table = static_cast<TableLinearWeight&>(*weight);
+  table.set_input_order(identity ? std::vector<int32_t>() : std::move(input_order));
+  return weight;
 }
 
 void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, float* y,

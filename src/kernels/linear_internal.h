@@ -37,6 +37,9 @@ struct PreparedActivations {
   int64_t m = 0;
   int64_t cols = 0;
   const float* f32 = nullptr;  // [m, cols]: F32 / F16 weights
+  // A weight with an input order (LinearWeight::WithInputOrder): x's columns in that order, which
+  // the fields here were prepared from (f32 may point at it).
+  UninitializedVector<float> ordered_x;  // [m, cols]
   // BF16 weights: x rounded to bf16, as bf16 bits (AVX-512) and as f32 values (other paths, and
   // AVX-512 where Bf16WeightPath() is kFmas).
   UninitializedVector<uint16_t> bf16;      // [m, cols]

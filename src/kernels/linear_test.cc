@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "common/cpu_features.h"
@@ -525,6 +527,97 @@ TEST(LinearTest, BatchedJobsEqualLinearBitwise) {
   LinearBatch(jobs, pool);
   for (size_t j = 0; j < jobs.size(); ++j) {
     EXPECT_EQ(outputs[j], expected[j]) << GetSupportedTypeTraits(weights[j]->type())->name;
+  }
+}
+
+// A weight with an input order computes, bit for bit, what the same weight without one computes
+// over x's columns in that order: Linear, GatedLinear (turns of kGatedRowsPerTurn and one turn)
+// and LinearBatch, float and integer types (packed and in place), batch sizes for each tile kind.
+TEST(LinearTest, InputOrderEqualsTheProductOverPermutedColumnsBitwise) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  const int64_t cols = 512;
+  const std::vector<int32_t> order = RandomPermutation(cols, 90);
+  for (GgmlType type :
+       {GgmlType::kF32, GgmlType::kBF16, GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K}) {
+    const char* name = GetSupportedTypeTraits(type)->name;
+    const int64_t rows = 64;
+    const TestWeight weight = MakeWeight(type, rows, cols, 91);
+    auto plain = LinearWeight::Create(type, weight.bytes.data(), rows, cols);
+    ASSERT_TRUE(plain.ok()) << plain.error();
+    auto ordered = LinearWeight::WithInputOrder(
+        LinearWeight::Create(type, weight.bytes.data(), rows, cols).value(), order);
+    ASSERT_TRUE(ordered.ok()) << ordered.error();
+    EXPECT_EQ((*ordered)->input_order(), order);
+    for (int64_t m : {1, 9, 70}) {
+      const std::vector<float> x = RandomNormalValues(m * cols, static_cast<uint32_t>(m));
+      const std::vector<float> permuted = PermutedColumns(x, m, order);
+      std::vector<float> expected(m * rows), y(m * rows, -1.0f), batched(m * rows, -1.0f);
+      Linear(**plain, permuted.data(), m, expected.data(), pool);
+      Linear(**ordered, x.data(), m, y.data(), pool);
+      EXPECT_EQ(y, expected) << name << " m " << m;
+      // One job with the order and one without, in one batch.
+      std::vector<float> plain_batched(m * rows, -1.0f);
+      const LinearJob jobs[] = {{ordered->get(), x.data(), m, batched.data()},
+                                {plain->get(), permuted.data(), m, plain_batched.data()}};
+      LinearBatch(jobs, pool);
+      EXPECT_EQ(batched, expected) << name << " batch, m " << m;
+      EXPECT_EQ(plain_batched, expected) << name << " batch, m " << m;
+    }
+    for (int64_t ffn : {2 * kGatedRowsPerTurn, int64_t{48}}) {
+      const TestWeight gate = MakeWeight(type, ffn, cols, 92);
+      const TestWeight up = MakeWeight(type, ffn, cols, 93);
+      auto make_pair = [&] {
+        return LinearWeight::CreateGatedPair(type, {gate.bytes.data(), ffn}, {up.bytes.data(), ffn},
+                                             cols);
+      };
+      auto plain_pair = make_pair();
+      ASSERT_TRUE(plain_pair.ok()) << plain_pair.error();
+      auto ordered_pair = LinearWeight::WithInputOrder(make_pair().value(), order);
+      ASSERT_TRUE(ordered_pair.ok()) << ordered_pair.error();
+      for (int64_t m : {1, 70}) {
+        const std::vector<float> x = RandomNormalValues(m * cols, static_cast<uint32_t>(m + 5));
+        const std::vector<float> permuted = PermutedColumns(x, m, order);
+        std::vector<float> expected(m * ffn), out(m * ffn, -1.0f);
+        GatedLinear(**plain_pair, permuted.data(), m, GateActivation::kSilu, expected.data(), pool);
+        GatedLinear(**ordered_pair, x.data(), m, GateActivation::kSilu, out.data(), pool);
+        EXPECT_EQ(out, expected) << name << " gated, ffn " << ffn << " m " << m;
+      }
+    }
+  }
+}
+
+TEST(LinearTest, InputOrderMustBeAPermutationOfTheColumns) {
+  const int64_t rows = 4, cols = 64;
+  const TestWeight weight = MakeWeight(GgmlType::kQ8_0, rows, cols, 94);
+  auto with_order = [&](std::vector<int32_t> order) {
+    return LinearWeight::WithInputOrder(
+        LinearWeight::Create(GgmlType::kQ8_0, weight.bytes.data(), rows, cols).value(),
+        std::move(order));
+  };
+  const std::vector<int32_t> order = RandomPermutation(cols, 95);
+  std::vector<int32_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  auto identity = with_order(sorted);
+  ASSERT_TRUE(identity.ok()) << identity.error();
+  EXPECT_TRUE((*identity)->input_order().empty());  // the identity costs nothing
+
+  auto too_short = with_order(std::vector<int32_t>(order.begin(), order.end() - 1));
+  ASSERT_FALSE(too_short.ok());
+  EXPECT_EQ(too_short.error(), "input order has 63 columns, the weight 64");
+
+  std::vector<int32_t> repeated = sorted;
+  repeated[10] = 3;
+  auto duplicate = with_order(repeated);
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_EQ(duplicate.error(), "input order repeats column 3 (at entry 10)");
+
+  for (int32_t column : {-1, 64}) {
+    std::vector<int32_t> outside = sorted;
+    outside[5] = column;
+    auto out_of_range = with_order(outside);
+    ASSERT_FALSE(out_of_range.ok());
+    EXPECT_EQ(out_of_range.error(),
+              "input order entry 5 is column " + std::to_string(column) + ", outside [0, 64)");
   }
 }
 

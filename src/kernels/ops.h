@@ -48,10 +48,20 @@ class LinearWeight {
   // kGatedRowsPerTurn does not divide them. The bytes are copied as CreateFused copies them.
   static Expected<std::unique_ptr<LinearWeight>> CreateGatedPair(GgmlType type, const Part& gate,
                                                                  const Part& up, int64_t cols);
+  // `weight` over its input columns in `input_order` ([cols], a permutation of 0 .. cols − 1):
+  // every product then computes y = W · x' with x'[j] = x[input_order[j]] (GPTQ desc_act,
+  // compressed-tensors actorder: the columns sorted by quantization group). x's columns are
+  // gathered once per call; the identity order is dropped, so such a weight pays nothing. Any order
+  // `weight` had is replaced. Errors
+  // (an order of the wrong length, a column out of range or repeated) say which.
+  static Expected<std::unique_ptr<LinearWeight>> WithInputOrder(
+      std::unique_ptr<LinearWeight> weight, std::vector<int32_t> input_order);
   virtual ~LinearWeight() = default;
   virtual GgmlType type() const = 0;
   virtual int64_t rows() const = 0;
   virtual int64_t cols() const = 0;
+  // The input order WithInputOrder gave; empty: the identity.
+  virtual const std::vector<int32_t>& input_order() const = 0;
 };
 
 // y: [m, w.rows()] = x: [m, w.cols()] · Wᵀ, all f32 row-major. Parallel over `pool`.

@@ -3,7 +3,9 @@
 // order: shape[0] contiguous); a source for another format maps names and shapes.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "formats/gguf_file.h"
 
@@ -15,6 +17,12 @@ class TensorSource {
   // The tensor with this GGUF name, or nullptr. The description outlives the source only for
   // sources that say so (the GGUF one points into its file).
   virtual const GgufTensor* Find(const std::string& gguf_name) const = 0;
+  // The input order of the linear weight with this GGUF name (kernels::LinearWeight::
+  // WithInputOrder: GPTQ desc_act, compressed-tensors actorder), or nullptr where its columns are
+  // in order. Lives as long as the source.
+  virtual const std::vector<int32_t>* InputOrder(const std::string& gguf_name) const {
+    return nullptr;
+  }
 };
 
 // A GGUF file's own tensors; descriptions live as long as the file.

@@ -59,8 +59,24 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::Linear(const std:
                     ? kernels::LinearWeight::Create(bytes->type, bytes->data, rows, cols)
                     : kernels::LinearWeight::CreateOwned(bytes->type, std::move(bytes->converted),
                                                          rows, cols);
+  return WithInputOrderOf(name, std::move(weight));
+}
+
+bool WeightLoader::SameInputOrder(const std::string& a, const std::string& b) const {
+  static const std::vector<int32_t> kInOrder;  // no input order
+  const std::vector<int32_t>* order_a = source_.InputOrder(a);
+  const std::vector<int32_t>* order_b = source_.InputOrder(b);
+  return *(order_a ? order_a : &kInOrder) == *(order_b ? order_b : &kInOrder);
+}
+
+Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::WithInputOrderOf(
+    const std::string& name, Expected<std::unique_ptr<kernels::LinearWeight>> weight) const {
   if (!weight) return Error{"tensor '" + name + "': " + weight.error()};
-  return weight;
+  const std::vector<int32_t>* order = source_.InputOrder(name);
+  if (order == nullptr || order->empty()) return weight;
+  auto ordered = kernels::LinearWeight::WithInputOrder(std::move(weight).value(), *order);
+  if (!ordered) return Error{"tensor '" + name + "': " + ordered.error()};
+  return ordered;
 }
 
 Expected<std::optional<std::vector<WeightLoader::LinearBytes>>> WeightLoader::SameTypeBytes(
@@ -71,6 +87,9 @@ Expected<std::optional<std::vector<WeightLoader::LinearBytes>>> WeightLoader::Sa
     if (tensor == nullptr) return Error{"model file is missing tensor '" + part.name + "'"};
     if (!type) type = tensor->type;
     if (!linear_type_ && tensor->type != *type) return std::optional<std::vector<LinearBytes>>();
+    if (!SameInputOrder(parts.front().name, part.name)) {
+      return std::optional<std::vector<LinearBytes>>();
+    }
   }
   std::vector<LinearBytes> bytes;
   bytes.reserve(parts.size());
@@ -90,9 +109,9 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::FusedLinear(
   std::vector<kernels::LinearWeight::Part> weight_parts;
   for (size_t i = 0; i < parts.size(); ++i)
     weight_parts.push_back({(**bytes)[i].data, parts[i].rows});
-  auto weight = kernels::LinearWeight::CreateFused((**bytes).front().type, weight_parts, cols);
-  if (!weight) return Error{"tensor '" + parts.front().name + "': " + weight.error()};
-  return weight;
+  // The parts share the first's input order (SameTypeBytes).
+  return WithInputOrderOf(parts.front().name, kernels::LinearWeight::CreateFused(
+                                                  (**bytes).front().type, weight_parts, cols));
 }
 
 Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::GatedPairLinear(
@@ -111,9 +130,9 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::GatedPairLinear(
   const uint8_t* gate = (**bytes).front().data;
   const uint8_t* up =
       (**bytes).size() == 2 ? (**bytes).back().data : gate + rows * RowBytes(*traits, cols);
-  auto weight = kernels::LinearWeight::CreateGatedPair(type, {gate, rows}, {up, rows}, cols);
-  if (!weight) return Error{"tensor '" + up_name + "': " + weight.error()};
-  return weight;
+  // Gate and up share up's input order (SameTypeBytes).
+  return WithInputOrderOf(
+      up_name, kernels::LinearWeight::CreateGatedPair(type, {gate, rows}, {up, rows}, cols));
 }
 
 Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> WeightLoader::ExpertLinears(
@@ -139,12 +158,13 @@ Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> WeightLoader::Expe
   std::vector<std::unique_ptr<kernels::LinearWeight>> experts;
   for (int64_t e = 0; e < num_experts; ++e) {
     const uint8_t* slice = bytes->data + e * expert_bytes;
-    auto weight =
+    auto weight = WithInputOrderOf(
+        name,
         bytes->converted.empty()
             ? kernels::LinearWeight::Create(bytes->type, slice, rows, cols)
             : kernels::LinearWeight::CreateOwned(
-                  bytes->type, std::vector<uint8_t>(slice, slice + expert_bytes), rows, cols);
-    if (!weight) return Error{"tensor '" + name + "': " + weight.error()};
+                  bytes->type, std::vector<uint8_t>(slice, slice + expert_bytes), rows, cols));
+    if (!weight) return Error{weight.error()};
     experts.push_back(std::move(*weight));
   }
   return experts;
@@ -168,7 +188,8 @@ Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> WeightLoader::Fuse
     }
     return experts;
   }
-  if (!linear_type_ && source_.Find(gate_name)->type != source_.Find(up_name)->type) {
+  if ((!linear_type_ && source_.Find(gate_name)->type != source_.Find(up_name)->type) ||
+      !SameInputOrder(gate_name, up_name)) {
     return Weights();
   }
   auto gate = BytesOf(gate_name, {cols, rows, num_experts});
@@ -180,10 +201,12 @@ Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> WeightLoader::Fuse
   const int64_t expert_bytes = RowBytes(*traits, cols) * rows;
   Weights experts;
   for (int64_t e = 0; e < num_experts; ++e) {
-    auto weight = kernels::LinearWeight::CreateFused(
-        gate->type, {{gate->data + e * expert_bytes, rows}, {up->data + e * expert_bytes, rows}},
-        cols);
-    if (!weight) return Error{"tensor '" + gate_name + "': " + weight.error()};
+    auto weight = WithInputOrderOf(
+        gate_name,
+        kernels::LinearWeight::CreateFused(
+            gate->type,
+            {{gate->data + e * expert_bytes, rows}, {up->data + e * expert_bytes, rows}}, cols));
+    if (!weight) return Error{weight.error()};
     experts.push_back(std::move(*weight));
   }
   return experts;

@@ -23,7 +23,7 @@
 #include "common/half.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/random_values_for_test.h"
-#include "model/tensor_source.h"
+#include "model/memory_tensor_source_for_test.h"
 
 namespace vllm {
 namespace {
@@ -32,35 +32,6 @@ using Vec = std::vector<double>;
 
 constexpr int64_t kHidden = 128, kExpertFfn = 128, kNumExperts = 8, kTopK = 2, kNumTokens = 7;
 constexpr int64_t kBlock = 32;  // values per MXFP4 and Q8_0 block
-
-// Tensors held in memory, found by name as a GGUF file's would be.
-class MemoryTensorSource : public TensorSource {
- public:
-  void Add(const std::string& name, GgmlType type, std::vector<int64_t> shape,
-           std::vector<uint8_t> bytes) {
-    bytes_.push_back(std::move(bytes));
-    tensors_.push_back(GgufTensor{.name = name,
-                                  .shape = std::move(shape),
-                                  .type = type,
-                                  .data = bytes_.back().data(),
-                                  .num_bytes = static_cast<int64_t>(bytes_.back().size())});
-  }
-  const GgufTensor* Find(const std::string& name) const override {
-    for (const GgufTensor& tensor : tensors_) {
-      if (tensor.name == name) return &tensor;
-    }
-    return nullptr;
-  }
-
- private:
-  std::vector<std::vector<uint8_t>> bytes_;  // a vector of vectors: data pointers stay put
-  std::vector<GgufTensor> tensors_;
-};
-
-std::vector<uint8_t> FloatBytes(const std::vector<float>& values) {
-  const auto* begin = reinterpret_cast<const uint8_t*>(values.data());
-  return std::vector<uint8_t>(begin, begin + values.size() * sizeof(float));
-}
 
 // One gpt-oss MoE layer's weights: the router, and each expert's gate, up ([ffn, hidden]) and
 // down ([hidden, ffn]) as MXFP4 blocks (row-major, experts one after another) with f32 biases.
