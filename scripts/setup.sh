@@ -4,8 +4,9 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev
   nlohmann-json3-dev libboost-dev libpcre2-dev libicu-dev libcli11-dev clang libclang-rt-14-dev
   # The Python package (pybind11) and its tests; sentencepiece writes the Unigram tokenizer
-  # references the conformance tests compare against.
-  python3-dev pybind11-dev python3-pytest python3-sentencepiece python3-protobuf)
+  # references the conformance tests compare against; numpy runs the quantized-HF oracle's
+  # checkpoint generator.
+  python3-dev pybind11-dev python3-pytest python3-sentencepiece python3-protobuf python3-numpy)
 missing=()
 # The e2e tests' client needs node and npm (any recent nodejs package provides both).
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)

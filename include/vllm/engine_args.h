@@ -29,7 +29,10 @@ struct EngineArgs {
   int num_threads = 0;
   // --dtype auto|float32|bfloat16|float16: the linear weights' type (auto: as stored).
   std::string dtype = "auto";
-  // --quantization q8_0 / q6_k / q4_k: quantize the linear weights at load (empty: none).
+  // -q/--quantization q8_0 / q6_k / q4_k: quantize the linear weights at load (empty: none); or
+  // vLLM's method of a quantized Hugging Face checkpoint (awq, awq_marlin, gptq, gptq_marlin, fp8,
+  // compressed-tensors, bitsandbytes), which must match its quantization_config; fp8 also
+  // quantizes an unquantized checkpoint at load.
   std::string quantization;
   int block_size = 16;                               // --block-size
   int64_t kv_cache_memory_bytes = int64_t{2} << 30;  // --kv-cache-memory-bytes

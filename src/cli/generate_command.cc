@@ -14,6 +14,7 @@
 #include "common/logging.h"
 #include "engine/llm_engine.h"
 #include "model/hf_overrides.h"
+#include "model/model_loader.h"
 #include "server/openai/json.h"
 #include "vllm/llm.h"
 
@@ -135,8 +136,16 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
   command.add_option("-t,--threads", args.num_threads, "Worker threads (0: one per core)");
   command.add_option("--dtype", args.dtype, "Linear weights: auto|float32|bfloat16|float16")
       ->capture_default_str();
-  command.add_option("--quantization", args.quantization,
-                     "Quantize the linear weights at load: q8_0, q6_k, q4_k");
+  // vLLM's -q: refused as it is parsed, as vLLM's choices are, rather than once the model loads.
+  command
+      .add_option("-q,--quantization", args.quantization,
+                  "q8_0|q6_k|q4_k: quantize the linear weights at load; or a quantized "
+                  "checkpoint's method: awq|awq_marlin|gptq|gptq_marlin|fp8|compressed-tensors|"
+                  "bitsandbytes (fp8 also quantizes an unquantized checkpoint at load)")
+      ->check([](const std::string& value) {
+        auto linear_type = LinearTypeFor("auto", value);
+        return linear_type.ok() ? std::string() : linear_type.error();
+      });
   command.add_option("--block-size", args.block_size, "KV cache block size in tokens")
       ->capture_default_str();
   command

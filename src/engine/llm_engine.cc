@@ -92,7 +92,7 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   auto model = LoadModelFromPath(
       args.model,
       {.pool = impl.pool.get(), .linear_type = *linear_type, .max_model_len = args.max_model_len},
-      *hf_overrides);
+      *hf_overrides, args.quantization);
   if (!model) return Error{model.error()};
   impl.model = std::move(*model);
   VLLM_RETURN_IF_ERROR(engine->LoadTokenizer(args.model));

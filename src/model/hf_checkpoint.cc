@@ -5,11 +5,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "formats/safetensors_file.h"
 #include "kernels/ops.h"
 #include "model/hf_overrides.h"
+#include "model/hf_quant/quantized_linear.h"
 
 namespace vllm {
 namespace {
@@ -212,12 +214,38 @@ void HfTensorSource::AddOwned(const std::string& gguf_name, const std::vector<in
   AddOwned({gguf_name, GgmlType::kF32, shape, std::move(bytes)});
 }
 
-Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(const SafetensorsModel& weights,
-                                                                 const Architecture& architecture,
-                                                                 HfDerivedTensors derived) {
+Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(
+    const SafetensorsModel& weights, const Architecture& architecture, HfDerivedTensors derived,
+    const QuantizationConfig& quantization) {
   std::unique_ptr<HfTensorSource> source(new HfTensorSource());
+  // Quantized linears first, one layer at a time: only one layer's unpacked codes are alive
+  // beside the converted weights.
+  std::set<const SafetensorsTensor*> consumed;
+  auto linears = FindQuantizedLinears(weights, quantization);
+  if (!linears) return Error{linears.error()};
+  for (const QuantizedLinearTensors& linear : *linears) {
+    for (const auto& [suffix, part] : linear.parts) consumed.insert(part);
+    const std::string hf_name = TextModelTensorName(linear.module + ".weight");
+    if (hf_name.empty()) continue;  // a vision tower's
+    const std::string name = TranslateTensorName(architecture.hf_tensors, hf_name, true);
+    if (name.empty()) {
+      return Error{"tensor '" + linear.module + ".weight' is stored " +
+                   QuantMethodName(quantization.method) + "-quantized, but architecture " +
+                   architecture.name +
+                   " loads it only by converting its Hugging Face layout, which quantized "
+                   "weights do not support"};
+    }
+    auto converted = ConvertQuantizedLinear(quantization, linear);
+    if (!converted) return Error{converted.error()};
+    converted->weight.name = name;
+    if (!converted->input_order.empty()) {
+      source->input_orders_[name] = std::move(converted->input_order);
+    }
+    source->AddOwned(std::move(converted->weight));
+  }
   for (const SafetensorsTensor* tensor_ptr : weights.tensors()) {
     const SafetensorsTensor& tensor = *tensor_ptr;
+    if (consumed.contains(tensor_ptr)) continue;
     if (tensor.name.ends_with("rotary_emb.inv_freq")) continue;  // recomputed from the config
     const std::string hf_name = TextModelTensorName(tensor.name);
     if (hf_name.empty()) continue;
@@ -269,6 +297,11 @@ const GgufTensor* HfTensorSource::Find(const std::string& gguf_name) const {
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
+const std::vector<int32_t>* HfTensorSource::InputOrder(const std::string& gguf_name) const {
+  auto it = input_orders_.find(gguf_name);
+  return it == input_orders_.end() ? nullptr : &it->second;
+}
+
 namespace {
 
 // The sentence-transformers Dense modules' weights as f32 tensors dense_<index>.weight (ggml
@@ -299,7 +332,8 @@ Status AddDenseModules(const std::string& dir, HfTensorSource* source) {
 
 }  // namespace
 
-Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir, const Json& hf_overrides) {
+Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir, const Json& hf_overrides,
+                                        const std::string& quantization) {
   HfCheckpoint checkpoint;
   const std::filesystem::path config_path = std::filesystem::path(dir) / "config.json";
   std::ifstream file(config_path, std::ios::binary);
@@ -309,6 +343,10 @@ Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir, const Json& hf_o
   Json config = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded()) return Error{config_path.string() + " is not valid JSON"};
   config = MergeHfOverrides(std::move(config), hf_overrides);
+  // First, so a scheme that cannot load names its field rather than failing later on a dtype.
+  auto quantization_config = ReadQuantizationConfig(dir, config, quantization);
+  if (!quantization_config) return Error{quantization_config.error()};
+  checkpoint.quantization = std::move(*quantization_config);
   HfDerivedTensors derived;
   auto model_config = ModelConfigFromHfConfig(config, &derived);
   if (!model_config) return Error{config_path.string() + ": " + model_config.error()};
@@ -318,8 +356,9 @@ Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir, const Json& hf_o
   auto weights = SafetensorsModel::OpenDirectory(dir);
   if (!weights) return Error{weights.error()};
   checkpoint.weights = std::move(*weights);
-  auto source = HfTensorSource::Create(
-      *checkpoint.weights, *FindArchitecture(checkpoint.config.architecture), std::move(derived));
+  auto source =
+      HfTensorSource::Create(*checkpoint.weights, *FindArchitecture(checkpoint.config.architecture),
+                             std::move(derived), checkpoint.quantization);
   if (!source) return Error{source.error()};
   VLLM_RETURN_IF_ERROR(AddDenseModules(dir, source->get()));
   checkpoint.source = std::move(*source);

@@ -13,6 +13,7 @@
 #include "common/expected.h"
 #include "formats/safetensors_index.h"
 #include "model/architecture.h"
+#include "model/hf_quant/quantization_config.h"
 #include "model/model_config.h"
 #include "model/tensor_source.h"
 
@@ -30,11 +31,15 @@ class HfTensorSource : public TensorSource {
  public:
   // Maps every tensor of `weights` through `architecture`'s names (or converts it, where the
   // architecture converts); an unknown tensor name is an error naming it. Vision-tower and
-  // projector tensors of multimodal checkpoints are skipped.
-  static Expected<std::unique_ptr<HfTensorSource>> Create(const SafetensorsModel& weights,
-                                                          const Architecture& architecture,
-                                                          HfDerivedTensors derived);
+  // projector tensors of multimodal checkpoints are skipped. With a `quantization` method, each
+  // quantized linear layer (FindQuantizedLinears) is first converted, one at a time, into the
+  // kernel type its rule picks, under its weight's GGUF name, and its stored parts are consumed.
+  static Expected<std::unique_ptr<HfTensorSource>> Create(
+      const SafetensorsModel& weights, const Architecture& architecture, HfDerivedTensors derived,
+      const QuantizationConfig& quantization = {});
   const GgufTensor* Find(const std::string& gguf_name) const override;
+  // The input permutation of a converted GPTQ desc_act / compressed-tensors actorder weight.
+  const std::vector<int32_t>* InputOrder(const std::string& gguf_name) const override;
   // Adds a tensor whose bytes the source keeps alive (shape in ggml order).
   void AddOwned(OwnedTensor tensor);
 
@@ -45,6 +50,7 @@ class HfTensorSource : public TensorSource {
                 const std::vector<float>& values);
   std::map<std::string, GgufTensor> tensors_;  // by GGUF name
   std::map<std::string, std::vector<uint8_t>> owned_bytes_;
+  std::map<std::string, std::vector<int32_t>> input_orders_;  // by GGUF name
 };
 
 // A Hugging Face tensor name with multimodal wrappers' prefixes reduced to the text model's
@@ -58,11 +64,15 @@ std::string TextModelTensorName(const std::string& hf_name);
 struct HfCheckpoint {
   std::unique_ptr<SafetensorsModel> weights;
   ModelConfig config;
+  QuantizationConfig quantization;  // how the weights are quantized (method kNone: they are not)
   std::unique_ptr<HfTensorSource> source;
 };
-// `hf_overrides` (--hf-overrides, ParseHfOverrides) replace config.json's keys.
+// `hf_overrides` (--hf-overrides, ParseHfOverrides) replace config.json's keys; `quantization`
+// (--quantization as a vLLM method name, or empty) is checked against the checkpoint's
+// quantization_config (ReadQuantizationConfig) before any tensor is read.
 Expected<HfCheckpoint> OpenHfCheckpoint(
-    const std::string& dir, const nlohmann::json& hf_overrides = nlohmann::json::object());
+    const std::string& dir, const nlohmann::json& hf_overrides = nlohmann::json::object(),
+    const std::string& quantization = "");
 
 // Reads a JSON value of config.json into `out` when present and not null (for the architecture
 // files); a value of the wrong kind is an error naming `key`.

@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "formats/safetensors_writer.h"
+#include "kernels/ops.h"
 #include "model/hf_export.h"
 #include "model/model.h"
+#include "model/model_loader.h"
 #include "model/random_model.h"
 
 namespace vllm {
@@ -37,6 +40,21 @@ std::vector<float> PrefillLogits(Model& model, const std::vector<int32_t>& token
   Status status = model.Forward(batch, **kv, logits.data());
   EXPECT_TRUE(status.ok()) << status.message();
   return logits;
+}
+
+// Prefill logits of `actual` within `relative_tolerance` of max |logit| of `expected`'s.
+void ExpectCloseLogits(Model& expected_model, Model& actual_model,
+                       const std::vector<int32_t>& tokens, float relative_tolerance) {
+  const std::vector<float> expected = PrefillLogits(expected_model, tokens);
+  const std::vector<float> actual = PrefillLogits(actual_model, tokens);
+  ASSERT_EQ(expected.size(), actual.size());
+  float max_logit = 0.0f, max_difference = 0.0f;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    max_logit = std::max(max_logit, std::fabs(expected[i]));
+    max_difference = std::max(max_difference, std::fabs(expected[i] - actual[i]));
+  }
+  EXPECT_LE(max_difference, relative_tolerance * std::max(1.0f, max_logit))
+      << "max |logit| " << max_logit << ", max difference " << max_difference;
 }
 
 // Writes `gguf_path` as a model directory under `root`, loads both, and expects equal logits.
@@ -65,17 +83,7 @@ void ExpectSameLogitsBothWays(const std::string& gguf_path, const fs::path& root
   EXPECT_FLOAT_EQ(checkpoint->config.AttentionScale(), expected_config.AttentionScale());
   auto hf_model = LoadModel(*checkpoint->source, checkpoint->config, {.pool = &pool});
   ASSERT_TRUE(hf_model.ok()) << hf_model.error();
-
-  const std::vector<float> expected = PrefillLogits(**gguf_model, tokens);
-  const std::vector<float> actual = PrefillLogits(**hf_model, tokens);
-  ASSERT_EQ(expected.size(), actual.size());
-  float max_logit = 0.0f, max_difference = 0.0f;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    max_logit = std::max(max_logit, std::fabs(expected[i]));
-    max_difference = std::max(max_difference, std::fabs(expected[i] - actual[i]));
-  }
-  EXPECT_LE(max_difference, 1e-5f * std::max(1.0f, max_logit))
-      << "max |logit| " << max_logit << ", max difference " << max_difference;
+  ExpectCloseLogits(**gguf_model, **hf_model, tokens, 1e-5f);
 }
 
 fs::path TestDir(const std::string& name) {
@@ -136,6 +144,117 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// Expects every linear weight `quantized` converted at load to dequantize, once un-permuted by
+// its input order, to `dequantized`'s F32 weight of the same name: exactly for Q4_0 / Q8_0, within
+// the f16 rounding of Q4_1's minimum otherwise. Returns how many weights it compared.
+int ExpectSameLinearWeights(const HfTensorSource& quantized, const HfTensorSource& dequantized,
+                            const ModelConfig& config) {
+  std::vector<std::string> names;
+  for (int64_t layer = 0; layer < config.num_layers; ++layer) {
+    const std::string block = "blk." + std::to_string(layer) + ".";
+    for (const char* kind : {"attn_q", "attn_k", "attn_v", "attn_output"}) {
+      names.push_back(block + kind + ".weight");
+    }
+    for (const char* kind : {"ffn_gate", "ffn_up", "ffn_down"}) {
+      if (config.num_experts == 0) names.push_back(block + kind + ".weight");
+      for (int64_t expert = 0; expert < config.num_experts; ++expert) {
+        names.push_back(block + kind + "." + std::to_string(expert) + ".weight");
+      }
+    }
+  }
+  int compared = 0;
+  for (const std::string& name : names) {
+    const GgufTensor* converted = quantized.Find(name);
+    const GgufTensor* reference = dequantized.Find(name);
+    if (converted == nullptr || reference == nullptr || reference->type != GgmlType::kF32 ||
+        converted->type == GgmlType::kF32 || converted->shape != reference->shape) {
+      ADD_FAILURE() << name << ": missing, not converted, or of another shape";
+      continue;
+    }
+    const int64_t cols = converted->shape[0], rows = converted->shape[1];
+    const std::vector<int32_t>* order = quantized.InputOrder(name);
+    const int64_t row_bytes = RowBytes(*FindSupportedType(converted->type), cols);
+    std::vector<float> row(cols), expected(cols);
+    float max_weight = 0.0f, max_difference = 0.0f;
+    for (int64_t r = 0; r < rows; ++r) {
+      kernels::DequantizeRow(converted->type, converted->data + r * row_bytes, cols, row.data());
+      std::memcpy(expected.data(), reference->data + r * cols * sizeof(float),
+                  cols * sizeof(float));
+      for (int64_t j = 0; j < cols; ++j) {
+        const float want = expected[order == nullptr ? j : (*order)[j]];
+        max_weight = std::max(max_weight, std::fabs(want));
+        max_difference = std::max(max_difference, std::fabs(row[j] - want));
+      }
+    }
+    const bool exact = converted->type == GgmlType::kQ4_0 || converted->type == GgmlType::kQ8_0;
+    EXPECT_LE(max_difference, exact ? 0.0f : 1e-3f * max_weight)
+        << name << " as " << GgmlTypeName(static_cast<uint32_t>(converted->type));
+    ++compared;
+  }
+  return compared;
+}
+
+// A quantized model directory in each tool's layout (GPTQ, GPTQ with desc_act, AWQ; dense and
+// MoE) loads as the same model as its weights dequantized to F32: the same linear weights, and
+// the same logits up to the quantized kernels' rounding of activations.
+struct ShapeAndQuantization {
+  const char* shape;
+  const char* format;         // make-random-model --quantization
+  int64_t group_size;         // 0: the format's default
+  int64_t linears_per_layer;  // attention's 4, and 3 per expert (or 3 without experts)
+  // Of max |logit|: the quantized kernels round activations to 8-bit blocks (an error of order
+  // 1e-2, see quantized_logits_test.cc), which can flip MoE routing between near-tied experts.
+  float logits_tolerance;
+};
+class HfQuantizedCheckpointTest : public ::testing::TestWithParam<ShapeAndQuantization> {};
+
+TEST_P(HfQuantizedCheckpointTest, LogitsMatchTheDequantizedWeights) {
+  const ShapeAndQuantization& param = GetParam();
+  const fs::path root = TestDir(std::string("quantized_") + param.shape + "_" + param.format);
+  const std::string gguf = (root / "model.gguf").string();
+  Status written = WriteRandomModel(
+      {.shape = param.shape,
+       .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
+       .output_path = gguf,
+       .seed = 5});
+  ASSERT_TRUE(written.ok()) << written.message();
+  auto file = GgufFile::Open(gguf);
+  ASSERT_TRUE(file.ok()) << file.error();
+  auto options = MakeHfQuantWriterOptions(param.format, 0, param.group_size, false, 7);
+  ASSERT_TRUE(options.ok()) << options.error();
+  written = WriteQuantizedHfCheckpointFromGguf(**file, (root / "quantized").string(),
+                                               std::string(VLLM_SHARED_DIR) + "/tokenizers/llama2",
+                                               *options, (root / "dequantized").string());
+  ASSERT_TRUE(written.ok()) << written.message();
+
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  auto quantized = LoadModelFromPath((root / "quantized").string(), {.pool = &pool});
+  ASSERT_TRUE(quantized.ok()) << quantized.error();
+  auto dequantized = LoadModelFromPath((root / "dequantized").string(), {.pool = &pool});
+  ASSERT_TRUE(dequantized.ok()) << dequantized.error();
+  const ModelConfig& config = quantized->checkpoint->config;
+  EXPECT_EQ(ExpectSameLinearWeights(*quantized->checkpoint->source,
+                                    *dequantized->checkpoint->source, config),
+            config.num_layers * param.linears_per_layer);
+  ExpectCloseLogits(*dequantized->model, *quantized->model,
+                    {1, 9038, 2501, 263, 931, 727, 471, 263, 2217, 7826, 4257, 365},
+                    param.logits_tolerance);
+  fs::remove_all(root);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, HfQuantizedCheckpointTest,
+    ::testing::Values(ShapeAndQuantization{"llama-tiny", "gptq", 0, 7, 1e-2f},
+                      ShapeAndQuantization{"llama-tiny", "gptq-act", 0, 7, 1e-2f},
+                      ShapeAndQuantization{"llama-tiny", "awq", 0, 7, 1e-2f},
+                      ShapeAndQuantization{"qwen3moe-tiny", "gptq", 32, 4 + 3 * 8, 1e-1f},
+                      ShapeAndQuantization{"mixtral-tiny", "awq", 0, 4 + 3 * 8, 1e-1f}),
+    [](const ::testing::TestParamInfo<ShapeAndQuantization>& param_info) {
+      std::string name = std::string(param_info.param.shape) + "_" + param_info.param.format;
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
+
 TEST(HfConfigTest, ReadsLlamaConfigAndRefusesOthers) {
   HfDerivedTensors derived;
   auto config = ModelConfigFromHfConfig(
@@ -166,6 +285,31 @@ TEST(HfConfigTest, ReadsLlamaConfigAndRefusesOthers) {
       &derived);
   ASSERT_FALSE(scaling.ok());
   EXPECT_NE(scaling.error().find("dynamic"), std::string::npos);
+}
+
+// A quantized layer the architecture loads only through its own conversion (gpt-oss's stacked
+// experts) is an error naming the tensor and the method, before anything is converted.
+TEST(HfConfigTest, RefusesAQuantizedTensorTheArchitectureConverts) {
+  const fs::path root = TestDir("quantized_converted");
+  const std::vector<int32_t> words(16 * 64, 0);
+  Status written = WriteSafetensors((root / "model.safetensors").string(),
+                                    {{"model.layers.0.mlp.experts.gate_up_proj.qweight",
+                                      GgmlType::kI32,
+                                      {16, 64},
+                                      words.data(),
+                                      static_cast<int64_t>(words.size() * sizeof(int32_t))}},
+                                    {});
+  ASSERT_TRUE(written.ok()) << written.message();
+  auto weights = SafetensorsModel::OpenDirectory(root.string());
+  ASSERT_TRUE(weights.ok()) << weights.error();
+  auto source = HfTensorSource::Create(**weights, *FindArchitecture("gpt-oss"), {},
+                                       {.method = QuantMethod::kGptq});
+  fs::remove_all(root);
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.error().find("'model.layers.0.mlp.experts.gate_up_proj.weight'"),
+            std::string::npos)
+      << source.error();
+  EXPECT_NE(source.error().find("gptq"), std::string::npos) << source.error();
 }
 
 // U8 tensors are only inputs of conversions (gpt-oss's MXFP4 blocks): as a weight, an error.

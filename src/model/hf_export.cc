@@ -1,6 +1,7 @@
 #include "model/hf_export.h"
 
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "kernels/ops.h"
 #include "model/architecture.h"
 #include "model/hf_checkpoint.h"
+#include "model/hf_quant_writer.h"
 #include "model/model_config.h"
 
 namespace vllm {
@@ -103,10 +105,57 @@ Status WriteSentenceTransformersFiles(const GgufFile& gguf, const ModelConfig& c
   return Status::Ok();
 }
 
-}  // namespace
+// The quantized layers' tensors and, for the dequantized twin, their values, kept alive until
+// the files are written.
+struct QuantizedStorage {
+  std::deque<WrittenTensor> parts;
+  std::deque<std::vector<float>> dequantized;
+};
 
-Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output_dir,
-                                 const std::string& tokenizer_dir) {
+// Replaces every decoder linear weight of `tensors` (IsQuantizedHfLinear) with its quantized
+// tensors; `dequantized` (when not null) gets the same list with those weights as F32 values.
+Status QuantizeLinears(const HfQuantWriterOptions& options, std::vector<SafetensorsTensor>* tensors,
+                       std::vector<SafetensorsTensor>* dequantized, QuantizedStorage* storage) {
+  std::vector<SafetensorsTensor> quantized;
+  int64_t num_quantized = 0;
+  for (SafetensorsTensor& tensor : *tensors) {
+    if (!IsQuantizedHfLinear(tensor.name, tensor.shape.size())) {
+      quantized.push_back(tensor);
+      if (dequantized != nullptr) dequantized->push_back(std::move(tensor));
+      continue;
+    }
+    if (!IsSafetensorsFloatType(tensor.type)) {
+      return Error{"tensor '" + tensor.name + "' is not F32, F16 or BF16"};
+    }
+    const int64_t rows = tensor.shape[0], cols = tensor.shape[1];
+    std::vector<float> weight(rows * cols);  // [rows (out), cols (in)]
+    kernels::DequantizeRow(tensor.type, tensor.data, rows * cols, weight.data());
+    const std::string module = tensor.name.substr(0, tensor.name.size() - 7);  // less ".weight"
+    auto layer = QuantizeHfLinear(options, module, weight.data(), rows, cols);
+    if (!layer) return Error{layer.error()};
+    ++num_quantized;
+    for (WrittenTensor& part : layer->tensors) {
+      const WrittenTensor& kept = storage->parts.emplace_back(std::move(part));
+      quantized.push_back({kept.name, kept.type, kept.shape, kept.bytes.data(),
+                           static_cast<int64_t>(kept.bytes.size()), kept.dtype});
+    }
+    if (dequantized != nullptr) {
+      const std::vector<float>& values =
+          storage->dequantized.emplace_back(std::move(layer->dequantized));
+      dequantized->push_back({tensor.name, GgmlType::kF32, tensor.shape, values.data(),
+                              static_cast<int64_t>(values.size() * sizeof(float))});
+    }
+  }
+  if (num_quantized == 0) return Error{"the model has no decoder linear layers to quantize"};
+  *tensors = std::move(quantized);
+  return Status::Ok();
+}
+
+// A model directory from `gguf`; with `quantization`, its decoder linear weights quantized (and,
+// with `dequantized_dir` not empty, that directory written with their dequantized values).
+Status WriteHfCheckpoint(const GgufFile& gguf, const std::string& output_dir,
+                         const std::string& tokenizer_dir, const HfQuantWriterOptions* quantization,
+                         const std::string& dequantized_dir) {
   auto config = ModelConfigFromGguf(gguf);
   if (!config) return Error{config.error()};
   const Architecture& architecture = *FindArchitecture(config->architecture);
@@ -116,8 +165,6 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
   // Only llama.cpp's "llama" files interleave the rotary pairs of Q and K.
   const bool interleaved = config->rope_style == RopeStyle::kInterleaved;
   std::error_code error;
-  fs::create_directories(output_dir, error);
-  if (error) return Error{"cannot create " + output_dir + ": " + error.message()};
 
   std::vector<std::vector<uint8_t>> converted;  // keeps reordered or offset bytes alive
   converted.reserve(gguf.tensors().size());
@@ -167,8 +214,6 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
     tensors.push_back({tensor.name, tensor.type, tensor.shape, tensor.bytes.data(),
                        static_cast<int64_t>(tensor.bytes.size())});
   }
-  VLLM_RETURN_IF_ERROR(WriteSafetensors((fs::path(output_dir) / "model.safetensors").string(),
-                                        tensors, {{"format", "pt"}}));
 
   const std::string& model_type =
       architecture.hf_model_type.empty() ? config->architecture : architecture.hf_model_type;
@@ -207,15 +252,51 @@ Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output
   if (architecture.write_hf != nullptr) {
     VLLM_RETURN_IF_ERROR(architecture.write_hf(gguf, *config, &hf_config));
   }
-  std::ofstream(fs::path(output_dir) / "config.json") << hf_config.dump(2) << "\n";
-  VLLM_RETURN_IF_ERROR(WriteSentenceTransformersFiles(gguf, *config, output_dir));
-  for (const char* file : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}) {
-    const fs::path source = fs::path(tokenizer_dir) / file;
-    if (!fs::exists(source, error)) continue;
-    fs::copy_file(source, fs::path(output_dir) / file, fs::copy_options::overwrite_existing, error);
-    if (error) return Error{"cannot copy " + source.string() + ": " + error.message()};
+  auto write_directory = [&](const std::string& directory,
+                             const std::vector<SafetensorsTensor>& directory_tensors,
+                             const nlohmann::json& directory_config) -> Status {
+    fs::create_directories(directory, error);
+    if (error) return Error{"cannot create " + directory + ": " + error.message()};
+    VLLM_RETURN_IF_ERROR(WriteSafetensors((fs::path(directory) / "model.safetensors").string(),
+                                          directory_tensors, {{"format", "pt"}}));
+    std::ofstream(fs::path(directory) / "config.json") << directory_config.dump(2) << "\n";
+    VLLM_RETURN_IF_ERROR(WriteSentenceTransformersFiles(gguf, *config, directory));
+    for (const char* file :
+         {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}) {
+      const fs::path source = fs::path(tokenizer_dir) / file;
+      if (!fs::exists(source, error)) continue;
+      fs::copy_file(source, fs::path(directory) / file, fs::copy_options::overwrite_existing,
+                    error);
+      if (error) return Error{"cannot copy " + source.string() + ": " + error.message()};
+    }
+    return Status::Ok();
+  };
+  if (quantization == nullptr) return write_directory(output_dir, tensors, hf_config);
+  HfQuantWriterOptions options = *quantization;
+  options.torch_dtype = TorchDtype(dtype);
+  std::vector<SafetensorsTensor> dequantized;
+  QuantizedStorage storage;
+  VLLM_RETURN_IF_ERROR(QuantizeLinears(options, &tensors,
+                                       dequantized_dir.empty() ? nullptr : &dequantized, &storage));
+  if (!dequantized_dir.empty()) {
+    VLLM_RETURN_IF_ERROR(write_directory(dequantized_dir, dequantized, hf_config));
   }
-  return Status::Ok();
+  hf_config["quantization_config"] = HfQuantizationConfigJson(options);
+  return write_directory(output_dir, tensors, hf_config);
+}
+
+}  // namespace
+
+Status WriteHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output_dir,
+                                 const std::string& tokenizer_dir) {
+  return WriteHfCheckpoint(gguf, output_dir, tokenizer_dir, nullptr, "");
+}
+
+Status WriteQuantizedHfCheckpointFromGguf(const GgufFile& gguf, const std::string& output_dir,
+                                          const std::string& tokenizer_dir,
+                                          const HfQuantWriterOptions& quantization,
+                                          const std::string& dequantized_dir) {
+  return WriteHfCheckpoint(gguf, output_dir, tokenizer_dir, &quantization, dequantized_dir);
 }
 
 }  // namespace vllm

@@ -3,7 +3,9 @@
 #include <filesystem>
 
 #include "common/allocator_tuning.h"
+#include "common/join.h"
 #include "model/hf_overrides.h"
+#include "model/hf_quant/quantization_config.h"
 
 namespace vllm {
 namespace {
@@ -19,12 +21,15 @@ Status CheckClassifierBuilt(const Model& model) {
 }  // namespace
 
 Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoadOptions& options,
-                                        const nlohmann::json& hf_overrides) {
+                                        const nlohmann::json& hf_overrides,
+                                        const std::string& quantization) {
+  // A GGUF type name converts the linear weights (options.linear_type); only methods go further.
+  const std::string method = ParseQuantMethod(quantization) ? quantization : "";
   KeepFreedBuffersForReuse();
   LoadedModel loaded;
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
-    auto checkpoint = OpenHfCheckpoint(path, hf_overrides);
+    auto checkpoint = OpenHfCheckpoint(path, hf_overrides, method);
     if (!checkpoint) return Error{path + ": " + checkpoint.error()};
     loaded.checkpoint = std::move(*checkpoint);
     auto model = LoadModel(*loaded.checkpoint->source, loaded.checkpoint->config, options);
@@ -35,6 +40,11 @@ Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoad
   }
   auto file = GgufFile::Open(path);
   if (!file) return Error{file.error()};
+  if (!method.empty()) {
+    return Error{path + ": --quantization " + method +
+                 " names a Hugging Face checkpoint's quantization method; a GGUF file's tensors "
+                 "keep their own types (q8_0, q6_k or q4_k convert its linear weights at load)"};
+  }
   loaded.gguf = std::move(*file);
   auto config = ModelConfigFromGguf(*loaded.gguf);
   if (!config) return Error{path + ": " + config.error()};
@@ -48,11 +58,13 @@ Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoad
 
 Expected<std::optional<GgmlType>> LinearTypeFor(const std::string& dtype,
                                                 const std::string& quantization) {
-  if (!quantization.empty()) {
+  if (!quantization.empty() && !ParseQuantMethod(quantization)) {
     for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kQ4_K}) {
       if (ParseGgmlType(quantization) == type) return std::optional<GgmlType>(type);
     }
-    return Error{"unsupported --quantization '" + quantization + "' (supported: q8_0, q6_k, q4_k)"};
+    return Error{"unsupported --quantization '" + quantization +
+                 "' (supported: q8_0, q6_k, q4_k to quantize at load, or a checkpoint's method: " +
+                 Join(QuantMethodNames(), ", ") + ")"};
   }
   if (dtype == "auto") return std::optional<GgmlType>();
   if (dtype == "float32" || dtype == "float") return std::optional<GgmlType>(GgmlType::kF32);

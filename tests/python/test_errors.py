@@ -49,6 +49,40 @@ def test_engine_args_reach_the_engine(model):
         llm.generate({"prompt_token_ids": [1] * 40}, SamplingParams(), use_tqdm=False)
 
 
+def test_quantization_reaches_the_loader(model):
+    from vllm_cpp import LLM
+
+    # A vLLM method name is a checkpoint's quantization: a GGUF file refuses it by name.
+    with pytest.raises(RuntimeError, match="--quantization gptq names a Hugging Face checkpoint"):
+        LLM(model=model, quantization="gptq")
+    with pytest.raises(RuntimeError, match=r"unsupported --quantization 'bogus' \(supported: "
+                       r"q8_0, q6_k, q4_k .*awq, awq_marlin, gptq, gptq_marlin, fp8, "
+                       r"compressed-tensors, bitsandbytes\)"):
+        LLM(model=model, quantization="bogus")
+
+
+def test_quantization_method_meets_the_checkpoint(tmp_path):
+    import subprocess
+
+    from conftest import SHARED
+    from vllm_cpp import LLM, SamplingParams
+
+    binary = os.environ.get("VLLM_CPP_BINARY")
+    if not binary:
+        pytest.skip("VLLM_CPP_BINARY is not set (CTest sets it)")
+    checkpoint = str(tmp_path / "gptq")
+    subprocess.run([binary, "make-random-model", "--shape", "llama-tiny", "--vocab",
+                    str(SHARED / "vocab" / "ggml-vocab-llama-spm.gguf"), "--out", checkpoint,
+                    "--hf-dir", str(SHARED / "tokenizers" / "llama2"), "--quantization", "gptq"],
+                   check=True, capture_output=True)
+    llm = LLM(model=checkpoint, quantization="gptq_marlin", kv_cache_memory_bytes=1 << 22)
+    outputs = llm.generate({"prompt_token_ids": [1, 2, 3]}, SamplingParams(max_tokens=2),
+                           use_tqdm=False)
+    assert len(outputs[0].outputs[0].token_ids) == 2
+    with pytest.raises(RuntimeError, match=r"model config \(gptq\) does not match .* \(awq\)"):
+        LLM(model=checkpoint, quantization="awq")
+
+
 def test_refused_prompt_aborts_the_batch(llm):
     from vllm_cpp import SamplingParams
 

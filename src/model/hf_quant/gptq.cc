@@ -1,0 +1,107 @@
+// GPTQ (AutoGPTQ / GPTQModel) linears: qweight int32 [in · bits / 32, out] packed along in,
+// qzeros int32 [groups, out · bits / 32] packed along out, scales [groups, out], g_idx int32 [in]
+// (optional). W[o][i] = scales[g(i)][o] · (q[i][o] − zero[g(i)][o]).
+#include <algorithm>
+
+#include "model/hf_quant/integer_groups.h"
+#include "model/hf_quant/linear_parts.h"
+#include "model/hf_quant/packed_codes.h"
+#include "model/hf_quant/quantized_linear.h"
+
+namespace vllm {
+
+Expected<ConvertedLinear> ConvertGptqLinear(const GptqConfig& config,
+                                            const QuantizedLinearTensors& tensors) {
+  const int bits = config.bits;
+  if (bits != 2 && bits != 3 && bits != 4 && bits != 8) {
+    return Error{"quantization_config.bits = " + std::to_string(bits) +
+                 " is not supported for gptq (supported: 2, 3, 4, 8)"};
+  }
+  auto qweight = RequirePart(tensors, "qweight");
+  if (!qweight) return Error{qweight.error()};
+  auto qzeros = RequirePart(tensors, "qzeros");
+  if (!qzeros) return Error{qzeros.error()};
+  auto scales = RequirePart(tensors, "scales");
+  if (!scales) return Error{scales.error()};
+
+  // 32 / bits codes per word (AutoGPTQ's 3-bit layout: 32 codes per 3 words).
+  const std::vector<int64_t>& packed_shape = (*qweight)->shape;
+  if (packed_shape.size() != 2 || packed_shape[0] <= 0 || packed_shape[1] <= 0 ||
+      packed_shape[0] * 32 % bits != 0) {
+    return Error{"tensor '" + (*qweight)->name + "' has shape " + ShapeText(packed_shape) +
+                 ", expected [in · " + std::to_string(bits) + " / 32, out]"};
+  }
+  const int64_t in = packed_shape[0] * 32 / bits, out = packed_shape[1];
+  const int64_t group_size = config.group_size == -1 ? in : config.group_size;
+  if (group_size <= 0 || in % group_size != 0) {
+    return Error{"tensor '" + (*qweight)->name + "' holds " + std::to_string(in) +
+                 " input features, not a multiple of quantization_config.group_size = " +
+                 std::to_string(config.group_size)};
+  }
+  if (out * bits % 32 != 0) {
+    return Error{"tensor '" + (*qzeros)->name + "': " + std::to_string(out) +
+                 " output features do not fill whole int32 words of " + std::to_string(bits) +
+                 "-bit zeros"};
+  }
+  const int64_t num_groups = in / group_size, zero_words_per_group = out * bits / 32;
+  auto words = ReadPackedWords(**qweight, packed_shape);  // [in · bits / 32, out]
+  if (!words) return Error{words.error()};
+  auto zero_words = ReadPackedWords(**qzeros, {num_groups, zero_words_per_group});
+  if (!zero_words) return Error{zero_words.error()};
+  if ((*scales)->shape != std::vector<int64_t>{num_groups, out}) {
+    return Error{"tensor '" + (*scales)->name + "' has shape " + ShapeText((*scales)->shape) +
+                 ", expected " + ShapeText({num_groups, out})};
+  }
+  auto scale_values = ReadFloats(**scales);  // [groups, out]
+  if (!scale_values) return Error{scale_values.error()};
+
+  ConvertedLinear converted;
+  if (const SafetensorsTensor* g_idx = FindPart(tensors, "g_idx")) {
+    auto order = GroupInputOrder(*g_idx, in, group_size);
+    if (!order) return Error{order.error()};
+    converted.input_order = std::move(*order);
+  }
+  IntegerGroups groups{.rows = out, .cols = in, .group_size = group_size};
+  groups.q.resize(out * in);
+  // Runs of 32 inputs (bits words per output, contiguous across outputs): each output's 32 codes
+  // land in one stretch of its row, so reads and writes both stay in cache.
+  const int64_t full_runs = in / 32;
+  for (int64_t run = 0; run < full_runs; ++run) {
+    const uint32_t* run_words = words->data() + run * bits * out;
+    for (int64_t o = 0; o < out; ++o) {
+      UnpackRunOf32(bits, run_words + o, out, groups.q.data() + o * in + run * 32);
+    }
+  }
+  for (int64_t i = full_runs * 32; i < in; ++i) {  // 2- and 8-bit layers of in % 32 != 0
+    for (int64_t o = 0; o < out; ++o) {
+      groups.q[o * in + i] = static_cast<int16_t>(UnpackCode(words->data() + o, out, bits, i));
+    }
+  }
+  if (!converted.input_order.empty()) {  // columns sorted by group, one row at a time
+    std::vector<int16_t> sorted(in);
+    for (int64_t o = 0; o < out; ++o) {
+      int16_t* row = groups.q.data() + o * in;
+      for (int64_t j = 0; j < in; ++j) sorted[j] = row[converted.input_order[j]];
+      std::copy(sorted.begin(), sorted.end(), row);
+    }
+  }
+  // checkpoint_format "gptq" stores zero − 1 (wrapping to 2^bits − 1 for a zero of 0, which
+  // AutoGPTQ reads back as 2^bits: kept, it is what the checkpoint means).
+  const int zero_offset = config.zeros_minus_one ? 1 : 0;
+  groups.scales.resize(out * num_groups);
+  groups.zeros.resize(out * num_groups);
+  for (int64_t g = 0; g < num_groups; ++g) {
+    const uint32_t* group_words = zero_words->data() + g * zero_words_per_group;
+    for (int64_t o = 0; o < out; ++o) {
+      groups.zeros[o * num_groups + g] =
+          static_cast<int16_t>(UnpackCode(group_words, 1, bits, o) + zero_offset);
+      groups.scales[o * num_groups + g] = (*scale_values)[g * out + o];
+    }
+  }
+  auto weight = IntegerGroupsToTensor(groups, PartName(tensors, "weight"));
+  if (!weight) return Error{weight.error()};
+  converted.weight = std::move(*weight);
+  return converted;
+}
+
+}  // namespace vllm
