@@ -94,9 +94,8 @@ int Run(const BenchModelOptions& options) {
       num_weight_bytes += tensor.num_bytes;
     }
   } else {
+    num_params = loaded->loaded.checkpoint->source->num_values();
     for (const SafetensorsTensor* tensor : loaded->loaded.checkpoint->weights->tensors()) {
-      num_params += std::accumulate(tensor->shape.begin(), tensor->shape.end(), int64_t{1},
-                                    std::multiplies<>());
       num_weight_bytes += tensor->num_bytes;
     }
   }

@@ -66,12 +66,15 @@ void RegisterMakeRandomModelCommand(CLI::App& app) {
   for (const auto& shape : KnownModelShapes()) shapes += (shapes.empty() ? "" : "|") + shape.name;
   for (const auto& shape : KnownEncoderShapes()) shapes += "|" + shape.name;
   command->add_option("--shape", options->shape, "Model shape: " + shapes)->required();
-  command
-      ->add_option("--dtype", options->dtype,
-                   "Matrices' type: " + SupportedTypeNames() +
-                       ", or a mix as llama.cpp's quantizer writes it: q4_k_m, q5_k_m, q4_k_s, "
-                       "mxfp4_moe (MXFP4 experts, BF16 elsewhere)")
-      ->capture_default_str();
+  CLI::Option* dtype =
+      command
+          ->add_option("--dtype", options->dtype,
+                       "Matrices' type: " + SupportedTypeNames() +
+                           ", or a mix as llama.cpp's quantizer writes it: q4_k_m, q5_k_m, "
+                           "q4_k_s, mxfp4_moe (MXFP4 experts, BF16 elsewhere); with "
+                           "--quantization, the unquantized tensors' type (default bf16, as "
+                           "quantized checkpoints store them)")
+          ->capture_default_str();
   command->add_option("--vocab", options->vocab_path, "GGUF whose tokenizer metadata is copied")
       ->required();
   command->add_option("--out", options->output_path, "Output .gguf path")->required();
@@ -100,7 +103,8 @@ void RegisterMakeRandomModelCommand(CLI::App& app) {
                    "seed predicts its tokens, a draft model for speculative decoding")
       ->check(CLI::Range(1e-6f, 1e6f))
       ->capture_default_str();
-  command->callback([options, hf_tokenizer, quantization] {
+  command->callback([options, hf_tokenizer, quantization, dtype] {
+    if (!quantization->format.empty() && dtype->count() == 0) options->dtype = "bf16";
     Status status;
     if (!hf_tokenizer->empty()) {
       status = WriteHfDirectory(*options, *hf_tokenizer, *quantization);

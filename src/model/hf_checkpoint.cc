@@ -216,10 +216,10 @@ void HfTensorSource::AddOwned(const std::string& gguf_name, const std::vector<in
 
 Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(
     const SafetensorsModel& weights, const Architecture& architecture, HfDerivedTensors derived,
-    const QuantizationConfig& quantization) {
+    const QuantizationConfig& quantization, ThreadPool* pool) {
   std::unique_ptr<HfTensorSource> source(new HfTensorSource());
-  // Quantized linears first, one layer at a time: only one layer's unpacked codes are alive
-  // beside the converted weights.
+  // Quantized linears first, one layer at a time (its rows split across the pool): only one
+  // layer's unpacked codes are alive beside the converted weights.
   std::set<const SafetensorsTensor*> consumed;
   auto linears = FindQuantizedLinears(weights, quantization);
   if (!linears) return Error{linears.error()};
@@ -235,12 +235,13 @@ Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(
                    " loads it only by converting its Hugging Face layout, which quantized "
                    "weights do not support"};
     }
-    auto converted = ConvertQuantizedLinear(quantization, linear);
+    auto converted = ConvertQuantizedLinear(quantization, linear, pool);
     if (!converted) return Error{converted.error()};
     converted->weight.name = name;
     if (!converted->input_order.empty()) {
       source->input_orders_[name] = std::move(converted->input_order);
     }
+    source->quantized_linears_.insert(name);
     source->AddOwned(std::move(converted->weight));
   }
   for (const SafetensorsTensor* tensor_ptr : weights.tensors()) {
@@ -297,9 +298,19 @@ const GgufTensor* HfTensorSource::Find(const std::string& gguf_name) const {
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
+int64_t HfTensorSource::num_values() const {
+  int64_t count = 0;
+  for (const auto& [name, tensor] : tensors_) count += tensor.num_elements();
+  return count;
+}
+
 const std::vector<int32_t>* HfTensorSource::InputOrder(const std::string& gguf_name) const {
   auto it = input_orders_.find(gguf_name);
   return it == input_orders_.end() ? nullptr : &it->second;
+}
+
+bool HfTensorSource::IsQuantizedLinear(const std::string& gguf_name) const {
+  return quantized_linears_.contains(gguf_name);
 }
 
 namespace {
@@ -333,7 +344,7 @@ Status AddDenseModules(const std::string& dir, HfTensorSource* source) {
 }  // namespace
 
 Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir, const Json& hf_overrides,
-                                        const std::string& quantization) {
+                                        const std::string& quantization, ThreadPool* pool) {
   HfCheckpoint checkpoint;
   const std::filesystem::path config_path = std::filesystem::path(dir) / "config.json";
   std::ifstream file(config_path, std::ios::binary);
@@ -344,9 +355,20 @@ Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir, const Json& hf_o
   if (config.is_discarded()) return Error{config_path.string() + " is not valid JSON"};
   config = MergeHfOverrides(std::move(config), hf_overrides);
   // First, so a scheme that cannot load names its field rather than failing later on a dtype.
-  auto quantization_config = ReadQuantizationConfig(dir, config, quantization);
+  const bool requests_gguf_type = !quantization.empty() && !ParseQuantMethod(quantization);
+  auto quantization_config =
+      ReadQuantizationConfig(dir, config, requests_gguf_type ? "" : quantization);
   if (!quantization_config) return Error{quantization_config.error()};
   checkpoint.quantization = std::move(*quantization_config);
+  if (requests_gguf_type && checkpoint.quantization.method != QuantMethod::kNone) {
+    // vLLM refuses a --quantization that disagrees with the checkpoint's method.
+    const std::string method = QuantMethodName(checkpoint.quantization.method);
+    return Error{"--quantization " + quantization +
+                 " quantizes unquantized weights at load, but the checkpoint is already "
+                 "quantized with " +
+                 method + " (quantization_config.quant_method); leave --quantization out or give " +
+                 method};
+  }
   HfDerivedTensors derived;
   auto model_config = ModelConfigFromHfConfig(config, &derived);
   if (!model_config) return Error{config_path.string() + ": " + model_config.error()};
@@ -358,7 +380,7 @@ Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir, const Json& hf_o
   checkpoint.weights = std::move(*weights);
   auto source =
       HfTensorSource::Create(*checkpoint.weights, *FindArchitecture(checkpoint.config.architecture),
-                             std::move(derived), checkpoint.quantization);
+                             std::move(derived), checkpoint.quantization, pool);
   if (!source) return Error{source.error()};
   VLLM_RETURN_IF_ERROR(AddDenseModules(dir, source->get()));
   checkpoint.source = std::move(*source);

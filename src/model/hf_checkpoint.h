@@ -7,10 +7,12 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "common/expected.h"
+#include "common/thread_pool.h"
 #include "formats/safetensors_index.h"
 #include "model/architecture.h"
 #include "model/hf_quant/quantization_config.h"
@@ -32,14 +34,19 @@ class HfTensorSource : public TensorSource {
   // Maps every tensor of `weights` through `architecture`'s names (or converts it, where the
   // architecture converts); an unknown tensor name is an error naming it. Vision-tower and
   // projector tensors of multimodal checkpoints are skipped. With a `quantization` method, each
-  // quantized linear layer (FindQuantizedLinears) is first converted, one at a time, into the
-  // kernel type its rule picks, under its weight's GGUF name, and its stored parts are consumed.
+  // quantized linear layer (FindQuantizedLinears) is first converted, one at a time (its rows on
+  // `pool`'s threads when given), into the kernel type its rule picks, under its weight's GGUF
+  // name, and its stored parts are consumed.
   static Expected<std::unique_ptr<HfTensorSource>> Create(
       const SafetensorsModel& weights, const Architecture& architecture, HfDerivedTensors derived,
-      const QuantizationConfig& quantization = {});
+      const QuantizationConfig& quantization = {}, ThreadPool* pool = nullptr);
   const GgufTensor* Find(const std::string& gguf_name) const override;
   // The input permutation of a converted GPTQ desc_act / compressed-tensors actorder weight.
   const std::vector<int32_t>* InputOrder(const std::string& gguf_name) const override;
+  // Whether `gguf_name` is a quantized linear layer's converted weight.
+  bool IsQuantizedLinear(const std::string& gguf_name) const override;
+  // The values of every tensor as the model sees them (a quantized layer's unpacked count).
+  int64_t num_values() const;
   // Adds a tensor whose bytes the source keeps alive (shape in ggml order).
   void AddOwned(OwnedTensor tensor);
 
@@ -51,6 +58,7 @@ class HfTensorSource : public TensorSource {
   std::map<std::string, GgufTensor> tensors_;  // by GGUF name
   std::map<std::string, std::vector<uint8_t>> owned_bytes_;
   std::map<std::string, std::vector<int32_t>> input_orders_;  // by GGUF name
+  std::set<std::string> quantized_linears_;                   // GGUF names
 };
 
 // A Hugging Face tensor name with multimodal wrappers' prefixes reduced to the text model's
@@ -67,12 +75,15 @@ struct HfCheckpoint {
   QuantizationConfig quantization;  // how the weights are quantized (method kNone: they are not)
   std::unique_ptr<HfTensorSource> source;
 };
-// `hf_overrides` (--hf-overrides, ParseHfOverrides) replace config.json's keys; `quantization`
-// (--quantization as a vLLM method name, or empty) is checked against the checkpoint's
-// quantization_config (ReadQuantizationConfig) before any tensor is read.
+// `hf_overrides` (--hf-overrides, ParseHfOverrides) replace config.json's keys. `quantization` is
+// --quantization as given (or empty), checked before any tensor is read: a vLLM method name
+// against the checkpoint's quantization_config (ReadQuantizationConfig); a GGUF type name
+// (q8_0, q6_k, q4_k: the weight loader re-quantizes unquantized weights to it) is refused for a
+// quantized checkpoint, naming its method. Quantized layers are converted on `pool`'s threads
+// when given.
 Expected<HfCheckpoint> OpenHfCheckpoint(
     const std::string& dir, const nlohmann::json& hf_overrides = nlohmann::json::object(),
-    const std::string& quantization = "");
+    const std::string& quantization = "", ThreadPool* pool = nullptr);
 
 // Reads a JSON value of config.json into `out` when present and not null (for the architecture
 // files); a value of the wrong kind is an error naming `key`.

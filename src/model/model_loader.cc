@@ -29,7 +29,7 @@ Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoad
   LoadedModel loaded;
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
-    auto checkpoint = OpenHfCheckpoint(path, hf_overrides, method);
+    auto checkpoint = OpenHfCheckpoint(path, hf_overrides, quantization, options.pool);
     if (!checkpoint) return Error{path + ": " + checkpoint.error()};
     loaded.checkpoint = std::move(*checkpoint);
     auto model = LoadModel(*loaded.checkpoint->source, loaded.checkpoint->config, options);

@@ -26,7 +26,10 @@ struct LoadedModel {
 // given: a vLLM method name (gptq, awq_marlin, fp8, ...) must match the directory's
 // quantization_config (fp8 also quantizes an unquantized one at load) and is refused for a GGUF
 // file, whose tensors carry their own types; a GGUF type name is options.linear_type's business
-// (LinearTypeFor). Errors name the path.
+// (LinearTypeFor), refused for a quantized checkpoint. A quantized checkpoint's layers keep the
+// types they are converted to whatever options.linear_type (vLLM's --dtype sets only activations'
+// and unquantized weights' dtype); its other linear weights (lm_head, ignored modules) follow it.
+// Errors name the path.
 Expected<LoadedModel> LoadModelFromPath(
     const std::string& path, const ModelLoadOptions& options,
     const nlohmann::json& hf_overrides = nlohmann::json::object(),
@@ -35,7 +38,8 @@ Expected<LoadedModel> LoadModelFromPath(
 // vLLM's --dtype (auto, float32/float, bfloat16, float16/half) and --quantization (q8_0, q6_k,
 // q4_k; empty: none) → the type linear weights are converted to at load (nullopt: as stored).
 // --quantization may also be a vLLM method name (awq, gptq, fp8, ...), which names how a
-// checkpoint is quantized and sets no linear type: --dtype decides as without it.
+// checkpoint is quantized and sets no linear type: --dtype decides as without it, for the weights
+// the checkpoint does not quantize (LoadModelFromPath).
 Expected<std::optional<GgmlType>> LinearTypeFor(const std::string& dtype,
                                                 const std::string& quantization);
 

@@ -12,6 +12,9 @@
 #include "common/thread_pool.h"
 #include "formats/safetensors_writer.h"
 #include "model/hf_export.h"
+#include "model/hf_quant_writer.h"
+#include "model/random_model.h"
+#include "model/weight_loader.h"
 
 namespace vllm {
 namespace {
@@ -159,6 +162,85 @@ TEST_F(ModelLoaderDirectoryTest, MethodNamesReachTheCheckpoint) {
   ASSERT_TRUE(loaded.ok()) << loaded.error();
   EXPECT_EQ(loaded->checkpoint->quantization.method, QuantMethod::kFp8);
   EXPECT_TRUE(loaded->checkpoint->quantization.fp8.quantize_at_load);
+}
+
+// llama-tiny written as a GPTQ checkpoint (4 bits, group 128, symmetric: Q4_0 at load) with an
+// unquantized F32 lm_head. vLLM's --dtype is the activations' and unquantized weights' dtype: the
+// quantized layers keep their types, and a GGUF type as --quantization is refused.
+class ModelLoaderGptqDirectoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status status = WriteRandomModel(
+        {.shape = "llama-tiny",
+         .vocab_path = std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf",
+         .output_path = dir_.File("model.gguf"),
+         .seed = 5});
+    ASSERT_TRUE(status.ok()) << status.message();
+    auto file = GgufFile::Open(dir_.File("model.gguf"));
+    ASSERT_TRUE(file.ok()) << file.error();
+    auto options = MakeHfQuantWriterOptions("gptq", 0, 0, false, 7);
+    ASSERT_TRUE(options.ok()) << options.error();
+    status = WriteQuantizedHfCheckpointFromGguf(**file, dir_.File("gptq"),
+                                                std::string(VLLM_SHARED_DIR) + "/tokenizers/llama2",
+                                                *options, "");
+    ASSERT_TRUE(status.ok()) << status.message();
+  }
+
+  TempTestDir dir_{"model_loader_gptq"};
+  ThreadPool pool_{ThreadPool::Options{.num_threads = 2}};
+};
+
+TEST_F(ModelLoaderGptqDirectoryTest, DtypeKeepsQuantizedLayersAndConvertsTheOthers) {
+  auto automatic = LoadModelFromPath(dir_.File("gptq"), {.pool = &pool_});
+  ASSERT_TRUE(automatic.ok()) << automatic.error();
+  auto bf16 =
+      LoadModelFromPath(dir_.File("gptq"), {.pool = &pool_, .linear_type = GgmlType::kBF16});
+  ASSERT_TRUE(bf16.ok()) << bf16.error();
+  // Only the F32 lm_head changes: to half its bytes.
+  const HfTensorSource& source = *bf16->checkpoint->source;
+  const ModelConfig& config = bf16->checkpoint->config;
+  const GgufTensor* head = source.Find("output.weight");
+  ASSERT_NE(head, nullptr);
+  ASSERT_EQ(head->type, GgmlType::kF32);
+  EXPECT_EQ(bf16->model->weight_bytes(), automatic->model->weight_bytes() - head->num_bytes / 2);
+
+  const int64_t hidden = config.hidden_size, q_rows = config.num_heads * config.head_dim;
+  const int64_t kv_rows = config.num_kv_heads * config.head_dim;
+  for (GgmlType linear_type : {GgmlType::kBF16, GgmlType::kF32, GgmlType::kQ8_0}) {
+    const std::string type_name = GgmlTypeName(static_cast<uint32_t>(linear_type));
+    WeightLoader loader(source, linear_type);
+    EXPECT_TRUE(source.IsQuantizedLinear("blk.0.attn_q.weight"));
+    auto q = loader.Linear("blk.0.attn_q.weight", q_rows, hidden);
+    ASSERT_TRUE(q.ok()) << q.error();
+    EXPECT_EQ((*q)->type(), GgmlType::kQ4_0) << type_name;
+    auto qkv = loader.FusedLinear({{"blk.0.attn_q.weight", q_rows},
+                                   {"blk.0.attn_k.weight", kv_rows},
+                                   {"blk.0.attn_v.weight", kv_rows}},
+                                  hidden);
+    ASSERT_TRUE(qkv.ok()) << qkv.error();
+    ASSERT_NE(*qkv, nullptr) << type_name;
+    EXPECT_EQ((*qkv)->type(), GgmlType::kQ4_0) << type_name;
+    auto gate_up = loader.GatedPairLinear("blk.0.ffn_gate.weight", "blk.0.ffn_up.weight",
+                                          config.intermediate_size, hidden);
+    ASSERT_TRUE(gate_up.ok()) << gate_up.error();
+    ASSERT_NE(*gate_up, nullptr) << type_name;
+    EXPECT_EQ((*gate_up)->type(), GgmlType::kQ4_0) << type_name;
+    EXPECT_FALSE(source.IsQuantizedLinear("output.weight"));
+    auto output = loader.Linear("output.weight", config.vocab_size, hidden);
+    ASSERT_TRUE(output.ok()) << output.error();
+    EXPECT_EQ((*output)->type(), linear_type) << type_name;
+  }
+}
+
+TEST_F(ModelLoaderGptqDirectoryTest, GgufTypeAsQuantizationIsRefusedNamingTheMethod) {
+  auto loaded = LoadModelFromPath(
+      dir_.File("gptq"), {.pool = &pool_, .linear_type = GgmlType::kQ8_0}, Json::object(), "q8_0");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error(),
+            dir_.File("gptq") +
+                ": --quantization q8_0 quantizes unquantized weights at load, but the checkpoint "
+                "is already quantized with gptq (quantization_config.quant_method); leave "
+                "--quantization out or give gptq");
 }
 
 }  // namespace

@@ -23,6 +23,10 @@ class TensorSource {
   virtual const std::vector<int32_t>* InputOrder(const std::string& gguf_name) const {
     return nullptr;
   }
+  // Whether the linear weight with this GGUF name was converted from a quantized checkpoint's
+  // layer (GPTQ, AWQ, FP8, ...): it keeps its type whatever type the loader converts the other
+  // linear weights to, as vLLM's --dtype sets only activations' and unquantized weights' dtype.
+  virtual bool IsQuantizedLinear(const std::string& gguf_name) const { return false; }
 };
 
 // A GGUF file's own tensors; descriptions live as long as the file.

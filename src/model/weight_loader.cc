@@ -28,23 +28,24 @@ Expected<WeightLoader::LinearBytes> WeightLoader::BytesOf(const std::string& nam
   int64_t rows = 1;
   for (size_t i = 1; i < shape.size(); ++i) rows *= shape[i];
   const GgmlType stored = (*tensor)->type;
-  if (!linear_type_ || *linear_type_ == stored) {
+  const std::optional<GgmlType> target = ConversionType(name);
+  if (!target || *target == stored) {
     linear_bytes_ += (*tensor)->num_bytes;
     return LinearBytes{stored, (*tensor)->data, {}};
   }
   // Converted once, row by row through f32.
-  auto traits = GetSupportedTypeTraits(*linear_type_);
+  auto traits = GetSupportedTypeTraits(*target);
   if (!traits || cols % traits->block_size != 0) {
     return Error{"tensor '" + name + "' cannot be converted to " +
-                 GgmlTypeName(static_cast<uint32_t>(*linear_type_))};
+                 GgmlTypeName(static_cast<uint32_t>(*target))};
   }
   const int64_t row_bytes = RowBytes(*traits, cols);
   const int64_t stored_row_bytes = (*tensor)->num_bytes / rows;
-  LinearBytes bytes{*linear_type_, nullptr, std::vector<uint8_t>(rows * row_bytes)};
+  LinearBytes bytes{*target, nullptr, std::vector<uint8_t>(rows * row_bytes)};
   std::vector<float> row(cols);
   for (int64_t r = 0; r < rows; ++r) {
     kernels::DequantizeRow(stored, (*tensor)->data + r * stored_row_bytes, cols, row.data());
-    kernels::QuantizeRow(*linear_type_, row.data(), cols, bytes.converted.data() + r * row_bytes);
+    kernels::QuantizeRow(*target, row.data(), cols, bytes.converted.data() + r * row_bytes);
   }
   bytes.data = bytes.converted.data();
   linear_bytes_ += static_cast<int64_t>(bytes.converted.size());
@@ -60,6 +61,11 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::Linear(const std:
                     : kernels::LinearWeight::CreateOwned(bytes->type, std::move(bytes->converted),
                                                          rows, cols);
   return WithInputOrderOf(name, std::move(weight));
+}
+
+std::optional<GgmlType> WeightLoader::ConversionType(const std::string& name) const {
+  if (source_.IsQuantizedLinear(name)) return std::nullopt;
+  return linear_type_;
 }
 
 bool WeightLoader::SameInputOrder(const std::string& a, const std::string& b) const {
@@ -81,12 +87,14 @@ Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::WithInputOrderOf(
 
 Expected<std::optional<std::vector<WeightLoader::LinearBytes>>> WeightLoader::SameTypeBytes(
     const std::vector<FusedPart>& parts, int64_t cols) {
-  std::optional<GgmlType> type = linear_type_;
+  std::optional<GgmlType> type;
   for (const FusedPart& part : parts) {
     const GgufTensor* tensor = source_.Find(part.name);
     if (tensor == nullptr) return Error{"model file is missing tensor '" + part.name + "'"};
-    if (!type) type = tensor->type;
-    if (!linear_type_ && tensor->type != *type) return std::optional<std::vector<LinearBytes>>();
+    if (!type) type = ComputedType(part.name, *tensor);
+    if (ComputedType(part.name, *tensor) != *type) {
+      return std::optional<std::vector<LinearBytes>>();
+    }
     if (!SameInputOrder(parts.front().name, part.name)) {
       return std::optional<std::vector<LinearBytes>>();
     }
@@ -188,7 +196,8 @@ Expected<std::vector<std::unique_ptr<kernels::LinearWeight>>> WeightLoader::Fuse
     }
     return experts;
   }
-  if ((!linear_type_ && source_.Find(gate_name)->type != source_.Find(up_name)->type) ||
+  if (ComputedType(gate_name, *source_.Find(gate_name)) !=
+          ComputedType(up_name, *source_.Find(up_name)) ||
       !SameInputOrder(gate_name, up_name)) {
     return Weights();
   }

@@ -18,7 +18,8 @@ namespace vllm {
 
 class WeightLoader {
  public:
-  // `linear_type`: convert linear weights stored in another type to it (see ModelLoadOptions).
+  // `linear_type`: convert linear weights stored in another type to it (see ModelLoadOptions),
+  // except the source's quantized layers (TensorSource::IsQuantizedLinear), which keep theirs.
   explicit WeightLoader(const TensorSource& source,
                         std::optional<GgmlType> linear_type = std::nullopt)
       : source_(source), linear_type_(linear_type) {}
@@ -69,7 +70,7 @@ class WeightLoader {
  private:
   // The bytes of the tensor of ggml shape `shape` ({cols, rows, ...}: rows of shape[0] values) in
   // the type it is computed in: the stored bytes, or `converted` filled with them converted to
-  // linear_type.
+  // ConversionType(name).
   struct LinearBytes {
     GgmlType type;
     const uint8_t* data;
@@ -80,6 +81,12 @@ class WeightLoader {
   // nullopt.
   Expected<std::optional<std::vector<LinearBytes>>> SameTypeBytes(
       const std::vector<FusedPart>& parts, int64_t cols);
+  // The type linear weight `name` is converted to at load, or nullopt: as stored.
+  std::optional<GgmlType> ConversionType(const std::string& name) const;
+  // The type linear weight `tensor` (named `name`) is computed in.
+  GgmlType ComputedType(const std::string& name, const GgufTensor& tensor) const {
+    return ConversionType(name).value_or(tensor.type);
+  }
   // Whether the linear weights `a` and `b` have the same input order (none counts as empty).
   bool SameInputOrder(const std::string& a, const std::string& b) const;
   // `weight` given tensor `name`'s input order, if the source has one; errors name the tensor.

@@ -41,7 +41,8 @@ Status CheckShape(const SafetensorsTensor& tensor, const std::vector<int64_t>& s
 }  // namespace
 
 Expected<ConvertedLinear> ConvertAwqLinear(const AwqConfig& config,
-                                           const QuantizedLinearTensors& tensors) {
+                                           const QuantizedLinearTensors& tensors,
+                                           ThreadPool* pool) {
   if (config.bits != kBits) {
     return Error{"quantization_config.bits = " + std::to_string(config.bits) +
                  " is not supported for awq (supported: 4)"};
@@ -88,17 +89,19 @@ Expected<ConvertedLinear> ConvertAwqLinear(const AwqConfig& config,
     VLLM_RETURN_IF_ERROR(CheckShape(**scales, {out, width * kCodesPerWord}));
     auto scale_values = ReadFloats(**scales);  // [out, width · 8], the first groups used
     if (!scale_values) return Error{scale_values.error()};
-    for (int64_t o = 0; o < out; ++o) {
-      const uint32_t* row = words->data() + o * (in / kCodesPerWord);
-      for (int64_t i = 0; i < in; ++i) {
-        groups.q[o * in + i] = static_cast<int16_t>(UnpackCode(row, 1, kBits, i));
+    ForRowRanges(pool, out, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const uint32_t* row = words->data() + o * (in / kCodesPerWord);
+        for (int64_t i = 0; i < in; ++i) {
+          groups.q[o * in + i] = static_cast<int16_t>(UnpackCode(row, 1, kBits, i));
+        }
+        for (int64_t g = 0; g < num_groups; ++g) {
+          groups.zeros[o * num_groups + g] =
+              static_cast<int16_t>(UnpackCode(zero_words->data() + o * width, 1, kBits, g));
+          groups.scales[o * num_groups + g] = (*scale_values)[o * width * kCodesPerWord + g];
+        }
       }
-      for (int64_t g = 0; g < num_groups; ++g) {
-        groups.zeros[o * num_groups + g] =
-            static_cast<int16_t>(UnpackCode(zero_words->data() + o * width, 1, kBits, g));
-        groups.scales[o * num_groups + g] = (*scale_values)[o * width * kCodesPerWord + g];
-      }
-    }
+    });
   } else {
     auto zero_words = ReadPackedWords(**qzeros, {num_groups, out / kCodesPerWord});
     if (!zero_words) return Error{zero_words.error()};
@@ -106,19 +109,27 @@ Expected<ConvertedLinear> ConvertAwqLinear(const AwqConfig& config,
     auto scale_values = ReadFloats(**scales);  // [groups, out]
     if (!scale_values) return Error{scale_values.error()};
     // Tiles of 32 inputs: the 8 outputs of a word get 32 codes in one stretch of their rows.
+    // Threads take chunks of word columns (8 outputs each), 8 word columns (64 rows) at a time
+    // so that the rows' pages stay in the TLB.
     const int64_t words_per_input = out / kCodesPerWord;
-    for (int64_t i0 = 0; i0 < in; i0 += 32) {
-      const int64_t i1 = std::min(in, i0 + 32);
-      for (int64_t w = 0; w < words_per_input; ++w) {
-        int16_t* rows = groups.q.data() + w * kCodesPerWord * in;
-        for (int64_t i = i0; i < i1; ++i) {
-          const uint32_t word = (*words)[i * words_per_input + w];
-          for (int k = 0; k < kCodesPerWord; ++k) {
-            rows[k * in + i] = static_cast<int16_t>((word >> (kBits * kGemmNibble[k])) & 15);
+    constexpr int64_t kTileWords = 8;
+    ForRowRanges(pool, words_per_input, [&](int64_t begin, int64_t end) {
+      for (int64_t tile = begin; tile < end; tile += kTileWords) {
+        const int64_t tile_end = std::min(end, tile + kTileWords);
+        for (int64_t i0 = 0; i0 < in; i0 += 32) {
+          const int64_t i1 = std::min(in, i0 + 32);
+          for (int64_t w = tile; w < tile_end; ++w) {
+            int16_t* rows = groups.q.data() + w * kCodesPerWord * in;
+            for (int64_t i = i0; i < i1; ++i) {
+              const uint32_t word = (*words)[i * words_per_input + w];
+              for (int k = 0; k < kCodesPerWord; ++k) {
+                rows[k * in + i] = static_cast<int16_t>((word >> (kBits * kGemmNibble[k])) & 15);
+              }
+            }
           }
         }
       }
-    }
+    });
     for (int64_t g = 0; g < num_groups; ++g) {
       const uint32_t* row = zero_words->data() + g * (out / kCodesPerWord);
       for (int64_t o = 0; o < out; ++o) {
@@ -127,7 +138,7 @@ Expected<ConvertedLinear> ConvertAwqLinear(const AwqConfig& config,
       }
     }
   }
-  auto weight = IntegerGroupsToTensor(groups, PartName(tensors, "weight"));
+  auto weight = IntegerGroupsToTensor(groups, PartName(tensors, "weight"), pool);
   if (!weight) return Error{weight.error()};
   return ConvertedLinear{std::move(*weight), {}};
 }

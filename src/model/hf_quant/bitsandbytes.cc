@@ -147,7 +147,7 @@ Expected<std::vector<float>> ReadAbsmax(const QuantizedLinearTensors& tensors,
   return absmax;
 }
 
-Expected<ConvertedLinear> Convert4Bit(const QuantizedLinearTensors& tensors) {
+Expected<ConvertedLinear> Convert4Bit(const QuantizedLinearTensors& tensors, ThreadPool* pool) {
   auto state = ReadQuantState(tensors);
   if (!state) return Error{state.error()};
   const int64_t rows = state->rows, cols = state->cols;
@@ -163,20 +163,22 @@ Expected<ConvertedLinear> Convert4Bit(const QuantizedLinearTensors& tensors) {
   linear.weight = {.name = PartName(tensors, "weight"), .type = type, .shape = {cols, rows}};
   const int64_t row_bytes = RowBytes(*FindSupportedType(type), cols);
   linear.weight.bytes.resize(rows * row_bytes);
-  std::vector<float> row(cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) {
-      const int64_t i = r * cols + c;
-      const uint8_t byte = (*codes)[i / 2];
-      const int code = i % 2 == 0 ? byte >> 4 : byte & 0xf;
-      row[c] = (*quant_map)[code] * (*absmax)[i / state->blocksize];
+  ForRowRanges(pool, rows, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(cols);
+    for (int64_t r = begin; r < end; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t i = r * cols + c;
+        const uint8_t byte = (*codes)[i / 2];
+        const int code = i % 2 == 0 ? byte >> 4 : byte & 0xf;
+        row[c] = (*quant_map)[code] * (*absmax)[i / state->blocksize];
+      }
+      kernels::QuantizeRow(type, row.data(), cols, linear.weight.bytes.data() + r * row_bytes);
     }
-    kernels::QuantizeRow(type, row.data(), cols, linear.weight.bytes.data() + r * row_bytes);
-  }
+  });
   return linear;
 }
 
-Expected<ConvertedLinear> Convert8Bit(const QuantizedLinearTensors& tensors) {
+Expected<ConvertedLinear> Convert8Bit(const QuantizedLinearTensors& tensors, ThreadPool* pool) {
   auto weight = RequirePart(tensors, "weight");
   if (!weight) return Error{weight.error()};
   const SafetensorsTensor& stored = **weight;
@@ -204,7 +206,7 @@ Expected<ConvertedLinear> Convert8Bit(const QuantizedLinearTensors& tensors) {
   if (!scales) return Error{scales.error()};
   for (float& scale : *scales) scale /= 127.0f;
   groups.scales = std::move(*scales);
-  auto tensor = IntegerGroupsToTensor(groups, PartName(tensors, "weight"));
+  auto tensor = IntegerGroupsToTensor(groups, PartName(tensors, "weight"), pool);
   if (!tensor) return Error{tensor.error()};
   ConvertedLinear linear;
   linear.weight = std::move(*tensor);
@@ -214,9 +216,10 @@ Expected<ConvertedLinear> Convert8Bit(const QuantizedLinearTensors& tensors) {
 }  // namespace
 
 Expected<ConvertedLinear> ConvertBitsAndBytesLinear(const BitsAndBytesConfig& config,
-                                                    const QuantizedLinearTensors& tensors) {
-  if (config.load_in_4bit) return Convert4Bit(tensors);
-  if (config.load_in_8bit) return Convert8Bit(tensors);
+                                                    const QuantizedLinearTensors& tensors,
+                                                    ThreadPool* pool) {
+  if (config.load_in_4bit) return Convert4Bit(tensors, pool);
+  if (config.load_in_8bit) return Convert8Bit(tensors, pool);
   return Error{"module '" + tensors.module +
                "': bitsandbytes quantization_config sets neither load_in_4bit nor load_in_8bit"};
 }

@@ -62,35 +62,40 @@ Expected<std::vector<int16_t>> ReadGroupZeros(const SafetensorsTensor& zeros, in
   return values;
 }
 
-// Applies weight_g_idx (actorder): the columns of `groups` sorted by group, and their order.
-Status ApplyGroupOrder(const QuantizedLinearTensors& tensors, IntegerGroups* groups,
-                       std::vector<int32_t>* input_order) {
-  const SafetensorsTensor* group_index = FindPart(tensors, "weight_g_idx");
-  if (group_index == nullptr) return Status::Ok();
-  auto order = GroupInputOrder(*group_index, groups->cols, groups->group_size);
-  if (!order) return Error{order.error()};
-  if (order->empty()) return Status::Ok();
-  std::vector<int16_t> permuted(groups->q.size());
-  for (int64_t r = 0; r < groups->rows; ++r) {
-    for (int64_t j = 0; j < groups->cols; ++j) {
-      permuted[r * groups->cols + j] = groups->q[r * groups->cols + (*order)[j]];
+// The layer of `groups`, with weight_g_idx (actorder) applied: the columns sorted by group, and
+// their order.
+Expected<ConvertedLinear> OrderedGroupsToLinear(const QuantizedLinearTensors& tensors,
+                                                IntegerGroups groups, ThreadPool* pool) {
+  ConvertedLinear linear;
+  if (const SafetensorsTensor* group_index = FindPart(tensors, "weight_g_idx")) {
+    auto order = GroupInputOrder(*group_index, groups.cols, groups.group_size);
+    if (!order) return Error{order.error()};
+    if (!order->empty()) {
+      std::vector<int16_t> permuted(groups.q.size());
+      ForRowRanges(pool, groups.rows, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          for (int64_t j = 0; j < groups.cols; ++j) {
+            permuted[r * groups.cols + j] = groups.q[r * groups.cols + (*order)[j]];
+          }
+        }
+      });
+      groups.q = std::move(permuted);
+      linear.input_order = std::move(*order);
     }
   }
-  groups->q = std::move(permuted);
-  *input_order = std::move(*order);
-  return Status::Ok();
+  auto tensor = IntegerGroupsToTensor(groups, PartName(tensors, "weight"), pool);
+  if (!tensor) return Error{tensor.error()};
+  linear.weight = std::move(*tensor);
+  return linear;
 }
 
 // int-quantized / naive-quantized integers: weight [rows, cols] as stored.
 Expected<ConvertedLinear> ConvertUnpackedIntegers(const CtQuantArgs& weights,
-                                                  const QuantizedLinearTensors& tensors) {
-  auto weight = RequirePart(tensors, "weight");
+                                                  const QuantizedLinearTensors& tensors,
+                                                  ThreadPool* pool) {
+  auto weight = RequireMatrixPart(tensors, "weight");
   if (!weight) return Error{weight.error()};
   const SafetensorsTensor& stored = **weight;
-  if (stored.shape.size() != 2 || stored.shape[0] <= 0 || stored.shape[1] <= 0) {
-    return Error{"tensor '" + stored.name + "' has shape " + ShapeText(stored.shape) +
-                 ", expected a 2-D [out, in] weight"};
-  }
   if (weights.num_bits < 2 || weights.num_bits > 8) {
     return Error{"tensor '" + stored.name + "': num_bits " + std::to_string(weights.num_bits) +
                  " is not supported for compressed-tensors integer weights (supported: 2 to 8)"};
@@ -117,12 +122,7 @@ Expected<ConvertedLinear> ConvertUnpackedIntegers(const CtQuantArgs& weights,
     VLLM_RETURN_IF_ERROR(CheckSignedRange(*zeros, weights.num_bits, (*zero_part)->name));
     groups.zeros = std::move(*zeros);
   }
-  ConvertedLinear linear;
-  VLLM_RETURN_IF_ERROR(ApplyGroupOrder(tensors, &groups, &linear.input_order));
-  auto tensor = IntegerGroupsToTensor(groups, PartName(tensors, "weight"));
-  if (!tensor) return Error{tensor.error()};
-  linear.weight = std::move(*tensor);
-  return linear;
+  return OrderedGroupsToLinear(tensors, std::move(groups), pool);
 }
 
 // pack-quantized: `bits`-bit codes, 32 / bits per int32 word, value j of a word at bits · j.
@@ -130,7 +130,7 @@ Expected<ConvertedLinear> ConvertUnpackedIntegers(const CtQuantArgs& weights,
 //   weight_packed [rows, cols · bits / 32]      word w of row r holds columns w·per .. w·per+per−1
 //   weight_zero_point [rows · bits / 32, groups] word w of column g holds rows w·per .. w·per+per−1
 Expected<ConvertedLinear> ConvertPacked(const CtQuantArgs& weights,
-                                        const QuantizedLinearTensors& tensors) {
+                                        const QuantizedLinearTensors& tensors, ThreadPool* pool) {
   auto packed_part = RequirePart(tensors, "weight_packed");
   if (!packed_part) return Error{packed_part.error()};
   const SafetensorsTensor& packed = **packed_part;
@@ -155,12 +155,14 @@ Expected<ConvertedLinear> ConvertPacked(const CtQuantArgs& weights,
   auto words = ReadPackedWords(packed, {groups.rows, words_per_row});
   if (!words) return Error{words.error()};
   groups.q.resize(groups.rows * groups.cols);
-  for (int64_t r = 0; r < groups.rows; ++r) {
-    for (int64_t c = 0; c < groups.cols; ++c) {
-      groups.q[r * groups.cols + c] =
-          static_cast<int16_t>(UnpackCode(words->data() + r * words_per_row, 1, bits, c));
+  ForRowRanges(pool, groups.rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      for (int64_t c = 0; c < groups.cols; ++c) {
+        groups.q[r * groups.cols + c] =
+            static_cast<int16_t>(UnpackCode(words->data() + r * words_per_row, 1, bits, c));
+      }
     }
-  }
+  });
   auto group_size = GroupSize(weights, groups.cols, packed.name);
   if (!group_size) return Error{group_size.error()};
   groups.group_size = *group_size;
@@ -186,28 +188,19 @@ Expected<ConvertedLinear> ConvertPacked(const CtQuantArgs& weights,
       }
     }
   }
-  ConvertedLinear linear;
-  VLLM_RETURN_IF_ERROR(ApplyGroupOrder(tensors, &groups, &linear.input_order));
-  auto tensor = IntegerGroupsToTensor(groups, PartName(tensors, "weight"));
-  if (!tensor) return Error{tensor.error()};
-  linear.weight = std::move(*tensor);
-  return linear;
+  return OrderedGroupsToLinear(tensors, std::move(groups), pool);
 }
 
 // float-quantized FP8: weight F8_E4M3 [rows, cols] times weight_scale per tensor, row or block.
 Expected<ConvertedLinear> ConvertFloat(const CtQuantArgs& weights,
-                                       const QuantizedLinearTensors& tensors) {
-  auto weight = RequirePart(tensors, "weight");
+                                       const QuantizedLinearTensors& tensors, ThreadPool* pool) {
+  auto weight = RequireMatrixPart(tensors, "weight");
   if (!weight) return Error{weight.error()};
   const SafetensorsTensor& stored = **weight;
   if (weights.num_bits != 8 || weights.type != "float") {
     return Error{"tensor '" + stored.name + "': compressed-tensors float weights must be 8-bit " +
                  "FP8 (num_bits " + std::to_string(weights.num_bits) + ", type " + weights.type +
                  ")"};
-  }
-  if (stored.shape.size() != 2 || stored.shape[0] <= 0 || stored.shape[1] <= 0) {
-    return Error{"tensor '" + stored.name + "' has shape " + ShapeText(stored.shape) +
-                 ", expected a 2-D [out, in] weight"};
   }
   std::vector<int64_t> block_size;
   if (weights.strategy == "block") {
@@ -221,7 +214,7 @@ Expected<ConvertedLinear> ConvertFloat(const CtQuantArgs& weights,
   if (!scale_part) return Error{scale_part.error()};
   auto scales = ReadFp8Scales(**scale_part, stored.shape[0], stored.shape[1], block_size);
   if (!scales) return Error{scales.error()};
-  auto converted = Fp8WeightToBf16(stored, *scales, PartName(tensors, "weight"));
+  auto converted = Fp8WeightToBf16(stored, *scales, PartName(tensors, "weight"), pool);
   if (!converted) return Error{converted.error()};
   ConvertedLinear linear;
   linear.weight = std::move(*converted);
@@ -232,7 +225,8 @@ Expected<ConvertedLinear> ConvertFloat(const CtQuantArgs& weights,
 
 Expected<ConvertedLinear> ConvertCompressedTensorsLinear(const CtScheme& scheme,
                                                          const std::string& format,
-                                                         const QuantizedLinearTensors& tensors) {
+                                                         const QuantizedLinearTensors& tensors,
+                                                         ThreadPool* pool) {
   if (scheme.input_activations && !scheme.input_activations->dynamic) {
     if (const SafetensorsTensor* input_scale = FindPart(tensors, "input_scale")) {
       VLLM_RETURN_IF_ERROR(CheckInputScale(*input_scale));
@@ -241,7 +235,7 @@ Expected<ConvertedLinear> ConvertCompressedTensorsLinear(const CtScheme& scheme,
   const SafetensorsTensor* weight = FindPart(tensors, "weight");
   const bool fp8_weight = weight != nullptr && DtypeName(*weight) == "F8_E4M3";
   if (format == "float-quantized" || (format == "naive-quantized" && fp8_weight)) {
-    return ConvertFloat(scheme.weights, tensors);
+    return ConvertFloat(scheme.weights, tensors, pool);
   }
   if (format != "int-quantized" && format != "naive-quantized" && format != "pack-quantized") {
     return Error{"module '" + tensors.module + "': compressed-tensors format '" + format +
@@ -253,8 +247,8 @@ Expected<ConvertedLinear> ConvertCompressedTensorsLinear(const CtScheme& scheme,
                  "' holds integer weights, but the scheme's weights have type '" +
                  scheme.weights.type + "'"};
   }
-  if (format == "pack-quantized") return ConvertPacked(scheme.weights, tensors);
-  return ConvertUnpackedIntegers(scheme.weights, tensors);
+  if (format == "pack-quantized") return ConvertPacked(scheme.weights, tensors, pool);
+  return ConvertUnpackedIntegers(scheme.weights, tensors, pool);
 }
 
 }  // namespace vllm

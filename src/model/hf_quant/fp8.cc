@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 
 #include "common/fp8.h"
 #include "common/half.h"
@@ -31,34 +32,44 @@ uint16_t ProductToBf16(float a, float b) {
 }
 
 // codes: [rows, cols] e4m3 bytes → BF16 `name` {cols, rows}. Each block's 256 possible products
-// are tabulated once, so a weight costs one lookup per value.
+// are tabulated once per chunk of rows, so a weight costs one lookup per value. Threads take
+// chunks of rows; the first NaN in row-major order is the one reported, whatever the split.
 Expected<OwnedTensor> Fp8CodesToBf16(const uint8_t* codes, int64_t rows, int64_t cols,
                                      const Fp8BlockScales& scales, const std::string& source_name,
-                                     const std::string& name) {
+                                     const std::string& name, ThreadPool* pool) {
   const int64_t num_block_cols = (cols + scales.block_cols - 1) / scales.block_cols;
   OwnedTensor tensor{.name = name, .type = GgmlType::kBF16, .shape = {cols, rows}};
   tensor.bytes.resize(rows * cols * sizeof(uint16_t));
-  std::vector<std::array<uint16_t, 256>> products(num_block_cols);  // [block col][code]
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t block_row = r / scales.block_rows;
-    if (r % scales.block_rows == 0) {
-      for (int64_t block_col = 0; block_col < num_block_cols; ++block_col) {
-        const float scale = scales.values[block_row * num_block_cols + block_col];
-        for (int code = 0; code < 256; ++code) {
-          products[block_col][code] = ProductToBf16(DecodeFp8E4m3(code), scale);
+  std::mutex mutex;
+  int64_t first_nan = rows * cols;  // index of the first NaN code, rows · cols: none
+  ForRowRanges(pool, rows, [&](int64_t begin, int64_t end) {
+    std::vector<std::array<uint16_t, 256>> products(num_block_cols);  // [block col][code]
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t block_row = r / scales.block_rows;
+      if (r == begin || r % scales.block_rows == 0) {
+        for (int64_t block_col = 0; block_col < num_block_cols; ++block_col) {
+          const float scale = scales.values[block_row * num_block_cols + block_col];
+          for (int code = 0; code < 256; ++code) {
+            products[block_col][code] = ProductToBf16(DecodeFp8E4m3(code), scale);
+          }
         }
       }
-    }
-    for (int64_t c = 0; c < cols; ++c) {
-      const uint8_t code = codes[r * cols + c];
-      if (IsFp8E4m3Nan(code)) {
-        return Error{"tensor '" + source_name + "' holds an FP8 NaN (0x" +
-                     (code == 0x7f ? std::string("7f") : std::string("ff")) + ") at [" +
-                     std::to_string(r) + ", " + std::to_string(c) + "]"};
+      for (int64_t c = 0; c < cols; ++c) {
+        const uint8_t code = codes[r * cols + c];
+        if (IsFp8E4m3Nan(code)) {
+          std::lock_guard<std::mutex> lock(mutex);
+          first_nan = std::min(first_nan, r * cols + c);
+          return;
+        }
+        std::memcpy(tensor.bytes.data() + (r * cols + c) * sizeof(uint16_t),
+                    &products[c / scales.block_cols][code], sizeof(uint16_t));
       }
-      std::memcpy(tensor.bytes.data() + (r * cols + c) * sizeof(uint16_t),
-                  &products[c / scales.block_cols][code], sizeof(uint16_t));
     }
+  });
+  if (first_nan < rows * cols) {
+    return Error{"tensor '" + source_name + "' holds an FP8 NaN (0x" +
+                 (codes[first_nan] == 0x7f ? std::string("7f") : std::string("ff")) + ") at [" +
+                 std::to_string(first_nan / cols) + ", " + std::to_string(first_nan % cols) + "]"};
   }
   return tensor;
 }
@@ -66,18 +77,30 @@ Expected<OwnedTensor> Fp8CodesToBf16(const uint8_t* codes, int64_t rows, int64_t
 // vLLM's online dynamic FP8 of an unquantized weight [rows, cols]: one scale amax / 448, each
 // value rounded to the nearest e4m3 (saturating), then as a stored FP8 weight.
 Expected<OwnedTensor> QuantizeAtLoad(const SafetensorsTensor& weight, int64_t rows, int64_t cols,
-                                     const std::string& name) {
-  auto values = ReadFloats(weight);
+                                     const std::string& name, ThreadPool* pool) {
+  auto values = ReadFloats(weight);  // [rows, cols]
   if (!values) return Error{values.error()};
   float max_magnitude = 0.0f;
-  for (float value : *values) max_magnitude = std::max(max_magnitude, std::fabs(value));
+  std::mutex mutex;
+  ForRowRanges(pool, rows, [&](int64_t begin, int64_t end) {
+    float rows_max = 0.0f;
+    for (int64_t i = begin * cols; i < end * cols; ++i) {
+      rows_max = std::max(rows_max, std::fabs((*values)[i]));
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    max_magnitude = std::max(max_magnitude, rows_max);
+  });
   const float scale = max_magnitude / kFp8E4m3Max;
   std::vector<uint8_t> codes(values->size(), 0);  // an all-zero weight stays zero
   if (scale > 0.0f) {
-    for (size_t i = 0; i < codes.size(); ++i) codes[i] = EncodeFp8E4m3((*values)[i] / scale);
+    ForRowRanges(pool, rows, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin * cols; i < end * cols; ++i) {
+        codes[i] = EncodeFp8E4m3((*values)[i] / scale);
+      }
+    });
   }
   const Fp8BlockScales scales{.block_rows = rows, .block_cols = cols, .values = {scale}};
-  return Fp8CodesToBf16(codes.data(), rows, cols, scales, weight.name, name);
+  return Fp8CodesToBf16(codes.data(), rows, cols, scales, weight.name, name, pool);
 }
 
 }  // namespace
@@ -117,7 +140,7 @@ Expected<Fp8BlockScales> ReadFp8Scales(const SafetensorsTensor& scales, int64_t 
 }
 
 Expected<OwnedTensor> Fp8WeightToBf16(const SafetensorsTensor& weight, const Fp8BlockScales& scales,
-                                      const std::string& name) {
+                                      const std::string& name, ThreadPool* pool) {
   if (DtypeName(weight) != "F8_E4M3") {
     return Error{"tensor '" + weight.name + "' has dtype " + DtypeName(weight) +
                  ", expected F8_E4M3"};
@@ -128,18 +151,15 @@ Expected<OwnedTensor> Fp8WeightToBf16(const SafetensorsTensor& weight, const Fp8
                  std::to_string(weight.num_bytes) + " bytes, expected a 2-D [out, in] weight"};
   }
   return Fp8CodesToBf16(static_cast<const uint8_t*>(weight.data), weight.shape[0], weight.shape[1],
-                        scales, weight.name, name);
+                        scales, weight.name, name, pool);
 }
 
 Expected<ConvertedLinear> ConvertFp8Linear(const Fp8Config& config,
-                                           const QuantizedLinearTensors& tensors) {
-  auto weight = RequirePart(tensors, "weight");
+                                           const QuantizedLinearTensors& tensors,
+                                           ThreadPool* pool) {
+  auto weight = RequireMatrixPart(tensors, "weight");
   if (!weight) return Error{weight.error()};
   const SafetensorsTensor& stored = **weight;
-  if (stored.shape.size() != 2 || stored.shape[0] <= 0 || stored.shape[1] <= 0) {
-    return Error{"tensor '" + stored.name + "' has shape " + ShapeText(stored.shape) +
-                 ", expected a 2-D [out, in] weight"};
-  }
   const int64_t rows = stored.shape[0], cols = stored.shape[1];
   const std::string name = PartName(tensors, "weight");
   ConvertedLinear linear;
@@ -149,7 +169,7 @@ Expected<ConvertedLinear> ConvertFp8Linear(const Fp8Config& config,
                    ", but quant_method fp8 expects F8_E4M3 weights (or F32 / F16 / BF16 ones "
                    "with --quantization fp8)"};
     }
-    auto quantized = QuantizeAtLoad(stored, rows, cols, name);
+    auto quantized = QuantizeAtLoad(stored, rows, cols, name, pool);
     if (!quantized) return Error{quantized.error()};
     linear.weight = std::move(*quantized);
     return linear;
@@ -162,7 +182,7 @@ Expected<ConvertedLinear> ConvertFp8Linear(const Fp8Config& config,
   if (!scale_part) return Error{scale_part.error()};
   auto scales = ReadFp8Scales(**scale_part, rows, cols, config.weight_block_size);
   if (!scales) return Error{scales.error()};
-  auto converted = Fp8WeightToBf16(stored, *scales, name);
+  auto converted = Fp8WeightToBf16(stored, *scales, name, pool);
   if (!converted) return Error{converted.error()};
   linear.weight = std::move(*converted);
   return linear;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "common/thread_pool.h"
 #include "formats/safetensors_file.h"
 #include "model/architecture.h"
 
@@ -31,8 +32,9 @@ Expected<Fp8BlockScales> ReadFp8Scales(const SafetensorsTensor& scales, int64_t 
 
 // W[r][c] = e4m3(weight[r][c]) · scale of its block, each value the exact product rounded once
 // to BF16 (nearest even): OwnedTensor `name`, ggml shape {cols, rows}. `weight` is F8_E4M3
-// [rows, cols]; a NaN code (0x7f, 0xff) is an error naming the tensor.
+// [rows, cols]; a NaN code (0x7f, 0xff) is an error naming the tensor. Rows are split across
+// `pool`'s threads when given (the same bytes either way).
 Expected<OwnedTensor> Fp8WeightToBf16(const SafetensorsTensor& weight, const Fp8BlockScales& scales,
-                                      const std::string& name);
+                                      const std::string& name, ThreadPool* pool = nullptr);
 
 }  // namespace vllm

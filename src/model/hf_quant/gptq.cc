@@ -9,9 +9,32 @@
 #include "model/hf_quant/quantized_linear.h"
 
 namespace vllm {
+namespace {
+
+// Rows [begin, end) of q ([out, in]) from the full runs of 32 inputs of qweight's words
+// ([in · kBits / 32, out]): kBits words per output, contiguous across outputs, so each output's
+// 32 codes land in one stretch of its row. Rows go in tiles of 64, so that each run writes to a
+// few rows' pages rather than to every row of the layer.
+template <int kBits>
+void UnpackFullRuns(const uint32_t* words, int64_t in, int64_t out, int64_t begin, int64_t end,
+                    int16_t* q) {
+  constexpr int64_t kTileRows = 64;
+  for (int64_t tile = begin; tile < end; tile += kTileRows) {
+    const int64_t tile_end = std::min(end, tile + kTileRows);
+    for (int64_t run = 0; run < in / 32; ++run) {
+      const uint32_t* run_words = words + run * kBits * out;
+      for (int64_t o = tile; o < tile_end; ++o) {
+        UnpackRunOf32<kBits>(run_words + o, out, q + o * in + run * 32);
+      }
+    }
+  }
+}
+
+}  // namespace
 
 Expected<ConvertedLinear> ConvertGptqLinear(const GptqConfig& config,
-                                            const QuantizedLinearTensors& tensors) {
+                                            const QuantizedLinearTensors& tensors,
+                                            ThreadPool* pool) {
   const int bits = config.bits;
   if (bits != 2 && bits != 3 && bits != 4 && bits != 8) {
     return Error{"quantization_config.bits = " + std::to_string(bits) +
@@ -63,28 +86,28 @@ Expected<ConvertedLinear> ConvertGptqLinear(const GptqConfig& config,
   }
   IntegerGroups groups{.rows = out, .cols = in, .group_size = group_size};
   groups.q.resize(out * in);
-  // Runs of 32 inputs (bits words per output, contiguous across outputs): each output's 32 codes
-  // land in one stretch of its row, so reads and writes both stay in cache.
+  // Threads take chunks of outputs (rows of q); the bit width is dispatched once per layer.
+  auto unpack_full_runs = bits == 2   ? UnpackFullRuns<2>
+                          : bits == 3 ? UnpackFullRuns<3>
+                          : bits == 4 ? UnpackFullRuns<4>
+                                      : UnpackFullRuns<8>;
   const int64_t full_runs = in / 32;
-  for (int64_t run = 0; run < full_runs; ++run) {
-    const uint32_t* run_words = words->data() + run * bits * out;
-    for (int64_t o = 0; o < out; ++o) {
-      UnpackRunOf32(bits, run_words + o, out, groups.q.data() + o * in + run * 32);
+  const std::vector<int32_t>& input_order = converted.input_order;
+  ForRowRanges(pool, out, [&](int64_t begin, int64_t end) {
+    unpack_full_runs(words->data(), in, out, begin, end, groups.q.data());
+    for (int64_t i = full_runs * 32; i < in; ++i) {  // 2- and 8-bit layers of in % 32 != 0
+      for (int64_t o = begin; o < end; ++o) {
+        groups.q[o * in + i] = static_cast<int16_t>(UnpackCode(words->data() + o, out, bits, i));
+      }
     }
-  }
-  for (int64_t i = full_runs * 32; i < in; ++i) {  // 2- and 8-bit layers of in % 32 != 0
-    for (int64_t o = 0; o < out; ++o) {
-      groups.q[o * in + i] = static_cast<int16_t>(UnpackCode(words->data() + o, out, bits, i));
-    }
-  }
-  if (!converted.input_order.empty()) {  // columns sorted by group, one row at a time
-    std::vector<int16_t> sorted(in);
-    for (int64_t o = 0; o < out; ++o) {
+    if (input_order.empty()) return;
+    std::vector<int16_t> sorted(in);  // columns sorted by group, one row at a time
+    for (int64_t o = begin; o < end; ++o) {
       int16_t* row = groups.q.data() + o * in;
-      for (int64_t j = 0; j < in; ++j) sorted[j] = row[converted.input_order[j]];
+      for (int64_t j = 0; j < in; ++j) sorted[j] = row[input_order[j]];
       std::copy(sorted.begin(), sorted.end(), row);
     }
-  }
+  });
   // checkpoint_format "gptq" stores zero − 1 (wrapping to 2^bits − 1 for a zero of 0, which
   // AutoGPTQ reads back as 2^bits: kept, it is what the checkpoint means).
   const int zero_offset = config.zeros_minus_one ? 1 : 0;
@@ -98,7 +121,7 @@ Expected<ConvertedLinear> ConvertGptqLinear(const GptqConfig& config,
       groups.scales[o * num_groups + g] = (*scale_values)[g * out + o];
     }
   }
-  auto weight = IntegerGroupsToTensor(groups, PartName(tensors, "weight"));
+  auto weight = IntegerGroupsToTensor(groups, PartName(tensors, "weight"), pool);
   if (!weight) return Error{weight.error()};
   converted.weight = std::move(*weight);
   return converted;

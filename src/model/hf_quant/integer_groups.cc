@@ -3,22 +3,34 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
 
 #include "common/half.h"
 #include "kernels/quant_blocks.h"
+#include "model/hf_quant/linear_parts.h"
 
 namespace vllm {
 namespace {
 
 enum class GroupsType { kQ4_0, kQ4_1, kQ8_0, kF16 };
 
-// The smallest kernel type that holds every value (quantized_linear.h's rule).
-GroupsType ChooseType(const IntegerGroups& groups) {
-  if (groups.group_size % kQuantBlockSize != 0) return GroupsType::kF16;
-  const int64_t num_groups = groups.cols / groups.group_size;
+// The extremes of the codes and of code − zero over some rows' groups.
+struct CodeRange {
   int min_diff = std::numeric_limits<int>::max(), max_diff = std::numeric_limits<int>::min();
   int min_code = std::numeric_limits<int>::max(), max_code = std::numeric_limits<int>::min();
-  for (int64_t g = 0; g < groups.rows * num_groups; ++g) {  // row-major groups of q
+  void Merge(const CodeRange& other) {
+    min_diff = std::min(min_diff, other.min_diff);
+    max_diff = std::max(max_diff, other.max_diff);
+    min_code = std::min(min_code, other.min_code);
+    max_code = std::max(max_code, other.max_code);
+  }
+};
+
+// The extremes over rows [begin, end).
+CodeRange RowsCodeRange(const IntegerGroups& groups, int64_t begin, int64_t end) {
+  const int64_t num_groups = groups.cols / groups.group_size;
+  CodeRange range;
+  for (int64_t g = begin * num_groups; g < end * num_groups; ++g) {  // row-major groups of q
     const int16_t* codes = groups.q.data() + g * groups.group_size;
     int16_t group_min = codes[0], group_max = codes[0];
     for (int64_t k = 1; k < groups.group_size; ++k) {
@@ -26,14 +38,28 @@ GroupsType ChooseType(const IntegerGroups& groups) {
       group_max = std::max(group_max, codes[k]);
     }
     const int zero = groups.zeros.empty() ? 0 : groups.zeros[g];
-    min_code = std::min<int>(min_code, group_min);
-    max_code = std::max<int>(max_code, group_max);
-    min_diff = std::min(min_diff, group_min - zero);
-    max_diff = std::max(max_diff, group_max - zero);
+    range.min_code = std::min<int>(range.min_code, group_min);
+    range.max_code = std::max<int>(range.max_code, group_max);
+    range.min_diff = std::min(range.min_diff, group_min - zero);
+    range.max_diff = std::max(range.max_diff, group_max - zero);
   }
-  if (min_diff >= -8 && max_diff <= 7) return GroupsType::kQ4_0;
-  if (min_code >= 0 && max_code <= 15) return GroupsType::kQ4_1;
-  if (min_diff >= -128 && max_diff <= 127) return GroupsType::kQ8_0;
+  return range;
+}
+
+// The smallest kernel type that holds every value (quantized_linear.h's rule). Minima and maxima
+// merge in any order, so the threads' split does not change the choice.
+GroupsType ChooseType(const IntegerGroups& groups, ThreadPool* pool) {
+  if (groups.group_size % kQuantBlockSize != 0) return GroupsType::kF16;
+  CodeRange range;
+  std::mutex mutex;
+  ForRowRanges(pool, groups.rows, [&](int64_t begin, int64_t end) {
+    const CodeRange rows_range = RowsCodeRange(groups, begin, end);
+    std::lock_guard<std::mutex> lock(mutex);
+    range.Merge(rows_range);
+  });
+  if (range.min_diff >= -8 && range.max_diff <= 7) return GroupsType::kQ4_0;
+  if (range.min_code >= 0 && range.max_code <= 15) return GroupsType::kQ4_1;
+  if (range.min_diff >= -128 && range.max_diff <= 127) return GroupsType::kQ8_0;
   return GroupsType::kF16;
 }
 
@@ -82,7 +108,8 @@ void WriteRow(const IntegerGroups& groups, GroupsType type, int64_t r, uint8_t* 
 
 }  // namespace
 
-Expected<OwnedTensor> IntegerGroupsToTensor(const IntegerGroups& groups, const std::string& name) {
+Expected<OwnedTensor> IntegerGroupsToTensor(const IntegerGroups& groups, const std::string& name,
+                                            ThreadPool* pool) {
   if (groups.rows <= 0 || groups.cols <= 0 || groups.group_size <= 0 ||
       groups.cols % groups.group_size != 0) {
     return Error{"tensor '" + name + "': group size " + std::to_string(groups.group_size) +
@@ -103,7 +130,7 @@ Expected<OwnedTensor> IntegerGroupsToTensor(const IntegerGroups& groups, const s
       static_cast<int64_t>(groups.zeros.size()) != groups.rows * num_groups) {
     return size_error("zeros", groups.zeros.size(), groups.rows * num_groups);
   }
-  const GroupsType type = ChooseType(groups);
+  const GroupsType type = ChooseType(groups, pool);
   OwnedTensor tensor;
   tensor.name = name;
   tensor.type = type == GroupsType::kQ4_0   ? GgmlType::kQ4_0
@@ -113,9 +140,11 @@ Expected<OwnedTensor> IntegerGroupsToTensor(const IntegerGroups& groups, const s
   tensor.shape = {groups.cols, groups.rows};
   const int64_t row_bytes = RowBytes(*FindSupportedType(tensor.type), groups.cols);
   tensor.bytes.resize(groups.rows * row_bytes);
-  for (int64_t r = 0; r < groups.rows; ++r) {
-    WriteRow(groups, type, r, tensor.bytes.data() + r * row_bytes);
-  }
+  ForRowRanges(pool, groups.rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      WriteRow(groups, type, r, tensor.bytes.data() + r * row_bytes);
+    }
+  });
   return tensor;
 }
 

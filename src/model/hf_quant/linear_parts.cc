@@ -21,6 +21,14 @@ int64_t LoadInteger(const void* data, int64_t index) {
 
 }  // namespace
 
+void ForRowRanges(ThreadPool* pool, int64_t count,
+                  const std::function<void(int64_t begin, int64_t end)>& fn) {
+  if (count <= 0) return;
+  if (pool == nullptr) return fn(0, count);
+  constexpr int kChunksPerThread = 4;
+  pool->ParallelForChunks(count, kChunksPerThread, fn);
+}
+
 std::string PartName(const QuantizedLinearTensors& tensors, const std::string& suffix) {
   return tensors.module + "." + suffix;
 }
@@ -35,6 +43,18 @@ Expected<const SafetensorsTensor*> RequirePart(const QuantizedLinearTensors& ten
                                                const std::string& suffix) {
   const SafetensorsTensor* part = FindPart(tensors, suffix);
   if (part == nullptr) return Error{"tensor '" + PartName(tensors, suffix) + "' is missing"};
+  return part;
+}
+
+Expected<const SafetensorsTensor*> RequireMatrixPart(const QuantizedLinearTensors& tensors,
+                                                     const std::string& suffix) {
+  auto part = RequirePart(tensors, suffix);
+  if (!part) return part;
+  const std::vector<int64_t>& shape = (*part)->shape;
+  if (shape.size() != 2 || shape[0] <= 0 || shape[1] <= 0) {
+    return Error{"tensor '" + (*part)->name + "' has shape " + ShapeText(shape) +
+                 ", expected a 2-D [out, in] weight"};
+  }
   return part;
 }
 

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "common/expected.h"
+#include "common/thread_pool.h"
 #include "model/hf_quant/quantized_linear.h"
 
 namespace vllm {
@@ -18,6 +20,9 @@ const SafetensorsTensor* FindPart(const QuantizedLinearTensors& tensors, const s
 // The part stored under `suffix`, or an error naming the missing tensor.
 Expected<const SafetensorsTensor*> RequirePart(const QuantizedLinearTensors& tensors,
                                                const std::string& suffix);
+// RequirePart of a 2-D [out, in] weight with both sizes positive.
+Expected<const SafetensorsTensor*> RequireMatrixPart(const QuantizedLinearTensors& tensors,
+                                                     const std::string& suffix);
 
 // The file's dtype name ("F8_E4M3", "U8", "I32", ...), also for tensors built without one.
 std::string DtypeName(const SafetensorsTensor& tensor);
@@ -52,5 +57,12 @@ Status CheckInputScale(const SafetensorsTensor& input_scale);
 // a group out of range, or a group that does not hold exactly group_size columns.
 Expected<std::vector<int32_t>> GroupInputOrder(const SafetensorsTensor& group_index, int64_t cols,
                                                int64_t group_size);
+
+// fn(begin, end) over [0, count) in chunks that `pool`'s threads claim in turn (a few per thread,
+// so a thread that other processes hold up takes fewer), or once on the calling thread without a
+// pool. The converters split a layer's rows this way, each chunk writing only its own rows, so the
+// converted bytes depend neither on the number of threads nor on which thread took which chunk.
+void ForRowRanges(ThreadPool* pool, int64_t count,
+                  const std::function<void(int64_t begin, int64_t end)>& fn);
 
 }  // namespace vllm

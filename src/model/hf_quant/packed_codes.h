@@ -31,27 +31,24 @@ inline int UnpackCode(const uint32_t* words, int64_t stride, int bits, int64_t i
 // stride]).
 template <int kBits>
 inline void UnpackRunOf32(const uint32_t* words, int64_t stride, int16_t* codes) {
-  uint32_t run[kBits];
-  for (int t = 0; t < kBits; ++t) run[t] = words[t * stride];
-  for (int k = 0; k < 32; ++k) {
-    const int first_bit = k * kBits, word = first_bit / 32, shift = first_bit % 32;
-    uint32_t value = run[word] >> shift;
-    if (shift + kBits > 32) value |= run[word + 1] << (32 - shift);
-    codes[k] = static_cast<int16_t>(value & ((1u << kBits) - 1));
-  }
-}
-
-// The same for a bit width known at run time (2, 3, 4 or 8).
-inline void UnpackRunOf32(int bits, const uint32_t* words, int64_t stride, int16_t* codes) {
-  switch (bits) {
-    case 2:
-      return UnpackRunOf32<2>(words, stride, codes);
-    case 3:
-      return UnpackRunOf32<3>(words, stride, codes);
-    case 4:
-      return UnpackRunOf32<4>(words, stride, codes);
-    default:
-      return UnpackRunOf32<8>(words, stride, codes);
+  constexpr uint32_t kMask = (1u << kBits) - 1;
+  if constexpr (32 % kBits == 0) {  // whole codes per word: no code straddles two words
+    constexpr int kCodesPerWord = 32 / kBits;
+    for (int t = 0; t < kBits; ++t) {
+      const uint32_t word = words[t * stride];
+      for (int j = 0; j < kCodesPerWord; ++j) {
+        codes[t * kCodesPerWord + j] = static_cast<int16_t>((word >> (kBits * j)) & kMask);
+      }
+    }
+  } else {
+    uint32_t run[kBits];
+    for (int t = 0; t < kBits; ++t) run[t] = words[t * stride];
+    for (int k = 0; k < 32; ++k) {
+      const int first_bit = k * kBits, word = first_bit / 32, shift = first_bit % 32;
+      uint32_t value = run[word] >> shift;
+      if (shift + kBits > 32) value |= run[word + 1] << (32 - shift);
+      codes[k] = static_cast<int16_t>(value & kMask);
+    }
   }
 }
 

@@ -111,14 +111,15 @@ Expected<std::vector<QuantizedLinearTensors>> FindQuantizedLinears(
 }
 
 Expected<ConvertedLinear> ConvertQuantizedLinear(const QuantizationConfig& config,
-                                                 const QuantizedLinearTensors& tensors) {
+                                                 const QuantizedLinearTensors& tensors,
+                                                 ThreadPool* pool) {
   switch (config.method) {
     case QuantMethod::kGptq:
-      return ConvertGptqLinear(config.gptq, tensors);
+      return ConvertGptqLinear(config.gptq, tensors, pool);
     case QuantMethod::kAwq:
-      return ConvertAwqLinear(config.awq, tensors);
+      return ConvertAwqLinear(config.awq, tensors, pool);
     case QuantMethod::kFp8:
-      return ConvertFp8Linear(config.fp8, tensors);
+      return ConvertFp8Linear(config.fp8, tensors, pool);
     case QuantMethod::kCompressedTensors: {
       const CtScheme* scheme = config.SchemeFor(tensors.module);
       if (scheme == nullptr) {
@@ -126,10 +127,11 @@ Expected<ConvertedLinear> ConvertQuantizedLinear(const QuantizationConfig& confi
                      "' is stored quantized but no compressed-tensors config_groups entry "
                      "targets it"};
       }
-      return ConvertCompressedTensorsLinear(*scheme, config.compressed_tensors.format, tensors);
+      return ConvertCompressedTensorsLinear(*scheme, config.compressed_tensors.format, tensors,
+                                            pool);
     }
     case QuantMethod::kBitsAndBytes:
-      return ConvertBitsAndBytesLinear(config.bitsandbytes, tensors);
+      return ConvertBitsAndBytesLinear(config.bitsandbytes, tensors, pool);
     case QuantMethod::kNone:
       break;
   }
