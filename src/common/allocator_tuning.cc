@@ -20,4 +20,10 @@ void KeepFreedBuffersForReuse() {
 #endif
 }
 
+void ReturnFreeHeapPages() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace vllm

@@ -12,4 +12,8 @@ namespace vllm {
 // (elsewhere a no-op).
 void KeepFreedBuffersForReuse();
 
+// Hands the heap's free pages back to the kernel, wherever they lie (after a load has freed its
+// conversion buffers, which KeepFreedBuffersForReuse would otherwise keep). glibc only.
+void ReturnFreeHeapPages();
+
 }  // namespace vllm

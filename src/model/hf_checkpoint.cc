@@ -298,8 +298,17 @@ const GgufTensor* HfTensorSource::Find(const std::string& gguf_name) const {
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
+void HfTensorSource::ReleaseQuantizedLinears() {
+  for (const std::string& name : quantized_linears_) {
+    released_values_ += tensors_.at(name).num_elements();
+    tensors_.erase(name);
+    owned_bytes_.erase(name);
+  }
+  quantized_linears_.clear();
+}
+
 int64_t HfTensorSource::num_values() const {
-  int64_t count = 0;
+  int64_t count = released_values_;
   for (const auto& [name, tensor] : tensors_) count += tensor.num_elements();
   return count;
 }

@@ -47,6 +47,10 @@ class HfTensorSource : public TensorSource {
   bool IsQuantizedLinear(const std::string& gguf_name) const override;
   // The values of every tensor as the model sees them (a quantized layer's unpacked count).
   int64_t num_values() const;
+  // Frees the converted quantized linears once the model has copied them into its weights
+  // (LoadModelFromPath): they would otherwise stay resident beside them for the model's life.
+  // Find and IsQuantizedLinear no longer see them.
+  void ReleaseQuantizedLinears();
   // Adds a tensor whose bytes the source keeps alive (shape in ggml order).
   void AddOwned(OwnedTensor tensor);
 
@@ -59,6 +63,7 @@ class HfTensorSource : public TensorSource {
   std::map<std::string, std::vector<uint8_t>> owned_bytes_;
   std::map<std::string, std::vector<int32_t>> input_orders_;  // by GGUF name
   std::set<std::string> quantized_linears_;                   // GGUF names
+  int64_t released_values_ = 0;  // of the quantized linears ReleaseQuantizedLinears freed
 };
 
 // A Hugging Face tensor name with multimodal wrappers' prefixes reduced to the text model's

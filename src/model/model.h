@@ -49,7 +49,8 @@ class Model {
 struct ModelLoadOptions {
   ThreadPool* pool = nullptr;  // required; shared with the caller
   // When set, linear weights stored in another type are converted to this one at load (vLLM's
-  // --dtype float32|bfloat16|float16, or --quantization q8_0).
+  // --dtype float32|bfloat16|float16, or --quantization q8_0); the layers of a quantized
+  // checkpoint keep the type they were converted to (TensorSource::IsQuantizedLinear).
   std::optional<GgmlType> linear_type;
   // The engine's --max-model-len (0: the model's context length). Phi-3's LongRoPE rotates every
   // position with its long factors when this exceeds the pretraining context, and with its short

@@ -35,6 +35,8 @@ Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoad
     auto model = LoadModel(*loaded.checkpoint->source, loaded.checkpoint->config, options);
     if (!model) return Error{path + ": " + model.error()};
     loaded.model = std::move(*model);
+    loaded.checkpoint->source->ReleaseQuantizedLinears();
+    ReturnFreeHeapPages();
     VLLM_RETURN_IF_ERROR(CheckClassifierBuilt(*loaded.model));
     return loaded;
   }

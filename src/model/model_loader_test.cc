@@ -197,12 +197,17 @@ TEST_F(ModelLoaderGptqDirectoryTest, DtypeKeepsQuantizedLayersAndConvertsTheOthe
       LoadModelFromPath(dir_.File("gptq"), {.pool = &pool_, .linear_type = GgmlType::kBF16});
   ASSERT_TRUE(bf16.ok()) << bf16.error();
   // Only the F32 lm_head changes: to half its bytes.
-  const HfTensorSource& source = *bf16->checkpoint->source;
-  const ModelConfig& config = bf16->checkpoint->config;
-  const GgufTensor* head = source.Find("output.weight");
+  const GgufTensor* head = bf16->checkpoint->source->Find("output.weight");
   ASSERT_NE(head, nullptr);
   ASSERT_EQ(head->type, GgmlType::kF32);
   EXPECT_EQ(bf16->model->weight_bytes(), automatic->model->weight_bytes() - head->num_bytes / 2);
+  // The model holds its own copies of the converted layers: the source has let them go.
+  EXPECT_EQ(bf16->checkpoint->source->Find("blk.0.attn_q.weight"), nullptr);
+
+  auto checkpoint = OpenHfCheckpoint(dir_.File("gptq"), Json::object(), "", &pool_);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.error();
+  const HfTensorSource& source = *checkpoint->source;
+  const ModelConfig& config = checkpoint->config;
 
   const int64_t hidden = config.hidden_size, q_rows = config.num_heads * config.head_dim;
   const int64_t kv_rows = config.num_kv_heads * config.head_dim;
