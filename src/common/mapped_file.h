@@ -29,4 +29,9 @@ class MappedFile {
   size_t size_;
 };
 
+// Tells the kernel that `size` bytes at `data` will not be read again soon: pages of a file
+// mapping leave memory (they read back from the file if touched; contents never change). Only
+// the whole pages inside the range are affected.
+void ReleaseMappedPages(const void* data, int64_t size);
+
 }  // namespace vllm

@@ -3,8 +3,6 @@
 // the rows as stored. Linear prepares the activations once per call in the
 // format the type's dot products consume (from x's columns in the weight's input order, where it
 // has one), then deals W's rows in tiles to the pool's threads.
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "common/huge_page_allocator.h"
+#include "common/mapped_file.h"
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
 
@@ -31,20 +30,6 @@ constexpr int64_t kGroupsPerWorkItem = 2;
 // Values of x gathered into a weight's input order on the calling thread below this many (a few
 // decode rows: cheaper than waking the pool).
 constexpr int64_t kValuesPerParallelGather = int64_t{1} << 15;
-
-// Tells the kernel the source bytes will not be read again soon: pages of a file mapping leave
-// memory (they read back from the file if touched). Contents never change.
-void ReleaseSourcePages(const uint8_t* data, int64_t size) {
-#ifdef MADV_PAGEOUT
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
-#else
-  (void)data;
-  (void)size;
-#endif
-}
 
 bool UsesPackedForm(const TypeTraits& traits, int64_t rows, int64_t cols) {
   const PackedForm& form = traits.packed;
@@ -68,7 +53,7 @@ class TableLinearWeight : public LinearWeight {
       bytes_.assign(view.data, view.data + source_bytes);
       view_.data = bytes_.data();
     }
-    if (release_source_pages) ReleaseSourcePages(view.data, source_bytes);
+    if (release_source_pages) ReleaseMappedPages(view.data, source_bytes);
   }
   GgmlType type() const override { return view_.traits->layout.type; }
   int64_t rows() const override { return view_.rows; }
@@ -252,7 +237,7 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateFused(GgmlType type,
   for (const Part& part : parts) {
     const auto* data = static_cast<const uint8_t*>(part.data);
     bytes.insert(bytes.end(), data, data + part.rows * row_bytes);
-    ReleaseSourcePages(data, part.rows * row_bytes);
+    ReleaseMappedPages(data, part.rows * row_bytes);
   }
   return CreateOwned(type, std::move(bytes), total_rows, cols);
 }
@@ -278,7 +263,7 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::CreateGatedPair(GgmlType t
     }
   }
   for (const Part& part : {gate, up}) {
-    ReleaseSourcePages(static_cast<const uint8_t*>(part.data), part.rows * row_bytes);
+    ReleaseMappedPages(static_cast<const uint8_t*>(part.data), part.rows * row_bytes);
   }
   auto weight = OwnedTable(type, bytes, 2 * gate.rows, cols);
   if (!weight) return Error{weight.error()};

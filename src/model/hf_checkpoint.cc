@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/mapped_file.h"
 #include "formats/safetensors_file.h"
 #include "kernels/ops.h"
 #include "model/hf_overrides.h"
@@ -243,6 +244,8 @@ Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(
     }
     source->quantized_linears_.insert(name);
     source->AddOwned(std::move(converted->weight));
+    // The packed parts are read once: their file pages need not stay resident.
+    for (const auto& [suffix, part] : linear.parts) ReleaseMappedPages(part->data, part->num_bytes);
   }
   for (const SafetensorsTensor* tensor_ptr : weights.tensors()) {
     const SafetensorsTensor& tensor = *tensor_ptr;
