@@ -251,6 +251,13 @@ Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(
     const SafetensorsTensor& tensor = *tensor_ptr;
     if (consumed.contains(tensor_ptr)) continue;
     if (tensor.name.ends_with("rotary_emb.inv_freq")) continue;  // recomputed from the config
+    // FP8 checkpoints' attention scales for an FP8 KV cache (self_attn.k_scale, v_scale, q_scale,
+    // prob_scale): this KV cache quantizes each row with its own scale, so they go unused, as in
+    // vLLM with --kv-cache-dtype auto.
+    if (tensor.name.ends_with("attn.k_scale") || tensor.name.ends_with("attn.v_scale") ||
+        tensor.name.ends_with("attn.q_scale") || tensor.name.ends_with("attn.prob_scale")) {
+      continue;
+    }
     const std::string hf_name = TextModelTensorName(tensor.name);
     if (hf_name.empty()) continue;
     const std::string name = TranslateTensorName(architecture.hf_tensors, hf_name, true);

@@ -331,6 +331,35 @@ TEST(HfConfigTest, RefusesAByteTensorAsAWeight) {
   EXPECT_NE(source.error().find("must be F32, F16 or BF16"), std::string::npos) << source.error();
 }
 
+// FP8 checkpoints' KV-cache scales load as nothing (this KV cache scales each row itself), while
+// an unknown tensor beside them is still an error naming it.
+TEST(HfConfigTest, SkipsFp8KvCacheScales) {
+  const fs::path root = TestDir("kv_scales");
+  const float scale = 0.5f;
+  std::vector<SafetensorsTensor> tensors;
+  for (const char* name :
+       {"model.layers.0.self_attn.k_scale", "model.layers.0.self_attn.v_scale",
+        "model.layers.0.self_attn.q_scale", "model.layers.0.self_attn.prob_scale"}) {
+    tensors.push_back({name, GgmlType::kF32, {}, &scale, 4});
+  }
+  ASSERT_TRUE(WriteSafetensors((root / "model.safetensors").string(), tensors, {}).ok());
+  auto weights = SafetensorsModel::OpenDirectory(root.string());
+  ASSERT_TRUE(weights.ok()) << weights.error();
+  auto source = HfTensorSource::Create(**weights, *FindArchitecture("llama"), {});
+  ASSERT_TRUE(source.ok()) << source.error();
+  EXPECT_EQ((*source)->num_values(), 0);
+
+  tensors.push_back({"model.layers.0.self_attn.z_scale", GgmlType::kF32, {}, &scale, 4});
+  ASSERT_TRUE(WriteSafetensors((root / "model.safetensors").string(), tensors, {}).ok());
+  weights = SafetensorsModel::OpenDirectory(root.string());
+  ASSERT_TRUE(weights.ok()) << weights.error();
+  source = HfTensorSource::Create(**weights, *FindArchitecture("llama"), {});
+  fs::remove_all(root);
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.error().find("'model.layers.0.self_attn.z_scale'"), std::string::npos)
+      << source.error();
+}
+
 TEST(HfConfigTest, NamesMapBothWays) {
   const auto& names = FindArchitecture("llama")->hf_tensors;
   EXPECT_EQ(TranslateTensorName(names, "blk.3.attn_q.weight", false),

@@ -159,7 +159,7 @@ class ConfigFields {
     return Error{Path(key) + " = " + value + " is not supported for " + method_ +
                  " (supported: " + supported + ")"};
   }
-  // A field whose presence is refused ("dynamic", "kv_cache_scheme").
+  // A field whose presence is refused ("dynamic", "sparsity_config", ...).
   Error Refused(const std::string& key, const std::string& why) const {
     return Error{Path(key) + " is not supported for " + method_ + " (" + why + ")"};
   }
@@ -372,9 +372,8 @@ Status ParseCompressedTensors(const ConfigFields& fields, CompressedTensorsConfi
   if (!top_format.empty() && !Contains(formats, top_format)) {
     return fields.Unsupported("format", Join(formats, ", "));
   }
-  if (fields.Find("kv_cache_scheme") != nullptr) {
-    return fields.Refused("kv_cache_scheme", "the KV cache's type is --kv-cache-dtype here");
-  }
+  // kv_cache_scheme (FP8 KV-cache scales, self_attn.k_scale / v_scale) is read as vLLM reads it
+  // with --kv-cache-dtype auto: the scales go unused (HfTensorSource skips them).
   if (const Json* sparsity = fields.Find("sparsity_config");
       sparsity != nullptr && !sparsity->empty()) {
     std::string sparsity_format;
