@@ -9,19 +9,7 @@ tokenizer="$2/tokenizers/llama2"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-expect_error() {  # expect_error TEXT COMMAND...: the command fails and its stderr holds TEXT
-  local text="$1"
-  shift
-  local stderr
-  if stderr=$("$@" 2>&1 >/dev/null); then
-    printf 'expected a failure: %s\n' "$*"
-    exit 1
-  fi
-  if [[ "$stderr" != *"$text"* ]]; then
-    printf 'command: %s\nexpected in stderr: %s\nstderr: %s\n' "$*" "$text" "$stderr"
-    exit 1
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/expect_error.sh"
 
 write() {  # write SHAPE OUT OPTIONS...
   local shape="$1" out="$2"

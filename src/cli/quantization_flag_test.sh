@@ -6,19 +6,7 @@ set -euo pipefail
 binary="$1"
 model="$2/models/stories260K.gguf"
 
-expect_error() {  # expect_error TEXT COMMAND...: the command fails and its stderr holds TEXT
-  local text="$1"
-  shift
-  local stderr
-  if stderr=$("$@" 2>&1 >/dev/null); then
-    printf 'expected a failure: %s\n' "$*"
-    exit 1
-  fi
-  if [[ "$stderr" != *"$text"* ]]; then
-    printf 'command: %s\nexpected in stderr: %s\nstderr: %s\n' "$*" "$text" "$stderr"
-    exit 1
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/expect_error.sh"
 
 gguf_refusal="--quantization gptq names a Hugging Face checkpoint's quantization method"
 expect_error "$gguf_refusal" "$binary" generate -q gptq --model "$model" --prompt "Once" \
