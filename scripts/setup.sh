@@ -2,7 +2,7 @@
 # Installs the Debian packages vllm-cpp builds and tests with (run as root; a no-op when present).
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev
-  nlohmann-json3-dev libboost-dev libpcre2-dev libicu-dev libcli11-dev clang libclang-rt-14-dev
+  nlohmann-json3-dev libboost-dev libssl-dev openssl libyaml-cpp-dev libpcre2-dev libicu-dev libcli11-dev clang libclang-rt-14-dev
   # The Python package (pybind11) and its tests; sentencepiece writes the Unigram tokenizer
   # references the conformance tests compare against; numpy runs the quantized-HF oracle's
   # checkpoint generator.
