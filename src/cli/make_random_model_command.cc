@@ -86,10 +86,11 @@ void RegisterMakeRandomModelCommand(CLI::App& app) {
                                   "checkpoint: ") +
                           HfQuantFormatNames());
   command->add_option("--bits", quantization->bits,
-                      "Bits of gptq / gptq-act (2, 3, 4, 8) or w4a16 (4, 8)");
+                      "Bits of gptq / gptq-act / gptq-v2 (2, 3, 4, 8) or w4a16 (4, 8)");
   command->add_option("--group-size", quantization->group_size,
-                      "Values per scale of gptq, gptq-act, awq, w4a16 (-1: a whole row)");
-  command->add_flag("--asym", quantization->asym, "gptq / w4a16 with zero points");
+                      "Values per scale of gptq, gptq-act, gptq-v2, awq, awq-gemv, w4a16 (-1: a "
+                      "whole row)");
+  command->add_flag("--asym", quantization->asym, "gptq / gptq-v2 / w4a16 with zero points");
   command->add_option("--dequantized-out", quantization->dequantized_dir,
                       "With --quantization: also write the model with every quantized weight "
                       "replaced by its exact dequantized values (F32) to this directory");

@@ -43,6 +43,29 @@ config = json.load(open(f"{sys.argv[1]}/gptq3/config.json"))["quantization_confi
 assert (config["bits"], config["group_size"], config["desc_act"], config["sym"]) == (3, 32, True, False), config
 PY
 
+# The formats beside: gptq_v2 zeros, AWQ's GEMV layout, compressed-tensors FP8 per tensor,
+# bitsandbytes FP4. Each config says so, and each directory loads and generates.
+write llama-tiny "$work/v2" --quantization gptq-v2 --asym --group-size 32
+write llama-tiny "$work/gemv" --quantization awq-gemv --group-size 64
+write llama-tiny "$work/ctfp8" --quantization ct-fp8-tensor
+write llama-tiny "$work/fp4" --quantization bnb-fp4
+/usr/bin/python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+def config(name):
+    return json.load(open(f"{work}/{name}/config.json"))["quantization_config"]
+assert (config("v2")["checkpoint_format"], config("v2")["sym"]) == ("gptq_v2", False), config("v2")
+assert (config("gemv")["version"], config("gemv")["group_size"]) == ("gemv", 64), config("gemv")
+weights = config("ctfp8")["config_groups"]["group_0"]["weights"]
+assert config("ctfp8")["format"] == "float-quantized", config("ctfp8")
+assert (weights["type"], weights["strategy"]) == ("float", "tensor"), weights
+assert config("fp4")["bnb_4bit_quant_type"] == "fp4", config("fp4")
+PY
+for model in v2 gemv ctfp8 fp4; do
+  "$binary" generate --model "$work/$model" --prompt "Once upon a time" --temperature 0 \
+    --max-tokens 2 >/dev/null 2>&1
+done
+
 expect_error "--quantization writes a model directory: it needs --hf-dir" \
   "$binary" make-random-model --shape llama-tiny --vocab "$vocab" --out "$work/x.gguf" \
   --quantization gptq
@@ -50,6 +73,8 @@ expect_error "--bits 3 does not apply to awq" write llama-tiny "$work/x" --quant
 expect_error "--asym does not apply to fp8" write llama-tiny "$work/x" --quantization fp8 --asym
 expect_error "need --quantization" write llama-tiny "$work/x" --group-size 64
 expect_error "unknown format 'int3'" write llama-tiny "$work/x" --quantization int3
+expect_error "--group-size 16 does not apply to awq-gemv" \
+  write llama-tiny "$work/x" --quantization awq-gemv --group-size 16
 expect_error "o_proj: 192 input features are not a multiple of the group size 128" \
   write qwen3moe-tiny "$work/x" --quantization gptq
 [[ ! -e "$work/x" ]] || { echo "a refused write left $work/x behind"; exit 1; }

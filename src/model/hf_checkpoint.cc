@@ -12,6 +12,7 @@
 #include "formats/safetensors_file.h"
 #include "kernels/ops.h"
 #include "model/hf_overrides.h"
+#include "model/hf_quant/linear_parts.h"
 #include "model/hf_quant/quantized_linear.h"
 
 namespace vllm {
@@ -284,15 +285,22 @@ Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(
     view.shape.assign(tensor.shape.rbegin(), tensor.shape.rend());  // ggml order
     view.data = static_cast<const uint8_t*>(tensor.data);
     view.num_bytes = tensor.num_bytes;
-    if (architecture.hf_norms_offset_by_one && name.ends_with("norm.weight")) {
-      const int64_t size = view.shape.empty() ? 1 : view.shape[0];
-      if (view.shape.size() != 1) {
-        return Error{"tensor '" + tensor.name + "' must be a 1-D float vector"};
+    const bool offset_norm =
+        architecture.hf_norms_offset_by_one && name.ends_with("norm.weight");
+    if (offset_norm && view.shape.size() != 1) {
+      return Error{"tensor '" + tensor.name + "' must be a 1-D float vector"};
+    }
+    // The kernels load whole elements; a tensor the file leaves misaligned (after an odd-length
+    // U8 tensor such as bitsandbytes' quant_state) is kept as an aligned f32 copy instead.
+    const bool misaligned =
+        reinterpret_cast<uintptr_t>(tensor.data) % SafetensorsElementBytes(tensor.type) != 0;
+    if (offset_norm || misaligned) {
+      auto values = ReadFloats(tensor);
+      if (!values) return values.error();
+      if (offset_norm) {
+        for (float& value : *values) value += 1.0f;
       }
-      std::vector<float> values(size);
-      kernels::DequantizeRow(view.type, view.data, size, values.data());
-      for (float& value : values) value += 1.0f;
-      source->AddOwned(name, view.shape, values);
+      source->AddOwned(name, view.shape, *values);
       continue;
     }
     source->tensors_[name] = std::move(view);

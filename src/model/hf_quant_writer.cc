@@ -20,12 +20,17 @@ struct FormatName {
 };
 constexpr FormatName kFormatNames[] = {{"gptq", HfQuantFormat::kGptq},
                                        {"gptq-act", HfQuantFormat::kGptqAct},
+                                       {"gptq-v2", HfQuantFormat::kGptqV2},
                                        {"awq", HfQuantFormat::kAwq},
+                                       {"awq-gemv", HfQuantFormat::kAwqGemv},
                                        {"fp8", HfQuantFormat::kFp8},
                                        {"fp8-block", HfQuantFormat::kFp8Block},
                                        {"w8a8", HfQuantFormat::kW8A8},
                                        {"w4a16", HfQuantFormat::kW4A16},
+                                       {"ct-fp8", HfQuantFormat::kCtFp8},
+                                       {"ct-fp8-tensor", HfQuantFormat::kCtFp8Tensor},
                                        {"bnb-nf4", HfQuantFormat::kBnbNf4},
+                                       {"bnb-fp4", HfQuantFormat::kBnbFp4},
                                        {"bnb-int8", HfQuantFormat::kBnbInt8}};
 
 constexpr int64_t kFp8BlockSize = 128;     // DeepSeek-V3 / Qwen3-FP8's weight_block_size
@@ -49,6 +54,10 @@ constexpr float kNf4Values[16] = {-1.0f,
                                   0.5626170039176941f,
                                   0.7229568362236023f,
                                   1.0f};
+
+// bitsandbytes' FP4 (e2m1 with bias 3 and no infinities): code bit 3 is the sign, codes 0-7 the
+// magnitudes 0, 0.0625, 8, 12, 4, 6, 2, 3 divided by the largest, 12.
+constexpr float kFp4Magnitudes[8] = {0.0f, 0.0625f, 8.0f, 12.0f, 4.0f, 6.0f, 2.0f, 3.0f};
 
 float RoundToFp16(float value) { return Fp16ToFp32(Fp32ToFp16(value)); }
 float RoundToBf16(float value) { return Bf16ToFp32(Fp32ToBf16(value)); }
@@ -154,9 +163,10 @@ std::vector<int64_t> ColumnPermutation(uint64_t seed, const std::string& module,
 
 // AutoGPTQ: W[o, i] = scales[g(i), o] · (q[o, i] − zero[g(i), o]), scales f16; round to nearest
 // with AutoGPTQ's ranges (sym: ±max|w| with zero 2^(bits−1); asym: [min(w, 0), max(w, 0)]).
+// checkpoint_format gptq stores zero − 1; gptq_v2 (GPTQModel) stores the zero itself.
 Expected<QuantizedHfLinear> QuantizeGptq(const HfQuantWriterOptions& options, bool act_order,
-                                         const std::string& module, const float* weight,
-                                         int64_t rows, int64_t cols) {
+                                         bool zeros_minus_one, const std::string& module,
+                                         const float* weight, int64_t rows, int64_t cols) {
   auto group = RowGroupSize(options, module, cols);
   if (!group) return Error{group.error()};
   const int bits = options.bits;
@@ -193,9 +203,10 @@ Expected<QuantizedHfLinear> QuantizeGptq(const HfQuantWriterOptions& options, bo
       if (lo == 0.0f && hi == 0.0f) lo = -1.0f, hi = 1.0f;
       float scale = RoundToFp16((hi - lo) / static_cast<float>(max_code));
       if (!(scale > 0.0f)) scale = Fp16ToFp32(1);  // the smallest f16 step
-      // checkpoint_format gptq stores zero − 1, so a zero of 0 cannot be written: 1 at least.
+      // zero − 1 cannot hold a zero of 0: 1 at least there.
+      const float lowest_zero = zeros_minus_one ? 1.0f : 0.0f;
       const float zero = options.symmetric ? static_cast<float>((max_code + 1) / 2)
-                                           : std::clamp(std::nearbyint(-lo / scale), 1.0f,
+                                           : std::clamp(std::nearbyint(-lo / scale), lowest_zero,
                                                         static_cast<float>(max_code));
       scales[g * rows + r] = scale;
       zeros[g * rows + r] = static_cast<uint32_t>(zero);
@@ -216,7 +227,8 @@ Expected<QuantizedHfLinear> QuantizeGptq(const HfQuantWriterOptions& options, bo
     }
   }
   std::vector<uint32_t> stored_zeros(zeros.size());
-  for (size_t k = 0; k < zeros.size(); ++k) stored_zeros[k] = (zeros[k] - 1) & max_code;
+  const uint32_t zero_offset = zeros_minus_one ? 1 : 0;
+  for (size_t k = 0; k < zeros.size(); ++k) stored_zeros[k] = (zeros[k] - zero_offset) & max_code;
   // qweight packs along the input dim: [cols · bits / 32, rows].
   std::vector<uint32_t> qweight =
       Transpose(PackLines(codes, rows, cols, bits), rows, cols * bits / 32);
@@ -229,10 +241,19 @@ Expected<QuantizedHfLinear> QuantizeGptq(const HfQuantWriterOptions& options, bo
   return out;
 }
 
-// AutoAWQ GEMM, 4 bits with zero points: W[o, i] = (q − z[g, o]) · s[g, o], g = i / group_size;
-// s = (max − min) / 15 of the group (f16), z = −round(min / s). Words pack along the output dim,
-// nibble j holding column 8k + kAwqOrder[j].
-Expected<QuantizedHfLinear> QuantizeAwq(const HfQuantWriterOptions& options,
+// AutoAWQ's GEMV zeros width (calculate_zeros_width): ⌈groups / 8⌉ words, rounded up to a
+// multiple of 1, 2 or 4 for group sizes ≥ 128, 64 and 32; 0 for the sizes its kernels lack.
+int64_t AwqGemvZerosWidth(int64_t num_groups, int64_t group_size) {
+  const int64_t multiple = group_size >= 128 ? 1 : group_size == 64 ? 2 : group_size == 32 ? 4 : 0;
+  if (multiple == 0) return 0;
+  return CeilDiv(CeilDiv(num_groups, 8), multiple) * multiple;
+}
+
+// AutoAWQ, 4 bits with zero points: W[o, i] = (q − z[g, o]) · s[g, o], g = i / group_size;
+// s = (max − min) / 15 of the group (f16), z = −round(min / s). GEMM words pack along the output
+// dim, nibble j holding column 8k + kAwqOrder[j]; GEMV words pack along the input dim in order,
+// and each row's zeros and scales are padded to the zeros width (AwqGemvZerosWidth).
+Expected<QuantizedHfLinear> QuantizeAwq(const HfQuantWriterOptions& options, bool gemv,
                                         const std::string& module, const float* weight,
                                         int64_t rows, int64_t cols) {
   static constexpr int kAwqOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
@@ -240,6 +261,14 @@ Expected<QuantizedHfLinear> QuantizeAwq(const HfQuantWriterOptions& options,
   if (!group) return Error{group.error()};
   VLLM_RETURN_IF_ERROR(CheckPacking(module, "output features", rows, 4));
   const int64_t num_groups = cols / *group;
+  const int64_t gemv_width = AwqGemvZerosWidth(num_groups, *group);
+  if (gemv) {
+    VLLM_RETURN_IF_ERROR(CheckPacking(module, "input features", cols, 4));
+    if (gemv_width == 0) {
+      return Error{module + ": AWQ GEMV takes groups of 32, 64 or at least 128 values, not " +
+                   std::to_string(*group)};
+    }
+  }
   std::vector<float> scales(num_groups * rows);    // [groups, rows]
   std::vector<uint32_t> zeros(num_groups * rows);  // [groups, rows]
   std::vector<uint32_t> codes(cols * rows);        // [cols, rows]
@@ -260,6 +289,25 @@ Expected<QuantizedHfLinear> QuantizeAwq(const HfQuantWriterOptions& options,
       }
     }
   }
+  if (gemv) {
+    // [rows, groups] → [rows, width · 8], the padding zero.
+    auto padded_rows = [&](const auto& by_group) {
+      std::vector<std::decay_t<decltype(by_group[0])>> padded(rows * gemv_width * 8, 0);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t g = 0; g < num_groups; ++g) {
+          padded[r * gemv_width * 8 + g] = by_group[g * rows + r];
+        }
+      }
+      return padded;
+    };
+    out.tensors.push_back(Int32Tensor(module + ".qweight", {rows, cols / 8},
+                                      PackLines(Transpose(codes, cols, rows), rows, cols, 4)));
+    out.tensors.push_back(Int32Tensor(module + ".qzeros", {rows, gemv_width},
+                                      PackLines(padded_rows(zeros), rows, gemv_width * 8, 4)));
+    out.tensors.push_back(
+        F16Tensor(module + ".scales", {rows, gemv_width * 8}, padded_rows(scales)));
+    return out;
+  }
   // [n, rows] → the same with each run of 8 output columns in AWQ's order (rows % 8 == 0).
   auto interleave = [](std::vector<uint32_t> lines) {
     for (size_t base = 0; base < lines.size(); base += 8) {
@@ -277,38 +325,65 @@ Expected<QuantizedHfLinear> QuantizeAwq(const HfQuantWriterOptions& options,
   return out;
 }
 
-// quant_method fp8: e4m3 codes of W / s, with s = max|W| / 448 per tensor (AutoFP8's
-// weight_scale, a f32 scalar) or per 128 × 128 block (weight_scale_inv [⌈rows/128⌉, ⌈cols/128⌉]).
-Expected<QuantizedHfLinear> QuantizeFp8(bool blocks, const std::string& module, const float* weight,
-                                        int64_t rows, int64_t cols) {
-  const int64_t block_rows = blocks ? kFp8BlockSize : rows;
-  const int64_t block_cols = blocks ? kFp8BlockSize : cols;
+// e4m3 codes of W / s, with s = max|W| / 448 per block of [block_rows, block_cols] values as the
+// format stores it (`round_scale`): out.tensors holds the weight; scales [⌈rows / block_rows⌉,
+// ⌈cols / block_cols⌉] are the caller's to store.
+QuantizedHfLinear QuantizeFp8Blocks(const std::string& module, const float* weight, int64_t rows,
+                                    int64_t cols, int64_t block_rows, int64_t block_cols,
+                                    float (*round_scale)(float), std::vector<float>* scales) {
   const int64_t row_blocks = CeilDiv(rows, block_rows), col_blocks = CeilDiv(cols, block_cols);
-  std::vector<float> scales(row_blocks * col_blocks, 0.0f);
+  scales->assign(row_blocks * col_blocks, 0.0f);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
-      float& block_max = scales[(r / block_rows) * col_blocks + c / block_cols];
+      float& block_max = (*scales)[(r / block_rows) * col_blocks + c / block_cols];
       block_max = std::max(block_max, std::fabs(weight[r * cols + c]));
     }
   }
-  for (float& scale : scales) scale = scale > 0.0f ? scale / kFp8E4m3Max : 1.0f;
+  for (float& scale : *scales) scale = scale > 0.0f ? round_scale(scale / kFp8E4m3Max) : 1.0f;
   QuantizedHfLinear out;
   out.dequantized.resize(rows * cols);
   std::vector<uint8_t> codes(rows * cols);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
-      const float scale = scales[(r / block_rows) * col_blocks + c / block_cols];
-      codes[r * cols + c] = EncodeFp8E4m3(weight[r * cols + c] / scale);
+      const float scale = (*scales)[(r / block_rows) * col_blocks + c / block_cols];
+      codes[r * cols + c] = EncodeFp8E4m3(weight[r * cols + c] / scale);  // saturating at 448
       out.dequantized[r * cols + c] = DecodeFp8E4m3(codes[r * cols + c]) * scale;
     }
   }
   out.tensors.push_back(ByteTensor(module + ".weight", "F8_E4M3", {rows, cols}, std::move(codes)));
+  return out;
+}
+
+float KeepF32(float value) { return value; }
+
+// quant_method fp8: per tensor (AutoFP8's weight_scale, a f32 scalar) or per 128 × 128 block
+// (weight_scale_inv [⌈rows/128⌉, ⌈cols/128⌉], f32).
+Expected<QuantizedHfLinear> QuantizeFp8(bool blocks, const std::string& module, const float* weight,
+                                        int64_t rows, int64_t cols) {
+  std::vector<float> scales;
+  QuantizedHfLinear out =
+      QuantizeFp8Blocks(module, weight, rows, cols, blocks ? kFp8BlockSize : rows,
+                        blocks ? kFp8BlockSize : cols, KeepF32, &scales);
   if (blocks) {
-    out.tensors.push_back(
-        F32Tensor(module + ".weight_scale_inv", {row_blocks, col_blocks}, scales));
+    out.tensors.push_back(F32Tensor(module + ".weight_scale_inv",
+                                    {CeilDiv(rows, kFp8BlockSize), CeilDiv(cols, kFp8BlockSize)},
+                                    scales));
   } else {
     out.tensors.push_back(F32Tensor(module + ".weight_scale", {}, scales));
   }
+  return out;
+}
+
+// compressed-tensors float-quantized, as llm-compressor's FP8 schemes store it: weight_scale in
+// the model's dtype (bf16), [rows, 1] per channel or [1] per tensor.
+Expected<QuantizedHfLinear> QuantizeCtFp8(bool per_channel, const std::string& module,
+                                          const float* weight, int64_t rows, int64_t cols) {
+  std::vector<float> scales;
+  QuantizedHfLinear out = QuantizeFp8Blocks(module, weight, rows, cols, per_channel ? 1 : rows,
+                                            cols, RoundToBf16, &scales);
+  out.tensors.push_back(
+      Bf16Tensor(module + ".weight_scale",
+                 per_channel ? std::vector<int64_t>{rows, 1} : std::vector<int64_t>{1}, scales));
   return out;
 }
 
@@ -428,13 +503,37 @@ std::vector<float> DynamicMap() {
   return values;
 }
 
-// bitsandbytes NF4 as transformers saves a Linear4bit with bnb_4bit_use_double_quant: the weight
-// flattened row-major in blocks of 64, each the nearest NF4 code of w / absmax (two per byte,
-// the first in the high nibble); the blocks' absmax less their mean, in blocks of 256, as the
-// nearest dynamic-map code of absmax / nested_absmax.
-Expected<QuantizedHfLinear> QuantizeNf4(const HfQuantWriterOptions& options,
-                                        const std::string& module, const float* weight,
-                                        int64_t rows, int64_t cols) {
+// bitsandbytes' 16 levels of `quant_type` ("nf4" or "fp4"), by code (its quant_map).
+std::vector<float> FourBitLevels(const std::string& quant_type) {
+  if (quant_type == "nf4") return std::vector<float>(kNf4Values, kNf4Values + 16);
+  std::vector<float> levels(16);
+  for (int code = 0; code < 16; ++code) {
+    const float magnitude = kFp4Magnitudes[code % 8] / kFp4Magnitudes[3];
+    levels[code] = code < 8 ? magnitude : -magnitude;  // code 8 is -0
+  }
+  return levels;
+}
+
+// The code of the level nearest to x in [-1, 1] (bitsandbytes' quantizers pick the nearest,
+// the lower on a tie; FP4's sign bit follows x's sign, so -0 for small negative x).
+uint8_t NearestFourBitCode(const std::vector<float>& levels, bool fp4, float x) {
+  if (!fp4) return NearestIndex(levels.data(), 16, x);  // NF4's levels ascend by code
+  static constexpr uint8_t kAscendingCodes[8] = {0, 1, 6, 7, 4, 5, 2, 3};
+  float magnitudes[8];
+  for (int k = 0; k < 8; ++k) magnitudes[k] = levels[kAscendingCodes[k]];
+  const uint8_t code = kAscendingCodes[NearestIndex(magnitudes, 8, std::fabs(x))];
+  return std::signbit(x) ? static_cast<uint8_t>(code | 8) : code;
+}
+
+// bitsandbytes NF4 / FP4 as transformers saves a Linear4bit with bnb_4bit_use_double_quant: the
+// weight flattened row-major in blocks of 64, each the nearest 4-bit code of w / absmax (two per
+// byte, the first in the high nibble); the blocks' absmax less their mean, in blocks of 256, as
+// the nearest dynamic-map code of absmax / nested_absmax.
+Expected<QuantizedHfLinear> QuantizeBnb4Bit(const HfQuantWriterOptions& options, bool fp4,
+                                            const std::string& module, const float* weight,
+                                            int64_t rows, int64_t cols) {
+  const std::string quant_type = fp4 ? "fp4" : "nf4";
+  const std::vector<float> levels = FourBitLevels(quant_type);
   const int64_t count = rows * cols;
   const int64_t num_blocks = CeilDiv(count, kNf4BlockSize);
   std::vector<float> absmax(num_blocks, 0.0f);
@@ -446,7 +545,7 @@ Expected<QuantizedHfLinear> QuantizeNf4(const HfQuantWriterOptions& options,
   for (int64_t i = 0; i < count; ++i) {
     const float block_max = absmax[i / kNf4BlockSize];
     const float normalized = block_max > 0.0f ? weight[i] * (1.0f / block_max) : 0.0f;
-    codes[i] = NearestIndex(kNf4Values, 16, normalized);
+    codes[i] = NearestFourBitCode(levels, fp4, normalized);
     packed[i / 2] |= static_cast<uint8_t>(i % 2 == 0 ? codes[i] << 4 : codes[i]);
   }
 
@@ -472,10 +571,10 @@ Expected<QuantizedHfLinear> QuantizeNf4(const HfQuantWriterOptions& options,
   QuantizedHfLinear out;
   out.dequantized.resize(count);
   for (int64_t i = 0; i < count; ++i) {
-    out.dequantized[i] = kNf4Values[codes[i]] * stored_absmax[i / kNf4BlockSize];
+    out.dequantized[i] = levels[codes[i]] * stored_absmax[i / kNf4BlockSize];
   }
 
-  nlohmann::ordered_json state = {{"quant_type", "nf4"},
+  nlohmann::ordered_json state = {{"quant_type", quant_type},
                                   {"blocksize", kNf4BlockSize},
                                   {"dtype", options.torch_dtype},
                                   {"shape", {rows, cols}},
@@ -489,9 +588,8 @@ Expected<QuantizedHfLinear> QuantizeNf4(const HfQuantWriterOptions& options,
       ByteTensor(weight_name + ".absmax", "U8", {num_blocks}, std::move(absmax_codes)));
   out.tensors.push_back(F32Tensor(weight_name + ".nested_absmax", {num_nested}, nested_absmax));
   out.tensors.push_back(F32Tensor(weight_name + ".nested_quant_map", {256}, dynamic_map));
-  out.tensors.push_back(
-      F32Tensor(weight_name + ".quant_map", {16}, std::vector<float>(kNf4Values, kNf4Values + 16)));
-  out.tensors.push_back(ByteTensor(weight_name + ".quant_state.bitsandbytes__nf4", "U8",
+  out.tensors.push_back(F32Tensor(weight_name + ".quant_map", {16}, levels));
+  out.tensors.push_back(ByteTensor(weight_name + ".quant_state.bitsandbytes__" + quant_type, "U8",
                                    {static_cast<int64_t>(state_text.size())},
                                    std::vector<uint8_t>(state_text.begin(), state_text.end())));
   return out;
@@ -525,8 +623,8 @@ Expected<QuantizedHfLinear> QuantizeBnbInt8(const std::string& module, const flo
 }
 
 // compressed-tensors' QuantizationArgs as llm-compressor writes them.
-nlohmann::json CtArgs(int bits, bool symmetric, const char* strategy, int64_t group_size,
-                      bool dynamic) {
+nlohmann::json CtArgs(const char* type, int bits, bool symmetric, const char* strategy,
+                      int64_t group_size, bool dynamic) {
   return {{"actorder", nullptr},
           {"block_structure", nullptr},
           {"dynamic", dynamic},
@@ -536,7 +634,7 @@ nlohmann::json CtArgs(int bits, bool symmetric, const char* strategy, int64_t gr
           {"observer_kwargs", nlohmann::json::object()},
           {"strategy", strategy},
           {"symmetric", symmetric},
-          {"type", "int"}};
+          {"type", type}};
 }
 
 nlohmann::json CompressedTensorsConfig(const char* format, nlohmann::json weights,
@@ -557,7 +655,8 @@ nlohmann::json CompressedTensorsConfig(const char* format, nlohmann::json weight
 }  // namespace
 
 const char* HfQuantFormatNames() {
-  return "gptq|gptq-act|awq|fp8|fp8-block|w8a8|w4a16|bnb-nf4|bnb-int8";
+  return "gptq|gptq-act|gptq-v2|awq|awq-gemv|fp8|fp8-block|w8a8|w4a16|ct-fp8|ct-fp8-tensor|"
+         "bnb-nf4|bnb-fp4|bnb-int8";
 }
 
 Expected<HfQuantWriterOptions> MakeHfQuantWriterOptions(const std::string& name, int bits,
@@ -574,10 +673,13 @@ Expected<HfQuantWriterOptions> MakeHfQuantWriterOptions(const std::string& name,
   HfQuantWriterOptions options;
   options.format = found->format;
   options.seed = seed;
-  const bool gptq =
-      options.format == HfQuantFormat::kGptq || options.format == HfQuantFormat::kGptqAct;
+  const bool gptq = options.format == HfQuantFormat::kGptq ||
+                    options.format == HfQuantFormat::kGptqAct ||
+                    options.format == HfQuantFormat::kGptqV2;
   const bool packed = options.format == HfQuantFormat::kW4A16;
-  const bool grouped = gptq || packed || options.format == HfQuantFormat::kAwq;
+  const bool awq =
+      options.format == HfQuantFormat::kAwq || options.format == HfQuantFormat::kAwqGemv;
+  const bool grouped = gptq || packed || awq;
   if (options.format == HfQuantFormat::kGptqAct) {
     options.group_size = 64;
     options.symmetric = false;
@@ -587,20 +689,25 @@ Expected<HfQuantWriterOptions> MakeHfQuantWriterOptions(const std::string& name,
                               : packed && (bits == 4 || bits == 8);
     if (!allowed) {
       return Error{"--bits " + std::to_string(bits) + " does not apply to " + name +
-                   " (gptq, gptq-act: 2, 3, 4, 8; w4a16: 4, 8)"};
+                   " (gptq, gptq-act, gptq-v2: 2, 3, 4, 8; w4a16: 4, 8)"};
     }
     options.bits = bits;
   }
   if (group_size != 0) {
     if (!grouped || (group_size < 1 && group_size != -1)) {
       return Error{"--group-size " + std::to_string(group_size) + " does not apply to " + name +
-                   " (gptq, gptq-act, awq, w4a16: a positive size or -1)"};
+                   " (gptq, gptq-act, gptq-v2, awq, awq-gemv, w4a16: a positive size or -1)"};
+    }
+    if (options.format == HfQuantFormat::kAwqGemv && group_size != -1 &&
+        AwqGemvZerosWidth(1, group_size) == 0) {
+      return Error{"--group-size " + std::to_string(group_size) +
+                   " does not apply to awq-gemv (32, 64, at least 128, or -1)"};
     }
     options.group_size = group_size;
   }
   if (asym) {
     if (!gptq && !packed) {
-      return Error{"--asym does not apply to " + name + " (gptq, gptq-act, w4a16)"};
+      return Error{"--asym does not apply to " + name + " (gptq, gptq-act, gptq-v2, w4a16)"};
     }
     options.symmetric = false;
   }
@@ -620,10 +727,13 @@ Expected<QuantizedHfLinear> QuantizeHfLinear(const HfQuantWriterOptions& options
   switch (options.format) {
     case HfQuantFormat::kGptq:
     case HfQuantFormat::kGptqAct:
-      return QuantizeGptq(options, options.format == HfQuantFormat::kGptqAct, module, weight, rows,
-                          cols);
+    case HfQuantFormat::kGptqV2:
+      return QuantizeGptq(options, options.format == HfQuantFormat::kGptqAct,
+                          options.format != HfQuantFormat::kGptqV2, module, weight, rows, cols);
     case HfQuantFormat::kAwq:
-      return QuantizeAwq(options, module, weight, rows, cols);
+    case HfQuantFormat::kAwqGemv:
+      return QuantizeAwq(options, options.format == HfQuantFormat::kAwqGemv, module, weight, rows,
+                         cols);
     case HfQuantFormat::kFp8:
     case HfQuantFormat::kFp8Block:
       return QuantizeFp8(options.format == HfQuantFormat::kFp8Block, module, weight, rows, cols);
@@ -631,8 +741,13 @@ Expected<QuantizedHfLinear> QuantizeHfLinear(const HfQuantWriterOptions& options
       return QuantizeW8A8(module, weight, rows, cols);
     case HfQuantFormat::kW4A16:
       return QuantizePacked(options, module, weight, rows, cols);
+    case HfQuantFormat::kCtFp8:
+    case HfQuantFormat::kCtFp8Tensor:
+      return QuantizeCtFp8(options.format == HfQuantFormat::kCtFp8, module, weight, rows, cols);
     case HfQuantFormat::kBnbNf4:
-      return QuantizeNf4(options, module, weight, rows, cols);
+    case HfQuantFormat::kBnbFp4:
+      return QuantizeBnb4Bit(options, options.format == HfQuantFormat::kBnbFp4, module, weight,
+                             rows, cols);
     case HfQuantFormat::kBnbInt8:
       break;
   }
@@ -643,6 +758,7 @@ nlohmann::json HfQuantizationConfigJson(const HfQuantWriterOptions& options) {
   switch (options.format) {
     case HfQuantFormat::kGptq:
     case HfQuantFormat::kGptqAct:
+    case HfQuantFormat::kGptqV2:
       return {{"quant_method", "gptq"},
               {"bits", options.bits},
               {"group_size", options.group_size},
@@ -651,10 +767,15 @@ nlohmann::json HfQuantizationConfigJson(const HfQuantWriterOptions& options) {
               {"damp_percent", 0.01},
               {"true_sequential", true},
               {"static_groups", false},
-              {"checkpoint_format", "gptq"}};
+              {"checkpoint_format", options.format == HfQuantFormat::kGptqV2 ? "gptq_v2" : "gptq"}};
     case HfQuantFormat::kAwq:
-      return {{"quant_method", "awq"}, {"bits", 4},         {"group_size", options.group_size},
-              {"zero_point", true},    {"version", "gemm"}, {"modules_to_not_convert", nullptr}};
+    case HfQuantFormat::kAwqGemv:
+      return {{"quant_method", "awq"},
+              {"bits", 4},
+              {"group_size", options.group_size},
+              {"zero_point", true},
+              {"version", options.format == HfQuantFormat::kAwq ? "gemm" : "gemv"},
+              {"modules_to_not_convert", nullptr}};
     case HfQuantFormat::kFp8:
       return {{"quant_method", "fp8"},
               {"activation_scheme", "dynamic"},
@@ -665,21 +786,29 @@ nlohmann::json HfQuantizationConfigJson(const HfQuantWriterOptions& options) {
               {"activation_scheme", "dynamic"},
               {"weight_block_size", {kFp8BlockSize, kFp8BlockSize}}};
     case HfQuantFormat::kW8A8:
-      return CompressedTensorsConfig("int-quantized", CtArgs(8, true, "channel", 0, false),
-                                     CtArgs(8, true, "token", 0, true));
+      return CompressedTensorsConfig("int-quantized", CtArgs("int", 8, true, "channel", 0, false),
+                                     CtArgs("int", 8, true, "token", 0, true));
     case HfQuantFormat::kW4A16: {
       const bool channel = options.group_size == -1;
       return CompressedTensorsConfig(
           "pack-quantized",
-          CtArgs(options.bits, options.symmetric, channel ? "channel" : "group",
+          CtArgs("int", options.bits, options.symmetric, channel ? "channel" : "group",
                  channel ? 0 : options.group_size, false),
           nullptr);
     }
+    case HfQuantFormat::kCtFp8:
+    case HfQuantFormat::kCtFp8Tensor:
+      return CompressedTensorsConfig(
+          "float-quantized",
+          CtArgs("float", 8, true, options.format == HfQuantFormat::kCtFp8 ? "channel" : "tensor",
+                 0, false),
+          CtArgs("float", 8, true, "token", 0, true));
     case HfQuantFormat::kBnbNf4:
+    case HfQuantFormat::kBnbFp4:
     case HfQuantFormat::kBnbInt8:
       break;
   }
-  const bool four_bit = options.format == HfQuantFormat::kBnbNf4;
+  const bool four_bit = options.format != HfQuantFormat::kBnbInt8;
   return {{"quant_method", "bitsandbytes"},
           {"_load_in_4bit", four_bit},
           {"_load_in_8bit", !four_bit},
@@ -687,7 +816,7 @@ nlohmann::json HfQuantizationConfigJson(const HfQuantWriterOptions& options) {
           {"load_in_8bit", !four_bit},
           {"bnb_4bit_compute_dtype", options.torch_dtype},
           {"bnb_4bit_quant_storage", "uint8"},
-          {"bnb_4bit_quant_type", "nf4"},
+          {"bnb_4bit_quant_type", options.format == HfQuantFormat::kBnbFp4 ? "fp4" : "nf4"},
           {"bnb_4bit_use_double_quant", four_bit},
           {"llm_int8_enable_fp32_cpu_offload", false},
           {"llm_int8_has_fp16_weight", false},

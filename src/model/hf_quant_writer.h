@@ -19,13 +19,18 @@ namespace vllm {
 enum class HfQuantFormat {
   kGptq,      // AutoGPTQ, checkpoint_format gptq: qweight, qzeros (zero − 1), scales f16, g_idx
   kGptqAct,   // the same with desc_act: g_idx follows a random column permutation
+  kGptqV2,    // GPTQModel, checkpoint_format gptq_v2: the same tensors, qzeros hold the zero
   kAwq,       // AutoAWQ GEMM: qweight [in, out/8] in AWQ's interleaved order, qzeros, scales f16
+  kAwqGemv,   // AutoAWQ GEMV: qweight [out, in/8] in order, qzeros and scales padded per row
   kFp8,       // quant_method fp8: F8_E4M3 weight, f32 per-tensor weight_scale
   kFp8Block,  // quant_method fp8 with weight_block_size [128, 128]: weight_scale_inv per block
   kW8A8,      // compressed-tensors int-quantized: int8 weight, bf16 weight_scale [out, 1]
   kW4A16,     // compressed-tensors pack-quantized: weight_packed, weight_scale, weight_shape
-  kBnbNf4,    // bitsandbytes NF4 (blocks of 64) with double quantization of absmax
-  kBnbInt8,   // bitsandbytes LLM.int8: int8 weight, f32 SCB (row absmax)
+  kCtFp8,     // compressed-tensors float-quantized (FP8_DYNAMIC): e4m3, bf16 weight_scale [out, 1]
+  kCtFp8Tensor,  // the same with one bf16 weight_scale [1] per tensor
+  kBnbNf4,       // bitsandbytes NF4 (blocks of 64) with double quantization of absmax
+  kBnbFp4,       // bitsandbytes FP4 (e2m1 levels over 12), blocks and double quantization as NF4
+  kBnbInt8,      // bitsandbytes LLM.int8: int8 weight, f32 SCB (row absmax)
 };
 
 struct HfQuantWriterOptions {
@@ -37,13 +42,14 @@ struct HfQuantWriterOptions {
   std::string torch_dtype = "bfloat16";  // bitsandbytes' quant_state and compute dtype
 };
 
-// "gptq|gptq-act|awq|fp8|fp8-block|w8a8|w4a16|bnb-nf4|bnb-int8".
+// "gptq|gptq-act|gptq-v2|awq|awq-gemv|fp8|fp8-block|w8a8|w4a16|ct-fp8|ct-fp8-tensor|bnb-nf4|
+// bnb-fp4|bnb-int8".
 const char* HfQuantFormatNames();
 
-// Options for format `name` with each format's defaults (gptq: 4 bits, group 128, sym; gptq-act:
-// 4 bits, group 64, asym; awq: group 128; w4a16: 4 bits, group 128, sym). `bits` and
-// `group_size` 0 and `asym` false keep the defaults; a value the format does not take is an
-// error naming the option.
+// Options for format `name` with each format's defaults (gptq, gptq-v2: 4 bits, group 128, sym;
+// gptq-act: 4 bits, group 64, asym; awq, awq-gemv: group 128; w4a16: 4 bits, group 128, sym).
+// `bits` and `group_size` 0 and `asym` false keep the defaults; a value the format does not take
+// is an error naming the option.
 Expected<HfQuantWriterOptions> MakeHfQuantWriterOptions(const std::string& name, int bits,
                                                         int64_t group_size, bool asym,
                                                         uint64_t seed);

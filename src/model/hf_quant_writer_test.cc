@@ -99,7 +99,8 @@ uint32_t GptqValue(WordAt word, int64_t k, int bits) {
 }
 
 // Every GPTQ variant: qweight [cols · bits / 32, rows], qzeros [groups, rows · bits / 32] holding
-// zero − 1, scales f16 [groups, rows], g_idx [cols]; W = scale · (q − zero) exactly.
+// zero − 1 (gptq_v2: the zero), scales f16 [groups, rows], g_idx [cols]; W = scale · (q − zero)
+// exactly.
 struct GptqCase {
   const char* format;
   int bits;
@@ -122,6 +123,7 @@ TEST_P(GptqWriterTest, UnpacksToTheDequantizedValues) {
   ASSERT_EQ(parts.size(), 4u);
   const int bits = test.bits == 0 ? 4 : test.bits;
   const bool act_order = std::string(test.format) == "gptq-act";
+  const int64_t stored_zero_offset = std::string(test.format) == "gptq-v2" ? 0 : 1;
   const int64_t group = test.group_size == -1  ? cols
                         : test.group_size != 0 ? test.group_size
                         : act_order            ? 64
@@ -154,7 +156,7 @@ TEST_P(GptqWriterTest, UnpacksToTheDequantizedValues) {
       const int64_t zero =
           GptqValue([&](int64_t n) { return Word(*parts["qzeros"], g * (rows * bits / 32) + n); },
                     o, bits) +
-          1;
+          stored_zero_offset;
       if (symmetric) {
         ASSERT_EQ(zero, 1 << (bits - 1));
       }
@@ -175,10 +177,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(GptqCase{"gptq", 0, 0, false}, GptqCase{"gptq", 4, 32, true},
                       GptqCase{"gptq", 2, 64, false}, GptqCase{"gptq", 3, 128, false},
                       GptqCase{"gptq", 3, 32, true}, GptqCase{"gptq", 8, -1, false},
-                      GptqCase{"gptq-act", 0, 0, false}, GptqCase{"gptq-act", 8, 32, false}),
+                      GptqCase{"gptq-act", 0, 0, false}, GptqCase{"gptq-act", 8, 32, false},
+                      GptqCase{"gptq-v2", 0, 0, false}, GptqCase{"gptq-v2", 4, 32, true},
+                      GptqCase{"gptq-v2", 3, 64, true}, GptqCase{"gptq-v2", 2, -1, true}),
     [](const ::testing::TestParamInfo<GptqCase>& param) {
       const GptqCase& test = param.param;
-      std::string name = std::string(test.format) == "gptq" ? "Gptq" : "GptqAct";
+      const std::string format = test.format;
+      std::string name = format == "gptq" ? "Gptq" : format == "gptq-act" ? "GptqAct" : "GptqV2";
       name += "Bits" + std::to_string(test.bits) + "Group" +
               (test.group_size < 0 ? "Row" : std::to_string(test.group_size));
       return name + (test.asym ? "Asym" : "");
@@ -210,6 +215,32 @@ TEST(HfQuantWriterTest, GptqThreeBitWordsFollowAutoGptqLayout) {
   words[2] |= (codes[21] >> 1) & 3;
   for (int j = 22; j < 32; ++j) words[2] |= codes[j] << (3 * (j - 22) + 2);
   for (int w = 0; w < 3; ++w) EXPECT_EQ(Word(*parts["qweight"], w * rows), words[w]) << w;
+}
+
+// gptq_v2 stores the zero itself, so a group with no negative value gets the zero 0 (its lowest
+// value, 0, is code 0); checkpoint_format gptq stores zero − 1 and cannot hold it: 1 at least.
+TEST(HfQuantWriterTest, GptqV2StoresAZeroOfZero) {
+  const int64_t rows = 32, cols = 64;
+  std::vector<float> weight = RandomWeight(rows, cols, 11);
+  for (float& value : weight) value = std::fabs(value);
+  for (const char* format : {"gptq", "gptq-v2"}) {
+    SCOPED_TRACE(format);
+    const QuantizedHfLinear layer = Quantize(format, weight, rows, cols, 4, 32, true);
+    auto parts = BySuffix(layer);
+    ASSERT_NE(parts["qzeros"], nullptr);
+    const bool v2 = std::string(format) == "gptq-v2";
+    for (int64_t k = 0; k < 2 * rows / 8; ++k) {
+      // v2: every zero 0; gptq: zero − 1 = 0, a zero of 1.
+      ASSERT_EQ(Word(*parts["qzeros"], k), 0u) << k;
+    }
+    for (int64_t o = 0; o < rows; ++o) {
+      for (int64_t i = 0; i < cols; ++i) {
+        const float scale = F16At(*parts["scales"], (i / 32) * rows + o);
+        const int64_t q = (Word(*parts["qweight"], (i / 8) * rows + o) >> (4 * (i % 8))) & 15;
+        ASSERT_EQ(layer.dequantized[o * cols + i], scale * static_cast<float>(q - (v2 ? 0 : 1)));
+      }
+    }
+  }
 }
 
 // AutoAWQ GEMM: qweight [cols, rows / 8] with nibble j holding output 8k + (0 2 4 6 1 3 5 7)[j],
@@ -247,6 +278,38 @@ TEST(HfQuantWriterTest, AwqUnpacksInItsInterleavedOrder) {
   }
 }
 
+// AutoAWQ GEMV (WQLinear_GEMV): qweight [rows, cols / 8] with nibble j of word k holding input
+// 8k + j; per row, zeros packed the same way and f16 scales, both padded with zeros to
+// calculate_zeros_width: ⌈groups / 8⌉ words rounded up to a multiple of 4 for groups of 32.
+TEST(HfQuantWriterTest, AwqGemvPacksAlongTheInputInOrder) {
+  const int64_t rows = 16, cols = 384, groups = 12, width = 4;
+  const std::vector<float> weight = RandomWeight(rows, cols, 12);
+  const QuantizedHfLinear layer = Quantize("awq-gemv", weight, rows, cols, 0, 32);
+  auto parts = BySuffix(layer);
+  ASSERT_EQ(parts.size(), 3u);
+  ExpectTensor(parts["qweight"], "I32", {rows, cols / 8}, 4);
+  ExpectTensor(parts["qzeros"], "I32", {rows, width}, 4);
+  ExpectTensor(parts["scales"], "F16", {rows, width * 8}, 2);
+  if (::testing::Test::HasFailure()) return;
+  for (int64_t o = 0; o < rows; ++o) {
+    for (int64_t g = groups; g < width * 8; ++g) {
+      ASSERT_EQ(F16At(*parts["scales"], o * width * 8 + g), 0.0f);
+      ASSERT_EQ((Word(*parts["qzeros"], o * width + g / 8) >> (4 * (g % 8))) & 15, 0u);
+    }
+    for (int64_t i = 0; i < cols; ++i) {
+      const int64_t g = i / 32;
+      const auto q = static_cast<int64_t>(
+          (Word(*parts["qweight"], o * (cols / 8) + i / 8) >> (4 * (i % 8))) & 15);
+      const auto zero =
+          static_cast<int64_t>((Word(*parts["qzeros"], o * width + g / 8) >> (4 * (g % 8))) & 15);
+      const float scale = F16At(*parts["scales"], o * width * 8 + g);
+      ASSERT_EQ(layer.dequantized[o * cols + i], static_cast<float>(q - zero) * scale);
+      ASSERT_LE(std::fabs(layer.dequantized[o * cols + i] - weight[o * cols + i]),
+                0.5f * scale * 1.001f);
+    }
+  }
+}
+
 // fp8: e4m3 weight [rows, cols] with a f32 scalar weight_scale; fp8-block: weight_scale_inv
 // [⌈rows / 128⌉, ⌈cols / 128⌉]. W = e4m3 · scale.
 TEST(HfQuantWriterTest, Fp8PerTensorAndPerBlock) {
@@ -271,6 +334,40 @@ TEST(HfQuantWriterTest, Fp8PerTensorAndPerBlock) {
         // 3 mantissa bits: within 1/16 relative, or the subnormal step 2^-10 · scale.
         ASSERT_LE(std::fabs(layer.dequantized[r * cols + c] - weight[r * cols + c]),
                   std::max(std::fabs(weight[r * cols + c]) / 16.0f, scale / 1024.0f));
+      }
+    }
+  }
+}
+
+// compressed-tensors float-quantized: e4m3 weight [rows, cols], bf16 weight_scale [rows, 1]
+// (ct-fp8) or [1] (ct-fp8-tensor), each max|w| / 448 of its row or tensor; W = e4m3 · scale.
+TEST(HfQuantWriterTest, CompressedTensorsFp8PerChannelAndPerTensor) {
+  const int64_t rows = 24, cols = 96;
+  std::vector<float> weight = RandomWeight(rows, cols, 13);
+  for (int64_t c = 0; c < cols; ++c) weight[5 * cols + c] *= 40.0f;  // one row far larger
+  for (const char* format : {"ct-fp8", "ct-fp8-tensor"}) {
+    SCOPED_TRACE(format);
+    const bool per_channel = std::string(format) == "ct-fp8";
+    const QuantizedHfLinear layer = Quantize(format, weight, rows, cols);
+    auto parts = BySuffix(layer);
+    ASSERT_EQ(parts.size(), 2u);
+    ExpectTensor(parts["weight"], "F8_E4M3", {rows, cols}, 1);
+    ExpectTensor(parts["weight_scale"], "BF16",
+                 per_channel ? std::vector<int64_t>{rows, 1} : std::vector<int64_t>{1}, 2);
+    if (::testing::Test::HasFailure()) return;
+    for (int64_t r = 0; r < rows; ++r) {
+      float row_max = 0.0f;
+      for (int64_t c = 0; c < cols; ++c) {
+        row_max = std::max(row_max, std::fabs(weight[r * cols + c]));
+      }
+      const float scale = Bf16At(*parts["weight_scale"], per_channel ? r : 0);
+      if (per_channel) {
+        EXPECT_NEAR(scale, row_max / 448.0f, row_max / 448.0f / 128.0f);
+      }
+      for (int64_t c = 0; c < cols; ++c) {
+        const uint8_t code = parts["weight"]->bytes[r * cols + c];
+        ASSERT_FALSE(IsFp8E4m3Nan(code));
+        ASSERT_EQ(layer.dequantized[r * cols + c], DecodeFp8E4m3(code) * scale);
       }
     }
   }
@@ -401,6 +498,49 @@ TEST(HfQuantWriterTest, BitsAndBytesNf4UnpacksWithItsQuantState) {
   }
 }
 
+// bitsandbytes FP4: the tensors of NF4 with quant_map bitsandbytes' FP4 levels (magnitudes 0,
+// 0.0625, 8, 12, 4, 6, 2, 3 over 12 for codes 0-7, negated for 8-15) and quant_type fp4; each
+// value the nearest level of w / absmax.
+TEST(HfQuantWriterTest, BitsAndBytesFp4UsesItsLevels) {
+  const int64_t rows = 16, cols = 128;
+  const std::vector<float> weight = RandomWeight(rows, cols, 14);
+  const QuantizedHfLinear layer = Quantize("bnb-fp4", weight, rows, cols);
+  auto parts = BySuffix(layer);
+  ASSERT_EQ(parts.size(), 6u);
+  const WrittenTensor* state_tensor = parts["weight.quant_state.bitsandbytes__fp4"];
+  ASSERT_NE(state_tensor, nullptr);
+  const auto state = nlohmann::json::parse(state_tensor->bytes.begin(), state_tensor->bytes.end());
+  EXPECT_EQ(state["quant_type"], "fp4");
+  const WrittenTensor& quant_map = *parts["weight.quant_map"];
+  const float magnitudes[8] = {0.0f, 0.0625f, 8.0f, 12.0f, 4.0f, 6.0f, 2.0f, 3.0f};
+  for (int code = 0; code < 16; ++code) {
+    const float level = (code < 8 ? 1.0f : -1.0f) * magnitudes[code % 8] / 12.0f;
+    EXPECT_EQ(ValueAt<float>(quant_map, code), level) << code;
+  }
+  const auto offset = static_cast<float>(state["nested_offset"].get<double>());
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const int64_t block = i / 64;
+    const float absmax =
+        ValueAt<float>(*parts["weight.nested_quant_map"], parts["weight.absmax"]->bytes[block]) *
+            ValueAt<float>(*parts["weight.nested_absmax"], 0) +
+        offset;
+    const uint8_t byte = parts["weight"]->bytes[i / 2];
+    const int code = i % 2 == 0 ? byte >> 4 : byte & 15;
+    ASSERT_EQ(layer.dequantized[i], ValueAt<float>(quant_map, code) * absmax);
+    // No other level is nearer to w / block max (the block's absmax before double quantization).
+    float block_max = 0.0f;
+    for (int64_t k = block * 64; k < block * 64 + 64; ++k) {
+      block_max = std::max(block_max, std::fabs(weight[k]));
+    }
+    const float x = weight[i] / block_max;
+    for (int other = 0; other < 16; ++other) {
+      ASSERT_LE(std::fabs(ValueAt<float>(quant_map, code) - x),
+                std::fabs(ValueAt<float>(quant_map, other) - x) + 1e-6f)
+          << "value " << i << " code " << code << " other " << other;
+    }
+  }
+}
+
 // bitsandbytes 8-bit: int8 weight, f32 SCB [rows] (row absmax), W = q · SCB / 127.
 TEST(HfQuantWriterTest, BitsAndBytesInt8) {
   const int64_t rows = 8, cols = 64;
@@ -434,7 +574,10 @@ TEST(HfQuantWriterTest, OptionsTakeEachFormatsDefaultsAndRefuseWhatDoesNotApply)
        {std::tuple{"gptq", 5, 0, false, "--bits 5"}, std::tuple{"awq", 8, 0, false, "--bits 8"},
         std::tuple{"fp8", 0, 128, false, "--group-size 128"},
         std::tuple{"gptq", 0, -2, false, "--group-size -2"},
-        std::tuple{"w8a8", 0, 0, true, "--asym"}, std::tuple{"int3", 0, 0, false, "'int3'"}}) {
+        std::tuple{"w8a8", 0, 0, true, "--asym"}, std::tuple{"int3", 0, 0, false, "'int3'"},
+        std::tuple{"awq-gemv", 0, 16, false, "--group-size 16 does not apply to awq-gemv"},
+        std::tuple{"ct-fp8", 0, 0, true, "--asym"}, std::tuple{"bnb-fp4", 4, 0, false, "--bits"},
+        std::tuple{"gptq-v2", 6, 0, false, "--bits 6"}}) {
     auto options = MakeHfQuantWriterOptions(format, bits, group, asym, 1);
     ASSERT_FALSE(options.ok()) << format;
     EXPECT_NE(options.error().find(message), std::string::npos) << options.error();
@@ -483,7 +626,10 @@ TEST(HfQuantWriterTest, ConfigsAreTheToolsOwn) {
   EXPECT_EQ(gptq["desc_act"], true);
   EXPECT_EQ(gptq["sym"], false);
   EXPECT_EQ(gptq["checkpoint_format"], "gptq");
+  EXPECT_EQ(json_of("gptq-v2")["checkpoint_format"], "gptq_v2");
   EXPECT_EQ(json_of("awq")["version"], "gemm");
+  EXPECT_EQ(json_of("awq-gemv", 0, 64)["version"], "gemv");
+  EXPECT_EQ(json_of("awq-gemv", 0, 64)["group_size"], 64);
   EXPECT_EQ(json_of("fp8-block")["weight_block_size"], nlohmann::json({128, 128}));
   EXPECT_FALSE(json_of("fp8").contains("weight_block_size"));
   const nlohmann::json w8a8 = json_of("w8a8")["config_groups"]["group_0"];
@@ -498,6 +644,19 @@ TEST(HfQuantWriterTest, ConfigsAreTheToolsOwn) {
   EXPECT_EQ(json_of("w4a16")["config_groups"]["group_0"]["weights"]["group_size"], 128);
   EXPECT_EQ(json_of("bnb-nf4")["bnb_4bit_use_double_quant"], true);
   EXPECT_EQ(json_of("bnb-int8")["load_in_8bit"], true);
+  EXPECT_EQ(json_of("bnb-fp4")["bnb_4bit_quant_type"], "fp4");
+  EXPECT_EQ(json_of("bnb-fp4")["load_in_4bit"], true);
+  for (const char* format : {"ct-fp8", "ct-fp8-tensor"}) {
+    const nlohmann::json config = json_of(format);
+    const nlohmann::json group = config["config_groups"]["group_0"];
+    EXPECT_EQ(config["format"], "float-quantized");
+    EXPECT_EQ(group["weights"]["type"], "float");
+    EXPECT_EQ(group["weights"]["num_bits"], 8);
+    EXPECT_EQ(group["weights"]["strategy"], std::string(format) == "ct-fp8" ? "channel" : "tensor");
+    EXPECT_EQ(group["input_activations"]["type"], "float");
+    EXPECT_EQ(group["input_activations"]["strategy"], "token");
+    EXPECT_EQ(group["input_activations"]["dynamic"], true);
+  }
 }
 
 // The writer end to end: a random GGUF written as a quantized directory and its dequantized

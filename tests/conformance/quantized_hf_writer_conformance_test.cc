@@ -293,11 +293,19 @@ INSTANTIATE_TEST_SUITE_P(
         WriterCase{"llama-d256", "w4a16"}, WriterCase{"llama-d256", "w4a16", 4, 64, true},
         WriterCase{"llama-d256", "w4a16", 8}, WriterCase{"llama-d256", "bnb-nf4"},
         WriterCase{"llama-d256", "bnb-int8"},
+        // The formats the loader reads besides: GPTQModel's gptq_v2 zeros, AutoAWQ's GEMV
+        // layout, compressed-tensors FP8, bitsandbytes FP4.
+        WriterCase{"llama-d256", "gptq-v2"}, WriterCase{"llama-d256", "gptq-v2", 4, 32, true},
+        WriterCase{"llama-d256", "gptq-v2", 3, 64, true}, WriterCase{"llama-d256", "awq-gemv"},
+        WriterCase{"llama-d256", "awq-gemv", 0, 32}, WriterCase{"llama-d256", "ct-fp8"},
+        WriterCase{"llama-d256", "ct-fp8-tensor"}, WriterCase{"llama-d256", "bnb-fp4"},
         // Experts: Qwen3-MoE (expert FFN 64, so groups of 32) and Mixtral (w1 / w2 / w3).
         WriterCase{"qwen3moe-tiny", "gptq", 4, 32}, WriterCase{"qwen3moe-tiny", "awq", 0, 32},
         WriterCase{"qwen3moe-tiny", "fp8-block"}, WriterCase{"qwen3moe-tiny", "w8a8"},
         WriterCase{"qwen3moe-tiny", "w4a16", 0, 32}, WriterCase{"qwen3moe-tiny", "bnb-nf4"},
-        WriterCase{"mixtral-tiny", "gptq-act"}, WriterCase{"mixtral-tiny", "fp8"}),
+        WriterCase{"mixtral-tiny", "gptq-act"}, WriterCase{"mixtral-tiny", "fp8"},
+        WriterCase{"qwen3moe-tiny", "gptq-v2", 4, 32, true}, WriterCase{"qwen3moe-tiny", "ct-fp8"},
+        WriterCase{"mixtral-tiny", "awq-gemv", 0, 64}, WriterCase{"mixtral-tiny", "bnb-fp4"}),
     CaseName);
 
 // One layer straight from the writer to the loader's converter, with weights whose scale varies
@@ -354,7 +362,12 @@ INSTANTIATE_TEST_SUITE_P(
                       WriterCase{"layer", "w8a8"}, WriterCase{"layer", "w4a16"},
                       WriterCase{"layer", "w4a16", 4, 32, true},
                       WriterCase{"layer", "w4a16", 8, -1, true}, WriterCase{"layer", "bnb-nf4"},
-                      WriterCase{"layer", "bnb-int8"}),
+                      WriterCase{"layer", "bnb-int8"}, WriterCase{"layer", "gptq-v2", 4, 32, true},
+                      WriterCase{"layer", "gptq-v2", 2, 64, true},
+                      WriterCase{"layer", "gptq-v2", 8}, WriterCase{"layer", "awq-gemv"},
+                      WriterCase{"layer", "awq-gemv", 0, 32},
+                      WriterCase{"layer", "awq-gemv", 0, 64}, WriterCase{"layer", "ct-fp8"},
+                      WriterCase{"layer", "ct-fp8-tensor"}, WriterCase{"layer", "bnb-fp4"}),
     CaseName);
 
 }  // namespace

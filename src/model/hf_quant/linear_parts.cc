@@ -87,7 +87,16 @@ Expected<std::vector<float>> ReadFloats(const SafetensorsTensor& tensor) {
                  ShapeText(tensor.shape)};
   }
   std::vector<float> values(count);
-  kernels::DequantizeRow(tensor.type, tensor.data, count, values.data());
+  // A safetensors tensor is aligned only as far as the file aligns it (after a U8 tensor of odd
+  // length, such as bitsandbytes' quant_state, the next one is not): the kernels load whole
+  // elements, so a misaligned tensor is read from an aligned copy.
+  if (reinterpret_cast<uintptr_t>(tensor.data) % SafetensorsElementBytes(tensor.type) == 0) {
+    kernels::DequantizeRow(tensor.type, tensor.data, count, values.data());
+  } else {
+    std::vector<uint8_t> aligned(tensor.num_bytes);  // new[]: aligned for any element type
+    std::memcpy(aligned.data(), tensor.data, aligned.size());
+    kernels::DequantizeRow(tensor.type, aligned.data(), count, values.data());
+  }
   for (int64_t i = 0; i < count; ++i) {
     if (!std::isfinite(values[i])) {
       return Error{"tensor '" + tensor.name + "' holds a non-finite value at index " +

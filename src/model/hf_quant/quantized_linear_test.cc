@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <random>
 
@@ -13,6 +14,7 @@
 #include "common/temp_test_dir.h"
 #include "formats/safetensors_writer.h"
 #include "model/hf_quant/test_parts.h"
+#include "model/hf_quant_writer.h"
 
 namespace vllm {
 namespace {
@@ -243,6 +245,47 @@ TEST(ConvertQuantizedLinearTest, DamagedGptqAndAwqLayersAreErrorsNotCrashes) {
   // Both outcomes were exercised.
   EXPECT_GT(converted_count, 100);
   EXPECT_GT(error_count, 100);
+}
+
+// A safetensors tensor is aligned only as far as the tensors before it leave it (after
+// bitsandbytes' odd-length quant_state an F32 or F16 tensor starts at an odd offset): every part
+// read from an odd address converts to the same layer. (hf_quant_fuzzer found the F16 scales read
+// with a misaligned typed load, which the sanitizer build's alignment check reports.)
+TEST(ConvertQuantizedLinearTest, PartsAtOddAddressesConvertAlike) {
+  std::vector<float> weight(32 * 64);
+  for (size_t i = 0; i < weight.size(); ++i) weight[i] = std::cos(static_cast<float>(i)) * 0.05f;
+  for (const char* format : {"awq-gemv", "gptq", "w4a16", "ct-fp8", "bnb-nf4", "bnb-int8"}) {
+    SCOPED_TRACE(format);
+    auto options = MakeHfQuantWriterOptions(format, 0, 0, false, 1);
+    ASSERT_TRUE(options.ok()) << options.error();
+    options->group_size = 32;
+    const std::string module = "model.layers.0.mlp.up_proj";
+    auto layer = QuantizeHfLinear(*options, module, weight.data(), 32, 64);
+    ASSERT_TRUE(layer.ok()) << layer.error();
+    auto config = ReadQuantizationConfig(
+        "", {{"quantization_config", HfQuantizationConfigJson(*options)}}, "");
+    ASSERT_TRUE(config.ok()) << config.error();
+    std::deque<std::vector<uint8_t>> shifted;  // each part's bytes one past an aligned start
+    std::deque<SafetensorsTensor> aligned_views, odd_views;
+    QuantizedLinearTensors aligned{module, {}}, odd{module, {}};
+    for (const WrittenTensor& part : layer->tensors) {
+      std::vector<uint8_t>& bytes = shifted.emplace_back(part.bytes.size() + 1);
+      std::copy(part.bytes.begin(), part.bytes.end(), bytes.begin() + 1);
+      const auto num_bytes = static_cast<int64_t>(part.bytes.size());
+      aligned_views.push_back(
+          {part.name, part.type, part.shape, part.bytes.data(), num_bytes, part.dtype});
+      odd_views.push_back(
+          {part.name, part.type, part.shape, bytes.data() + 1, num_bytes, part.dtype});
+      const std::string suffix = part.name.substr(module.size() + 1);
+      aligned.parts[suffix] = &aligned_views.back();
+      odd.parts[suffix] = &odd_views.back();
+    }
+    auto from_aligned = ConvertQuantizedLinear(*config, aligned);
+    auto from_odd = ConvertQuantizedLinear(*config, odd);
+    ASSERT_TRUE(from_aligned.ok()) << from_aligned.error();
+    ASSERT_TRUE(from_odd.ok()) << from_odd.error();
+    EXPECT_EQ(from_odd->weight.bytes, from_aligned->weight.bytes);
+  }
 }
 
 }  // namespace
