@@ -23,7 +23,20 @@ struct SpeculativeConfig {
 constexpr int64_t kServeMaxNumBatchedTokens = 256;
 
 struct EngineArgs {
-  std::string model;  // a GGUF file or a Hugging Face model directory
+  // A GGUF file, a Hugging Face model directory, or a model id (org/name, org/name:QUANT_TAG,
+  // org/name/file.gguf) looked up in the Hugging Face cache and downloaded when absent.
+  std::string model;
+  // Where ids are found and fetched (vLLM's names): --download-dir (the cache directory; empty:
+  // HF_HUB_CACHE, HF_HOME/hub or ~/.cache/huggingface/hub), --revision (branch, tag or commit;
+  // empty: main), --hf-token (empty: HF_TOKEN or the login token file).
+  std::string download_dir;
+  std::string revision;
+  std::string hf_token;
+  // --tokenizer: a tokenizer directory, a GGUF file whose vocabulary is used, or an id as for
+  // `model` (only its tokenizer files fetched); empty: the model's. --tokenizer-revision: its
+  // revision (empty: `revision`).
+  std::string tokenizer;
+  std::string tokenizer_revision;
   // -t/--threads: worker threads, 0 (one per CPU) or 1 to ThreadPool::MaxThreads() (a few per
   // CPU); anything else is refused.
   int num_threads = 0;
@@ -57,6 +70,9 @@ struct EngineArgs {
   // vLLM's max_logprobs: the most logprobs (and prompt_logprobs) a request may ask for per
   // position; -1: no limit (a request's -1, the whole vocabulary, is then allowed).
   int max_logprobs = 20;
+  // --seed: vLLM's global seed. A request without a seed of its own takes the next one drawn from
+  // a generator it seeds, so a run's sampled outputs repeat; unset: such requests stay unseeded.
+  std::optional<int64_t> seed;
   // --runner auto|generate|pooling: what the model serves (auto: pooling for encoder-only
   // models, generate otherwise).
   std::string runner = "auto";

@@ -9,6 +9,7 @@
 
 #include "engine/engine_args_check.h"
 #include "engine/llm_engine_impl.h"
+#include "engine/model_paths.h"
 #include "engine/pooling_tasks.h"
 #include "model/hf_overrides.h"
 #include "model/kv_cache_dtype.h"
@@ -52,22 +53,34 @@ Status ReadGenerationConfig(const std::string& dir, SamplingParams* defaults,
   return Status::Ok();
 }
 
-Status LLMEngine::LoadTokenizer(const std::string& path) {
-  if (!impl_->model.is_directory()) {
-    auto tokenizer = LoadTokenizerFromGguf(*impl_->model.gguf);
-    if (!tokenizer) return Error{path + ": " + tokenizer.error()};
+Status LLMEngine::LoadTokenizer(const std::string& model_path, const std::string& tokenizer_path) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(tokenizer_path, error)) {
+    // The model's own GGUF file, or another whose vocabulary --tokenizer names (read, then closed:
+    // the tokenizer copies what it needs).
+    std::unique_ptr<GgufFile> opened;
+    if (tokenizer_path != model_path || impl_->model.is_directory()) {
+      auto file = GgufFile::Open(tokenizer_path);
+      if (!file) return Error{"--tokenizer " + tokenizer_path + ": " + file.error()};
+      opened = std::move(*file);
+    }
+    const GgufFile& file = opened ? *opened : *impl_->model.gguf;
+    auto tokenizer = LoadTokenizerFromGguf(file);
+    if (!tokenizer) return Error{tokenizer_path + ": " + tokenizer.error()};
     impl_->tokenizer = std::move(*tokenizer);
-    auto chat_template = impl_->model.gguf->GetString("tokenizer.chat_template");
+    auto chat_template = file.GetString("tokenizer.chat_template");
     if (chat_template.ok() && chat_template->has_value()) impl_->chat_template = **chat_template;
-    return Status::Ok();
+  } else {
+    auto tokenizer = LoadTokenizerFromHfDir(tokenizer_path);
+    if (!tokenizer) return Error{tokenizer.error()};
+    impl_->tokenizer = std::move(*tokenizer);
+    auto chat_template = ReadHfChatTemplate(tokenizer_path);
+    if (!chat_template) return Error{tokenizer_path + ": " + chat_template.error()};
+    impl_->chat_template = std::move(*chat_template);
   }
-  auto tokenizer = LoadTokenizerFromHfDir(path);
-  if (!tokenizer) return Error{tokenizer.error()};
-  impl_->tokenizer = std::move(*tokenizer);
-  auto chat_template = ReadHfChatTemplate(path);
-  if (!chat_template) return Error{path + ": " + chat_template.error()};
-  impl_->chat_template = std::move(*chat_template);
-  return ReadGenerationConfig(path, &impl_->default_sampling_params, &impl_->generation_eos_ids);
+  if (!impl_->model.is_directory()) return Status::Ok();
+  return ReadGenerationConfig(model_path, &impl_->default_sampling_params,
+                              &impl_->generation_eos_ids);
 }
 
 Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
@@ -89,19 +102,22 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   if (!linear_type) return Error{linear_type.error()};
   auto hf_overrides = ParseHfOverrides(args.hf_overrides);
   if (!hf_overrides) return Error{hf_overrides.error()};
+  auto paths = ResolveModelPaths(args);
+  if (!paths) return Error{paths.error()};
   auto model = LoadModelFromPath(
-      args.model,
+      paths->model,
       {.pool = impl.pool.get(), .linear_type = *linear_type, .max_model_len = args.max_model_len},
       *hf_overrides, args.quantization);
   if (!model) return Error{model.error()};
   impl.model = std::move(*model);
-  VLLM_RETURN_IF_ERROR(engine->LoadTokenizer(args.model));
+  VLLM_RETURN_IF_ERROR(engine->LoadTokenizer(paths->model, paths->tokenizer));
   // --kv-cache-dtype auto becomes the model's activation dtype, which the core cannot see.
   auto kv_cache_dtype =
       ParseKvCacheDtype(args.kv_cache_dtype, AutoKvCacheDtype(impl.model, *linear_type));
   if (!kv_cache_dtype) return Error{kv_cache_dtype.error()};
   EngineArgs core_args = args;
   core_args.kv_cache_dtype = kernels::KvCacheDtypeName(*kv_cache_dtype);
+  if (!paths->draft_model.empty()) core_args.speculative_config->model = paths->draft_model;
   auto core = EngineCore::Create(*impl.model.model, core_args, impl.pool.get());
   if (!core) return Error{core.error()};
   impl.core = std::move(*core);
@@ -112,6 +128,7 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
     impl.model_name = args.model;
   }
   impl.output_processor = std::make_unique<OutputProcessor>(*impl.tokenizer);
+  if (args.seed) impl.request_seeds.emplace(static_cast<uint64_t>(*args.seed));
   Impl* built = &impl;
   impl.structured_output_compiler = std::make_unique<StructuredOutputCompiler>(
       [built] { return built->IndexStructuredOutputVocabulary(); },
@@ -213,11 +230,13 @@ Status LLMEngine::AddValidatedRequest(const std::string& request_id, const Promp
   for (int i = 0; i < params.n; ++i) {
     child_ids.push_back(params.n == 1 ? request_id : std::to_string(i) + "_" + request_id);
   }
+  std::optional<int64_t> seed = params.seed;
+  if (!seed && impl_->request_seeds) seed = static_cast<int64_t>((*impl_->request_seeds)() >> 2);
   std::vector<std::string> added;
   for (int i = 0; i < params.n; ++i) {
     SamplingParams child_params = params;
     child_params.n = 1;
-    if (params.seed) child_params.seed = *params.seed + i;
+    if (seed) child_params.seed = *seed + i;
     std::optional<int32_t> eos_id;
     if (impl_->tokenizer->eos_id() >= 0) eos_id = impl_->tokenizer->eos_id();
     if (!params.ignore_eos) {  // the generation config's other EOS ids stop it too

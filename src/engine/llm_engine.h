@@ -75,6 +75,15 @@ class LLMEngine {
   const SamplingParams& default_sampling_params() const;
   const ModelConfig& model_config() const;
   EngineStats stats() const;
+  // vLLM's sleep mode (sleep_mode.cc), with no request unfinished: level 1 frees the KV cache
+  // (and forgets the prefix cache), level 2 also the weights' memory (a GGUF file's pages, read
+  // back from the file when used again). WakeUp restores what `tags` name ("weights",
+  // "kv_cache"; empty: both). Requests are refused while the KV cache is freed.
+  Status Sleep(int level);
+  Status WakeUp(const std::vector<std::string>& tags = {});
+  bool is_sleeping() const;
+  // vLLM's reset_prefix_cache: false (nothing done) while a request holds KV blocks.
+  bool ResetPrefixCache();
 
  private:
   // What the engine holds (llm_engine_impl.h): the model, tokenizer, core and output processor,
@@ -88,9 +97,10 @@ class LLMEngine {
   Status AddValidatedRequest(const std::string& request_id, const PromptInput& prompt,
                              const SamplingParams& params, const RequestOptions& options,
                              std::shared_ptr<const CompiledGrammar> grammar);
-  // Loads the loaded model's tokenizer and chat template (and a model directory's generation
-  // config) from `path`.
-  Status LoadTokenizer(const std::string& path);
+  // Loads the tokenizer and chat template from `tokenizer_path` (the loaded model's GGUF file
+  // when it is `model_path`, else a tokenizer directory or a GGUF file), and a model directory's
+  // generation config from `model_path`.
+  Status LoadTokenizer(const std::string& model_path, const std::string& tokenizer_path);
 
   std::unique_ptr<Impl> impl_;
 };

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,8 @@ struct LLMEngine::Impl {
   std::string model_name;  // args.model, as vLLM names the model in pooling errors
   // Unfinished pooling requests' prompt token ids, by request id.
   std::map<std::string, std::vector<int32_t>> pooling_prompts;
+  // EngineArgs::seed's generator of seeds for requests that have none.
+  std::optional<std::mt19937_64> request_seeds;
 };
 
 }  // namespace vllm

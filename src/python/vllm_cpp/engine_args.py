@@ -19,9 +19,6 @@ from . import _core
 _UNSUPPORTED = {
     "tokenizer_mode": (("auto", "slow"), "the model's own tokenizer is always used"),
     "skip_tokenizer_init": ((False,), "the engine always loads the tokenizer"),
-    "revision": ((None,), "models are local files"),
-    "tokenizer_revision": ((None,), "models are local files"),
-    "hf_token": ((None,), "models are local files"),
     "tensor_parallel_size": ((1,), "tensor parallelism is not implemented yet"),
     "pipeline_parallel_size": ((1,), "pipeline parallelism is not implemented yet"),
     "data_parallel_size": ((1,), "data parallelism is not implemented yet"),
@@ -70,6 +67,8 @@ class EngineArgs:
     enable_chunked_prefill: Optional[bool] = None
     max_logprobs: int = 20  # per position, for logprobs and prompt_logprobs (-1: no limit)
     enable_lora: bool = False
+    # Model ids (org/name) are looked up in the Hugging Face cache and downloaded when absent.
+    download_dir: Optional[str] = None
     revision: Optional[str] = None
     tokenizer_revision: Optional[str] = None
     hf_token: Optional[str] = None
@@ -89,16 +88,18 @@ class EngineArgs:
                 raise NotImplementedError(
                     f"{name}={value!r} is not supported by vllm-cpp: {instead}")
         if not self.model:
-            raise ValueError("model must be given (a GGUF file or a Hugging Face model directory)")
-        if self.tokenizer not in (None, self.model):
-            raise NotImplementedError(
-                f"tokenizer={self.tokenizer!r} is not supported by vllm-cpp: the tokenizer is "
-                "always the model's own")
-        if not os.path.exists(self.model):
-            raise OSError(f"{self.model!r} is not a local model file or directory (vllm-cpp "
-                          "does not download models)")
+            raise ValueError("model must be given (a GGUF file, a Hugging Face model directory "
+                             "or a model id)")
         core = _core.EngineArgs()
         core.model = os.fspath(self.model)
+        # Each None keeps the C++ default: the environment's cache, main, HF_TOKEN, the model's
+        # tokenizer. hf_token=True (vLLM's "the stored token") is that default too.
+        for name in ("download_dir", "revision", "tokenizer", "tokenizer_revision"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(core, name, os.fspath(value))
+        if isinstance(self.hf_token, str):
+            core.hf_token = self.hf_token
         core.dtype = self.dtype
         core.quantization = self.quantization or ""
         core.kv_cache_dtype = self.kv_cache_dtype
