@@ -26,6 +26,10 @@ const std::string& SupportedTypeNames() {
 }
 
 std::string GgmlTypeName(uint32_t type) {
+  // Ours beyond ggml's numbers (Q4_Z) by their rows.
+  if (const GgmlTypeTraits* supported = FindSupportedType(static_cast<GgmlType>(type))) {
+    return supported->name;
+  }
   static const char* const kNames[] = {
       "f32",   "f16",        "q4_0",       "q4_1",       "type 4",   "type 5",   "q5_0",
       "q5_1",  "q8_0",       "q8_1",       "q2_K",       "q3_K",     "q4_K",     "q5_K",

@@ -36,6 +36,9 @@ enum class GgmlType : uint32_t {
   kF64 = 28,
   kBF16 = 30,
   kMXFP4 = 39,
+  // Not a ggml type (no ggml build reads it): 4-bit codes with an integer zero point per 32 values,
+  // d (q − z), the exact form of zero-point checkpoints (AWQ, asymmetric GPTQ) as they load.
+  kQ4_Z = 1024,
 };
 
 // Values per block of the legacy quants (Q4_0 ... Q8_0, IQ4_NL, MXFP4) and per sub-block of the
@@ -82,6 +85,8 @@ inline constexpr GgmlTypeTraits kSupportedTypes[] = {
     {GgmlType::kIQ4_NL, "iq4_nl", kQuantBlockSize, 18, 25},
     {GgmlType::kIQ4_XS, "iq4_xs", kSuperBlockSize, 136, 30, GgmlType::kIQ4_NL},
     {GgmlType::kMXFP4, "mxfp4", kQuantBlockSize, 17, 38},
+    // No llama.cpp file type: 1024 is its LLAMA_FTYPE_GUESSED.
+    {GgmlType::kQ4_Z, "q4_z", kQuantBlockSize, 20, 1024},
 };
 inline constexpr size_t kNumSupportedTypes = std::size(kSupportedTypes);
 

@@ -118,6 +118,14 @@ void DecodeQ4_1(const void* block, DecodedBlock* out) {
   out->min[0] = -Fp16ToFp32(b.m);
 }
 
+void DecodeQ4_Z(const void* block, DecodedBlock* out) {
+  const auto& b = *static_cast<const BlockQ4_Z*>(block);
+  SplitNibbles(b.qs, out->q);
+  const int zero = b.z & kQ4ZeroPointMask;
+  for (int j = 0; j < 32; ++j) out->q[j] = static_cast<int8_t>(out->q[j] - zero);
+  SetScale(Fp16ToFp32(b.d), 1, out);
+}
+
 void DecodeQ5_0(const void* block, DecodedBlock* out) {
   const auto& b = *static_cast<const BlockQ5_0*>(block);
   SplitNibbles(b.qs, out->q);

@@ -8,6 +8,7 @@ namespace vllm::kernels {
 
 void DecodeQ4_0(const void* block, DecodedBlock* out);
 void DecodeQ4_1(const void* block, DecodedBlock* out);
+void DecodeQ4_Z(const void* block, DecodedBlock* out);
 void DecodeQ5_0(const void* block, DecodedBlock* out);
 void DecodeQ5_1(const void* block, DecodedBlock* out);
 void DecodeQ8_0(const void* block, DecodedBlock* out);

@@ -1,9 +1,10 @@
-// Packing Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 weights into the records of
+// Packing Q4_0 / Q4_1 / Q4_Z / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 weights into the records of
 // packed_nibble_layout.h (any CPU can pack; cpu/linear_packed_iq4_avx512.cc computes, or for the
 // grid types cpu/linear_packed_grid_vbmi_avx512.cc where the CPU has AVX512_VBMI). Their blocks
 // already hold 4-bit codes in Q4_0's order, so the nibbles are copied as they are; only the scales
-// change form (and Q5_0's 5th bits become a plane). Q4_0's blocks are laid out as IQ4_NL's (fp16 d,
-// 16 bytes of nibbles) and pack into the same record; only the kernel's grid differs.
+// change form (Q5_0's 5th bits become a plane, Q4_Z's zero point a bias byte). Q4_0's blocks are
+// laid out as IQ4_NL's (fp16 d, 16 bytes of nibbles) and pack into the same record; only the
+// kernel's grid differs.
 #include "kernels/packed_nibble_layout.h"
 
 namespace vllm::kernels {
@@ -30,6 +31,13 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedQ4_1Record& record) {
   const auto& block = *reinterpret_cast<const BlockQ4_1*>(bytes);
   record.d[lane] = block.d;
   record.m[lane] = block.m;
+  PutChunkNibbles(block.qs, lane, record.nibbles);
+}
+
+void PutLane(const uint8_t* bytes, int64_t lane, PackedQ4_ZRecord& record) {
+  const auto& block = *reinterpret_cast<const BlockQ4_Z*>(bytes);
+  record.d[lane] = block.d;
+  record.biases[lane] = static_cast<uint8_t>(32 - (block.z & kQ4ZeroPointMask));
   PutChunkNibbles(block.qs, lane, record.nibbles);
 }
 

@@ -1,5 +1,5 @@
 // Internal: the packed layouts of Q2_K / Q3_K / Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 /
-// Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels
+// Q4_1 / Q4_Z / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels
 // (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_iq4_avx512.cc), shared by the packers,
 // the kernels and the type table's entries (NibbleForm, GridForm).
 //
@@ -39,6 +39,7 @@
 //   IQ4_XS  | d[1] fp16 | ls − 32 [8] i8 | nibbles of chunks 0..7 |                  (2208 B)
 //   IQ4_NL  | d[1] fp16 | nibbles |   (Q4_0 too: its blocks are laid out alike)       (288 B)
 //   Q4_1    | d[1] m[1] fp16 | nibbles |                                             (320 B)
+//   Q4_Z    | d[1] fp16 | 32 − z [1] u8 | nibbles |                                   (304 B)
 //   Q5_0    | d[1] fp16 | nibbles | 5th-bit plane (64 B) |                           (352 B)
 //   Q5_1    | d[1] m[1] fp16 | nibbles | 5th-bit plane (64 B) |                      (384 B)
 //   MXFP4   | e[1] E8M0 | nibbles |                                                  (272 B)
@@ -150,6 +151,15 @@ struct PackedQ4_1Record {
   uint8_t nibbles[kNibbleChunkBytes];
 };
 
+// Q4_Z (d · (q − z)): 4.75 bits per weight (the type: 5). The kernel adds each row's byte 32 − z to
+// its codes (unsigned, 1 ... 47) and starts the dot at −32 · Σ x_q.
+struct PackedQ4_ZRecord {
+  static constexpr int64_t kCols = kQuantBlockSize;
+  uint16_t d[kNibbleRowsPerGroup];
+  uint8_t biases[kNibbleRowsPerGroup];  // 32 − z
+  uint8_t nibbles[kNibbleChunkBytes];
+};
+
 // Q5_0 (d · (q − 16), q = low nibble + 16 · 5th bit): 5.5 bits per weight (as the type).
 struct PackedQ5_0Record {
   static constexpr int64_t kCols = kQuantBlockSize;
@@ -182,6 +192,7 @@ void PutLane(const uint8_t* block, int64_t lane, PackedQ6_KRecord& record);
 void PutLane(const uint8_t* block, int64_t lane, PackedIq4XsRecord& record);
 void PutLane(const uint8_t* block, int64_t lane, PackedIq4NlRecord& record);  // IQ4_NL, Q4_0
 void PutLane(const uint8_t* block, int64_t lane, PackedQ4_1Record& record);
+void PutLane(const uint8_t* block, int64_t lane, PackedQ4_ZRecord& record);
 void PutLane(const uint8_t* block, int64_t lane, PackedQ5_0Record& record);
 void PutLane(const uint8_t* block, int64_t lane, PackedQ5_1Record& record);
 void PutLane(const uint8_t* block, int64_t lane, PackedMxfp4Record& record);
@@ -258,7 +269,8 @@ void PutChunkCrumbs(const Crumb& crumb, int64_t lane, uint8_t (&planes)[2][64]) 
 }
 
 // x's per-chunk terms for the kernels below (PackedForm::prepare_terms): Q4_K / Q5_K, Q2_K, Q3_K,
-// Q6_K, the grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4), Q5_0, and the types with mins (Q4_1, Q5_1).
+// Q6_K, the grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4), Q5_0, the types with mins (Q4_1, Q5_1) and
+// Q4_Z.
 void PrepareScaleMinTermsAvx512(PreparedActivations& x);
 void PrepareQ2_KTermsAvx512(PreparedActivations& x);
 void PrepareQ3_KTermsAvx512(PreparedActivations& x);
@@ -267,6 +279,7 @@ void PrepareGridTermsAvx512(PreparedActivations& x);
 void PrepareGridTermsVbmi(PreparedActivations& x);  // the terms the Vbmi kernels below read
 void PrepareQ5_0TermsAvx512(PreparedActivations& x);
 void PrepareMinTermsAvx512(PreparedActivations& x);
+void PrepareZeroPointTermsAvx512(PreparedActivations& x);
 
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: chunks in column
 // order, each one's integer dots scaled and accumulated as in linear_internal.h (the K-quants: per
@@ -286,6 +299,8 @@ void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w, const PreparedActiva
 void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedQ4_1Avx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
+void LinearRowsPackedQ4_ZAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);
 void LinearRowsPackedQ5_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y);

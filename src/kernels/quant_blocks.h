@@ -6,6 +6,7 @@
 //   Q4_0   d (q - 8)                 Q4_1  d q + m            Q8_0  d q (q signed)
 //   Q5_0   d (q - 16), q 5-bit       Q5_1  d q + m, q 5-bit
 //   IQ4_NL d kIq4NlValues[q]         MXFP4 2^(e - 128) kMxfp4Values[q]
+//   Q4_Z   d (q - z), z 0..31        (not a ggml type: zero-point checkpoints as they load)
 //   Q2_K   d sc q - dmin mn  (16 sub-blocks of 16; sc, mn 4-bit)
 //   Q3_K   d (sc - 32) (q - 4 if its hmask bit is clear, else q)  (16 of 16; sc 6-bit)
 //   Q4_K   d sc q - dmin mn  (8 sub-blocks of 32; sc, mn 6-bit, packed in 12 bytes)
@@ -28,6 +29,12 @@ struct BlockQ4_1 {
   uint16_t d, m;
   uint8_t qs[16];
 };
+struct BlockQ4_Z {
+  uint16_t d;
+  uint16_t z;  // the zero point: its low 5 bits (kQ4ZeroPointMask), the rest ignored
+  uint8_t qs[16];
+};
+inline constexpr int kQ4ZeroPointMask = 31;
 struct BlockQ5_0 {
   uint16_t d;
   uint8_t qh[4];  // bit j: the 5th bit of element j
@@ -85,11 +92,11 @@ struct BlockMxfp4 {
   uint8_t qs[16];
 };
 
-static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
-              sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 && sizeof(BlockQ2_K) == 84 &&
-              sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 && sizeof(BlockQ5_K) == 176 &&
-              sizeof(BlockQ6_K) == 210 && sizeof(BlockIq4Nl) == 18 && sizeof(BlockIq4Xs) == 136 &&
-              sizeof(BlockMxfp4) == 17);
+static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ4_Z) == 20 &&
+              sizeof(BlockQ5_0) == 22 && sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 &&
+              sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 &&
+              sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210 && sizeof(BlockIq4Nl) == 18 &&
+              sizeof(BlockIq4Xs) == 136 && sizeof(BlockMxfp4) == 17);
 
 // The non-linear 4-bit grids: IQ4_NL / IQ4_XS values, and MXFP4's E2M1 values doubled.
 inline constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,

@@ -133,6 +133,31 @@ void QuantizeRowQ4_1(const float* x, int64_t n, void* out) {
   }
 }
 
+// Q4_Z (not a ggml type): the block's range widened to hold 0, d = range / 15, the zero point z
+// = −min / d rounded, so that 0 is a level, and each level x / d + z rounded into 0..15.
+void QuantizeRowQ4_Z(const float* x, int64_t n, void* out) {
+  auto* blocks = static_cast<BlockQ4_Z*>(out);
+  for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
+    const float* values = x + b * kQuantBlockSize;
+    float min = 0.0f;
+    float max = 0.0f;
+    for (int j = 0; j < kQuantBlockSize; ++j) {
+      min = std::min(min, values[j]);
+      max = std::max(max, values[j]);
+    }
+    blocks[b].d = Fp32ToFp16((max - min) / 15.0f);
+    const float inverse_d = InverseOrZero(Fp16ToFp32(blocks[b].d));
+    const int zero = std::clamp(internal::RoundToInt(-min * inverse_d), 0, 15);
+    blocks[b].z = static_cast<uint16_t>(zero);
+    uint8_t levels[kQuantBlockSize];
+    for (int j = 0; j < kQuantBlockSize; ++j) {
+      levels[j] = static_cast<uint8_t>(
+          std::clamp(internal::RoundToInt(values[j] * inverse_d) + zero, 0, 15));
+    }
+    PackNibbles(levels, blocks[b].qs);
+  }
+}
+
 // ggml's quantize_row_q5_1_ref.
 void QuantizeRowQ5_1(const float* x, int64_t n, void* out) {
   auto* blocks = static_cast<BlockQ5_1*>(out);

@@ -12,6 +12,7 @@ namespace vllm::kernels {
 // Each writes one row of n f32 values (n a multiple of the type's block size: 32, or 256 for
 // the K-quants and IQ4_XS) as n / block_size blocks at `out`.
 void QuantizeRowQ4_1(const float* x, int64_t n, void* out);
+void QuantizeRowQ4_Z(const float* x, int64_t n, void* out);  // not a ggml type: no ggml bytes
 void QuantizeRowQ5_0(const float* x, int64_t n, void* out);
 void QuantizeRowQ5_1(const float* x, int64_t n, void* out);
 void QuantizeRowQ2_K(const float* x, int64_t n, void* out);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -28,8 +29,8 @@ struct QuantizerCase {
   double max_relative_rms_error;
   std::vector<size_t> fp16_scale_offsets;  // the block's fp16 scale fields
   // FNV-1a of LcgValues(1024) as ggml's reference quantizer writes them (quantize_row_*_ref;
-  // quantize_iq4_nl without an importance matrix for IQ4_NL).
-  uint64_t ggml_row_digest;
+  // quantize_iq4_nl without an importance matrix for IQ4_NL); none for Q4_Z, not a ggml type.
+  std::optional<uint64_t> ggml_row_digest;
 };
 
 const std::vector<QuantizerCase>& Cases() {
@@ -40,6 +41,8 @@ const std::vector<QuantizerCase>& Cases() {
        0.093,
        {offsetof(BlockQ4_1, d), offsetof(BlockQ4_1, m)},
        0x20c1d35b527c0723u},
+      // 4 bits with an integer zero point per 32 (the range widened to hold 0): 0.081.
+      {GgmlType::kQ4_Z, QuantizeRowQ4_Z, 0.097, {offsetof(BlockQ4_Z, d)}, std::nullopt},
       // 5 bits: half Q4's step. Symmetric 0.042, with min 0.037.
       {GgmlType::kQ5_0, QuantizeRowQ5_0, 0.050, {offsetof(BlockQ5_0, d)}, 0xff6ed13e43df0fbeu},
       {GgmlType::kQ5_1,
@@ -139,8 +142,23 @@ TEST(QuantizersTest, RoundTripErrorStaysWithinEachFormatsBound) {
 TEST(QuantizersTest, BytesMatchGgmlsReferenceQuantizers) {
   const std::vector<float> x = LcgValues(1024);
   for (const QuantizerCase& c : Cases()) {
-    EXPECT_EQ(Fnv1a(Quantize(c.type, c.quantize, x)), c.ggml_row_digest) << Name(c.type);
+    if (!c.ggml_row_digest) continue;
+    EXPECT_EQ(Fnv1a(Quantize(c.type, c.quantize, x)), *c.ggml_row_digest) << Name(c.type);
   }
+}
+
+// Q4_Z's zero point makes 0 a level of every block: zeros come back exactly, the zero points stay
+// in 0..15 and the codes span the block's range.
+TEST(QuantizersTest, Q4_ZKeepsZerosExact) {
+  std::vector<float> x = RandomNormalValues(kSuperBlockSize, 31);
+  for (int64_t i = 32; i < 64; ++i) x[i] = std::fabs(x[i]) + 0.5f;  // a block of 0 and up: z = 0
+  for (int64_t i = 0; i < kSuperBlockSize; i += 5) x[i] = 0.0f;
+  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ4_Z, QuantizeRowQ4_Z, x);
+  const auto* blocks = reinterpret_cast<const BlockQ4_Z*>(bytes.data());
+  for (int64_t b = 0; b < kSuperBlockSize / kQuantBlockSize; ++b) EXPECT_LE(blocks[b].z, 15);
+  EXPECT_EQ(blocks[1].z, 0);
+  const std::vector<float> back = Dequantize(GgmlType::kQ4_Z, bytes, kSuperBlockSize);
+  for (int64_t i = 0; i < kSuperBlockSize; i += 5) ASSERT_EQ(back[i], 0.0f) << "element " << i;
 }
 
 TEST(QuantizersTest, ZeroRowStaysZeroWithFiniteScales) {

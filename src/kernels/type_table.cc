@@ -108,6 +108,10 @@ const std::array<TypeTraits, kNumSupportedTypes>& Table() {
       IntegerType<GgmlType::kMXFP4>(
           32, DecodeMxfp4, QuantizeRowMxfp4, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
           GridForm<PackedMxfp4Record>(LinearRowsPackedMxfp4Vbmi, LinearRowsPackedMxfp4Avx512)),
+      // Zero-point checkpoints' groups (not a ggml type: quant_blocks.h).
+      IntegerType<GgmlType::kQ4_Z>(
+          32, DecodeQ4_Z, QuantizeRowQ4_Z, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
+          NibbleForm<PackedQ4_ZRecord>(PrepareZeroPointTermsAvx512, LinearRowsPackedQ4_ZAvx512)),
   };
   return table;
 }

@@ -145,8 +145,8 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // Expects every linear weight `quantized` converted at load to dequantize, once un-permuted by
-// its input order, to `dequantized`'s F32 weight of the same name: exactly for Q4_0 / Q8_0, within
-// the f16 rounding of Q4_1's minimum otherwise. Returns how many weights it compared.
+// its input order, to `dequantized`'s F32 weight of the same name: exactly for Q4_0 / Q4_Z / Q8_0,
+// within the f16 rounding of Q4_1's minimum otherwise. Returns how many weights it compared.
 int ExpectSameLinearWeights(const HfTensorSource& quantized, const HfTensorSource& dequantized,
                             const ModelConfig& config) {
   std::vector<std::string> names;
@@ -186,7 +186,8 @@ int ExpectSameLinearWeights(const HfTensorSource& quantized, const HfTensorSourc
         max_difference = std::max(max_difference, std::fabs(row[j] - want));
       }
     }
-    const bool exact = converted->type == GgmlType::kQ4_0 || converted->type == GgmlType::kQ8_0;
+    const bool exact = converted->type == GgmlType::kQ4_0 || converted->type == GgmlType::kQ4_Z ||
+                       converted->type == GgmlType::kQ8_0;
     EXPECT_LE(max_difference, exact ? 0.0f : 1e-3f * max_weight)
         << name << " as " << GgmlTypeName(static_cast<uint32_t>(converted->type));
     ++compared;

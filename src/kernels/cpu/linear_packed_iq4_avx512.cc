@@ -1,4 +1,4 @@
-// The packed Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 kernels on AVX-512 VNNI
+// The packed Q4_0 / Q4_1 / Q4_Z / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 kernels on AVX-512 VNNI
 // (packed_grid_tiles_avx512.h; the grid lookups by vpshufb, for CPUs without AVX512_VBMI).
 #include "kernels/cpu/packed_grid_tiles_avx512.h"
 
@@ -14,6 +14,10 @@ void PrepareQ5_0TermsAvx512(PreparedActivations& x) {
 
 void PrepareMinTermsAvx512(PreparedActivations& x) { PrepareNibbleTerms<MinTerms>(x); }
 
+void PrepareZeroPointTermsAvx512(PreparedActivations& x) {
+  PrepareNibbleTerms<BiasedTerms<kQ4_ZBias>>(x);
+}
+
 void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
   NibbleRows<PackedIq4NlRecord, Grid<kBiasedQ4_0Grid>::Codes>(w, x, row_begin, row_end, y);
@@ -22,6 +26,11 @@ void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivat
 void LinearRowsPackedQ4_1Avx512(const PackedWeightView& w, const PreparedActivations& x,
                                 int64_t row_begin, int64_t row_end, float* y) {
   NibbleRows<PackedQ4_1Record, Q4_1Codes>(w, x, row_begin, row_end, y);
+}
+
+void LinearRowsPackedQ4_ZAvx512(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y) {
+  NibbleRows<PackedQ4_ZRecord, ZeroPointCodes>(w, x, row_begin, row_end, y);
 }
 
 void LinearRowsPackedQ5_0Avx512(const PackedWeightView& w, const PreparedActivations& x,

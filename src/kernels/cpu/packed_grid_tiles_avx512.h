@@ -1,14 +1,16 @@
-// The AVX-512 VNNI tiles of the packed Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 weights
-// (packed_nibble_layout.h, Q4_0 packed as IQ4_NL with the linear grid −8 ... 7), included by
-// linear_packed_iq4_avx512.cc and, compiled with AVX512_VBMI, linear_packed_grid_vbmi_avx512.cc
+// The AVX-512 VNNI tiles of the packed Q4_0 / Q4_1 / Q4_Z / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4
+// weights (packed_nibble_layout.h, Q4_0 packed as IQ4_NL with the linear grid −8 ... 7),
+// included by linear_packed_iq4_avx512.cc and, compiled with AVX512_VBMI,
+// linear_packed_grid_vbmi_avx512.cc
 // (internal linkage: each translation unit has its own). A tile is G groups of 16 W rows (one per
 // lane) × R x rows. Each weight vector's 4-bit codes become unsigned bytes (vpdpbusd's first
 // operand; the broadcast x quants are the signed one) that may carry a bias: the grid types map
 // them through their 16-value grid with one byte lookup to grid + 128; Q5_0 / Q5_1 add their 5th
-// bit (q = code + 16 · bit; Q5_0's value q − 16); Q4_1's codes are its q. The integer dot of each
+// bit (q = code + 16 · bit; Q5_0's value q − 16); Q4_1's codes are its q; Q4_Z adds each row's
+// 32 − z to its codes (value q − z: the code plus 32 − z, less 32). The integer dot of each
 // 32-column chunk starts at −bias · Σ x_q, which cancels the bias exactly. Then, with the chunk's
 // per-row scale lanes computed once for all R x rows:
-//   acc += (scale · d_x) · Σ value·x_q,   scale: d (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL),
+//   acc += (scale · d_x) · Σ value·x_q,   scale: d (Q4_0, Q4_1, Q4_Z, Q5_0, Q5_1, IQ4_NL),
 //                                          d·(ls − 32) (IQ4_XS), 2^(e − 128) (MXFP4, its grid
 //                                          doubled)
 //   acc += m · (d_x · Σ x_q)              (Q4_1, Q5_1: their mins m)
@@ -28,6 +30,7 @@ namespace {
 
 constexpr int32_t kGridBias = 128;  // grid values are stored plus 128, as unsigned bytes
 constexpr int32_t kQ5_0Bias = 16;   // Q5_0's q is its value plus 16
+constexpr int32_t kQ4_ZBias = 32;   // Q4_Z's code plus 32 − z is its value plus 32
 // The tile: 2 groups of 16 W rows × 6 x rows (12 accumulators and 12 integer dots).
 constexpr int kGridTileGroups = 2;
 constexpr int kGridTileRows = 6;
@@ -61,6 +64,7 @@ constexpr int kChunksPerRecord =
 inline const uint8_t* ChunkNibbles(const PackedIq4NlRecord& record, int) { return record.nibbles; }
 inline const uint8_t* ChunkNibbles(const PackedMxfp4Record& record, int) { return record.nibbles; }
 inline const uint8_t* ChunkNibbles(const PackedQ4_1Record& record, int) { return record.nibbles; }
+inline const uint8_t* ChunkNibbles(const PackedQ4_ZRecord& record, int) { return record.nibbles; }
 inline const uint8_t* ChunkNibbles(const PackedQ5_0Record& record, int) {
   return record.codes.nibbles;
 }
@@ -74,6 +78,7 @@ inline __m512 ChunkScales(const PackedIq4NlRecord& record, int) { return HalfLan
 inline __m512 ChunkScales(const PackedMxfp4Record& record, int) { return E8m0HalfLanes(record.e); }
 inline __m512 ChunkScales(const PackedQ5_0Record& record, int) { return HalfLanes(record.d); }
 inline __m512 ChunkScales(const PackedQ4_1Record& record, int) { return HalfLanes(record.d); }
+inline __m512 ChunkScales(const PackedQ4_ZRecord& record, int) { return HalfLanes(record.d); }
 inline __m512 ChunkScales(const PackedQ5_1Record& record, int) { return HalfLanes(record.d); }
 inline __m512 ChunkScales(const PackedIq4XsRecord& record, int chunk) {
   return ScaledLanes(HalfLanes(record.d), record.scales[chunk]);
@@ -144,6 +149,33 @@ class Q4_1Codes {
   __m512i Map(int, __m512i codes) const {
     return codes;
   }
+};
+
+// Q4_Z's codes: weight vector K's nibbles of group g plus each row's bias byte 32 − z (the
+// record's 16 bytes, byte l repeated over lane l's 4 bytes).
+template <int G>
+class ZeroPointCodes {
+ public:
+  using Terms = BiasedTerms<kQ4_ZBias>;
+  static constexpr bool kMins = false;
+  static constexpr bool kRawNibbles = false;
+  void Load(int g, const PackedQ4_ZRecord& record) {
+    // vpshufb picks within each 128-bit lane, which holds the 16 bytes: lane l reads byte l.
+    const __m512i lane_bytes =
+        _mm512_set_epi32(0x0f0f0f0f, 0x0e0e0e0e, 0x0d0d0d0d, 0x0c0c0c0c, 0x0b0b0b0b, 0x0a0a0a0a,
+                         0x09090909, 0x08080808, 0x07070707, 0x06060606, 0x05050505, 0x04040404,
+                         0x03030303, 0x02020202, 0x01010101, 0x00000000);
+    biases_[g] = _mm512_shuffle_epi8(
+        _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(record.biases))),
+        lane_bytes);
+  }
+  template <int K>
+  __m512i Map(int g, __m512i codes) const {
+    return _mm512_add_epi8(codes, biases_[g]);
+  }
+
+ private:
+  __m512i biases_[G];
 };
 
 // Q5_0's and Q5_1's codes: weight vector K's low nibbles of group g with their 5th bits (bit K of

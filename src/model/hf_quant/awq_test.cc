@@ -83,13 +83,12 @@ void ExpectConversion(const AwqConfig& config, const AwqLayer& layer, int64_t ou
   auto converted = ConvertAwqLinear(config, layer.parts.layer());
   ASSERT_TRUE(converted.ok()) << converted.error();
   EXPECT_EQ(converted->weight.name, "model.layers.1.self_attn.o_proj.weight");
-  EXPECT_EQ(converted->weight.type, GgmlType::kQ4_1);
+  EXPECT_EQ(converted->weight.type, GgmlType::kQ4_Z);
   EXPECT_EQ(converted->weight.shape, (std::vector<int64_t>{in, out}));
   EXPECT_TRUE(converted->input_order.empty());
   const std::vector<float> values = test::DequantizeWeight(converted->weight);
   for (int64_t k = 0; k < out * in; ++k) {
-    // Q4_1's minimum −s · z rounded to f16: within half an f16 step of 0.05 · 15.
-    ASSERT_NEAR(values[k], layer.expected[k], 4e-4f) << k / in << "," << k % in;
+    ASSERT_EQ(values[k], layer.expected[k]) << k / in << "," << k % in;  // Q4_Z: exact
   }
 }
 

@@ -194,10 +194,9 @@ TEST(CompressedTensorsLinearTest, PackQuantizedZeroPointsPackedAlongOut) {
     const int64_t g = r * groups + c / group;
     return Bf16ToFp32(scales[g]) * static_cast<float>(codes[r * cols + c] - zero_codes[g]);
   };
-  // Q4_1 holds −scale · zero as f16: 15 · 0.1 within 2^-11 relative.
   ExpectWeight(ConvertCompressedTensorsLinear(Scheme(4, "group", group, false), "pack-quantized",
                                               parts.layer()),
-               GgmlType::kQ4_1, rows, cols, want, 1e-3f);
+               GgmlType::kQ4_Z, rows, cols, want);
 }
 
 TEST(CompressedTensorsLinearTest, PackQuantizedActorderPermutesInputs) {

@@ -140,9 +140,9 @@ void ExpectConvertsToTheFormula(const GptqCase& c, int64_t out, int64_t in) {
     for (int64_t j = 0; j < in; ++j) {
       const float want = layer.expected[o * in + (order.empty() ? j : order[j])];
       const float got = values[o * in + j];
-      if (c.type == GgmlType::kQ4_0 || c.type == GgmlType::kQ8_0) {
+      if (c.type == GgmlType::kQ4_0 || c.type == GgmlType::kQ4_Z || c.type == GgmlType::kQ8_0) {
         ASSERT_EQ(got, want) << o << "," << j;
-      } else {  // Q4_1's f16 minimum, F16's values: within f16 rounding of the largest term
+      } else {  // F16's values: within f16 rounding of the largest term
         ASSERT_NEAR(got, want, 0.05f * (1 << c.bits) * 1e-3f) << o << "," << j;
       }
     }
@@ -161,8 +161,8 @@ TEST(GptqConversionTest, InputsNotAMultipleOf32) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, GptqConversionTest,
                          ::testing::Values(GptqCase{4, 128, true, false, true, GgmlType::kQ4_0},
-                                           GptqCase{4, 32, false, true, true, GgmlType::kQ4_1},
-                                           GptqCase{4, 64, false, false, false, GgmlType::kQ4_1},
+                                           GptqCase{4, 32, false, true, true, GgmlType::kQ4_Z},
+                                           GptqCase{4, 64, false, false, false, GgmlType::kQ4_Z},
                                            GptqCase{4, -1, true, true, false, GgmlType::kQ4_0},
                                            GptqCase{2, 32, true, true, true, GgmlType::kQ4_0},
                                            GptqCase{2, -1, false, false, false, GgmlType::kQ4_0},
@@ -189,7 +189,7 @@ TEST(GptqConversionTest, ThreeBitCodesSpanWords) {
 }
 
 TEST(GptqConversionTest, MalformedTensorsAreErrorsNamingThem) {
-  const GptqCase c{4, 64, false, true, true, GgmlType::kQ4_1};
+  const GptqCase c{4, 64, false, true, true, GgmlType::kQ4_Z};
   const GptqConfig config = ConfigOf(c);
   const std::string module = "model.layers.0.mlp.up_proj";
   const auto build = [&](GptqLayer* layer) { BuildGptqLayer(c, 64, 256, 5, layer); };

@@ -12,17 +12,20 @@
 namespace vllm {
 namespace {
 
-enum class GroupsType { kQ4_0, kQ4_1, kQ8_0, kF16 };
+enum class GroupsType { kQ4_0, kQ4_Z, kQ4_1, kQ8_0, kF16 };
 
-// The extremes of the codes and of code − zero over some rows' groups.
+// The extremes of the codes, of the zeros and of code − zero over some rows' groups.
 struct CodeRange {
   int min_diff = std::numeric_limits<int>::max(), max_diff = std::numeric_limits<int>::min();
   int min_code = std::numeric_limits<int>::max(), max_code = std::numeric_limits<int>::min();
+  int min_zero = std::numeric_limits<int>::max(), max_zero = std::numeric_limits<int>::min();
   void Merge(const CodeRange& other) {
     min_diff = std::min(min_diff, other.min_diff);
     max_diff = std::max(max_diff, other.max_diff);
     min_code = std::min(min_code, other.min_code);
     max_code = std::max(max_code, other.max_code);
+    min_zero = std::min(min_zero, other.min_zero);
+    max_zero = std::max(max_zero, other.max_zero);
   }
 };
 
@@ -38,6 +41,8 @@ CodeRange RowsCodeRange(const IntegerGroups& groups, int64_t begin, int64_t end)
       group_max = std::max(group_max, codes[k]);
     }
     const int zero = groups.zeros.empty() ? 0 : groups.zeros[g];
+    range.min_zero = std::min(range.min_zero, zero);
+    range.max_zero = std::max(range.max_zero, zero);
     range.min_code = std::min<int>(range.min_code, group_min);
     range.max_code = std::max<int>(range.max_code, group_max);
     range.min_diff = std::min(range.min_diff, group_min - zero);
@@ -58,7 +63,10 @@ GroupsType ChooseType(const IntegerGroups& groups, ThreadPool* pool) {
     range.Merge(rows_range);
   });
   if (range.min_diff >= -8 && range.max_diff <= 7) return GroupsType::kQ4_0;
-  if (range.min_code >= 0 && range.max_code <= 15) return GroupsType::kQ4_1;
+  if (range.min_code >= 0 && range.max_code <= 15) {
+    const bool zeros_fit = range.min_zero >= 0 && range.max_zero <= kernels::kQ4ZeroPointMask;
+    return zeros_fit ? GroupsType::kQ4_Z : GroupsType::kQ4_1;
+  }
   if (range.min_diff >= -128 && range.max_diff <= 127) return GroupsType::kQ8_0;
   return GroupsType::kF16;
 }
@@ -90,6 +98,12 @@ void WriteRow(const IntegerGroups& groups, GroupsType type, int64_t r, uint8_t* 
       for (int j = 0; j < 16; ++j) {
         b.qs[j] = static_cast<uint8_t>((q[j] - zero + 8) | ((q[j + 16] - zero + 8) << 4));
       }
+      std::memcpy(out + block * sizeof(b), &b, sizeof(b));
+    } else if (type == GroupsType::kQ4_Z) {
+      kernels::BlockQ4_Z b;
+      b.d = d;
+      b.z = static_cast<uint16_t>(zero);
+      for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(q[j] | (q[j + 16] << 4));
       std::memcpy(out + block * sizeof(b), &b, sizeof(b));
     } else if (type == GroupsType::kQ4_1) {
       kernels::BlockQ4_1 b;
@@ -134,6 +148,7 @@ Expected<OwnedTensor> IntegerGroupsToTensor(const IntegerGroups& groups, const s
   OwnedTensor tensor;
   tensor.name = name;
   tensor.type = type == GroupsType::kQ4_0   ? GgmlType::kQ4_0
+                : type == GroupsType::kQ4_Z ? GgmlType::kQ4_Z
                 : type == GroupsType::kQ4_1 ? GgmlType::kQ4_1
                 : type == GroupsType::kQ8_0 ? GgmlType::kQ8_0
                                             : GgmlType::kF16;

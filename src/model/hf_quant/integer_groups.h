@@ -24,9 +24,9 @@ struct IntegerGroups {
 };
 
 // The weight as OwnedTensor `name` (ggml shape {cols, rows}): Q4_0 when every q − zero fits
-// [-8, 7] and groups are multiples of 32 values, Q4_1 when the codes fit [0, 15], Q8_0 when every
-// q − zero fits int8, F16 otherwise. Rows are split across `pool`'s threads when given (the
-// same bytes either way).
+// [-8, 7] and groups are multiples of 32 values, Q4_Z when the codes fit [0, 15] and the zeros
+// [0, 31], Q4_1 when only the codes do, Q8_0 when every q − zero fits int8, F16 otherwise. Rows are
+// split across `pool`'s threads when given (the same bytes either way).
 Expected<OwnedTensor> IntegerGroupsToTensor(const IntegerGroups& groups, const std::string& name,
                                             ThreadPool* pool = nullptr);
 

@@ -1,6 +1,6 @@
-// Integer groups become llama.cpp's Q4_0 / Q4_1 / Q8_0 blocks (or F16) whose dequantized rows are
-// the groups' values: exactly for Q4_0, Q8_0 and F16 (up to the f16 rounding of each value), and up
-// to the f16 rounding of −scale · zero for Q4_1.
+// Integer groups become llama.cpp's Q4_0 / Q4_1 / Q8_0 blocks, Q4_Z's (or F16) whose dequantized
+// rows are the groups' values: exactly for Q4_0, Q4_Z, Q8_0 and F16 (up to the f16 rounding of each
+// value), and up to the f16 rounding of −scale · zero for Q4_1.
 #include "model/hf_quant/integer_groups.h"
 
 #include <gtest/gtest.h>
@@ -75,9 +75,15 @@ TEST(IntegerGroupsTest, SymmetricFourBitIsExactQ4_0) {
   ExpectConvertsAs(RandomGroups(2, 64, 64, 0, 3, 1, 3, 4), GgmlType::kQ4_0);    // 2-bit asym
 }
 
-TEST(IntegerGroupsTest, AsymmetricFourBitIsQ4_1) {
-  ExpectConvertsAs(RandomGroups(4, 256, 64, 0, 15, 0, 15, 5), GgmlType::kQ4_1);
-  ExpectConvertsAs(RandomGroups(4, 128, 128, 0, 15, 1, 16, 6), GgmlType::kQ4_1);
+TEST(IntegerGroupsTest, AsymmetricFourBitIsExactQ4_Z) {
+  ExpectConvertsAs(RandomGroups(4, 256, 64, 0, 15, 0, 15, 5), GgmlType::kQ4_Z);   // AWQ
+  ExpectConvertsAs(RandomGroups(4, 128, 128, 0, 15, 1, 16, 6), GgmlType::kQ4_Z);  // GPTQ v1
+  ExpectConvertsAs(RandomGroups(2, 64, 32, 0, 15, 0, 31, 13), GgmlType::kQ4_Z);
+}
+
+TEST(IntegerGroupsTest, FourBitCodesWithZerosBeyondQ4_ZAreQ4_1) {
+  ExpectConvertsAs(RandomGroups(4, 128, 64, 0, 15, 20, 40, 14), GgmlType::kQ4_1);
+  ExpectConvertsAs(RandomGroups(2, 64, 32, 0, 15, -3, 10, 15), GgmlType::kQ4_1);
 }
 
 TEST(IntegerGroupsTest, EightBitIsExactQ8_0) {

@@ -1,8 +1,9 @@
 // The linear layers of a quantized Hugging Face checkpoint, converted at load into the kernel
 // type table's types so they run at the speed of the GGUF type of the same bits:
 //   ≤ 4-bit integer groups (GPTQ, AWQ, compressed-tensors pack-quantized), when every q − zero
-//     fits [-8, 7]: Q4_0 (exact: d = scale, nibble = q − zero + 8); otherwise Q4_1 (d = scale,
-//     m = −scale · zero rounded to f16);
+//     fits [-8, 7]: Q4_0 (exact: d = scale, nibble = q − zero + 8); otherwise Q4_Z (exact: d =
+//     scale, z = zero, nibble = q; zeros 0 to 31), or for other zeros Q4_1 (d = scale, m = −scale ·
+//     zero rounded to f16);
 //   8-bit integers (GPTQ 8-bit, compressed-tensors int8): Q8_0 when every q − zero fits int8
 //     (exact), otherwise F16;
 //   FP8 (e4m3 times its scales): BF16;
