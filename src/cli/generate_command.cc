@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/human_readable_int.h"
 #include "cli/speculative_config_flag.h"
 #include "common/logging.h"
 #include "engine/llm_engine.h"
@@ -131,8 +132,24 @@ std::string ReadChatTemplate(const std::string& flag, const std::string& model_t
 
 void AddEngineOptions(CLI::App& command, EngineArgs& args) {
   command
-      .add_option("model,-m,--model", args.model, "GGUF model file or Hugging Face model directory")
+      .add_option("model,-m,--model", args.model,
+                  "GGUF model file, Hugging Face model directory, or model id (org/name, "
+                  "org/name:Q4_K_M, org/name/file.gguf) from the Hugging Face cache or hub")
       ->required();
+  // Model ids (hub room): where they are cached and which revision.
+  command.add_option("--download-dir", args.download_dir,
+                     "Hugging Face cache directory for model ids (default: HF_HUB_CACHE, "
+                     "HF_HOME/hub or ~/.cache/huggingface/hub)");
+  command.add_option("--revision", args.revision,
+                     "Branch, tag or commit hash of a model id (default: main)");
+  command.add_option("--tokenizer", args.tokenizer,
+                     "Tokenizer directory, GGUF file whose vocabulary is used, or model id "
+                     "(default: the model's)");
+  command.add_option("--tokenizer-revision", args.tokenizer_revision,
+                     "Revision of a --tokenizer id (default: --revision)");
+  command.add_option("--hf-token", args.hf_token,
+                     "Hugging Face token for gated or private ids (default: HF_TOKEN, then the "
+                     "token file of `huggingface-cli login`)");
   command.add_option("-t,--threads", args.num_threads, "Worker threads (0: one per core)");
   command.add_option("--dtype", args.dtype, "Linear weights: auto|float32|bfloat16|float16")
       ->capture_default_str();
@@ -159,10 +176,26 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
       ->capture_default_str();
   command.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching",
                    args.enable_prefix_caching, "Automatic prefix caching (on by default)");
-  command.add_flag("--disable-hybrid-kv-cache-manager", args.disable_hybrid_kv_cache_manager,
+  command.add_flag("--disable-hybrid-kv-cache-manager,!--no-disable-hybrid-kv-cache-manager",
+                   args.disable_hybrid_kv_cache_manager,
                    "Keep every KV block of sliding-window layers (no freeing outside the window)");
-  command.add_option("--max-model-len", args.max_model_len,
-                     "Context length (default: the model's)");
+  command.add_option_function<std::string>(
+      "--max-model-len",
+      [&args](const std::string& text) {
+        auto length = ParseHumanReadableInt(text);
+        if (!length || *length < -1) {
+          throw CLI::ValidationError("--max-model-len",
+                                     length ? "must be -1 or more" : length.error());
+        }
+        args.max_model_len = *length == -1 ? 0 : *length;  // -1: the model's, as vLLM
+      },
+      "Context length, e.g. 4096, 32k (32000) or 32K (32768); -1 or unset: the model's (more "
+      "only with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)");
+  command
+      .add_option("--max-logprobs", args.max_logprobs,
+                  "Most logprobs and prompt_logprobs a request may ask for (-1: the vocabulary)")
+      ->check(CLI::Range(-1, 1 << 30))
+      ->capture_default_str();
   command.add_option("--max-num-seqs", args.max_num_seqs)->capture_default_str();
   command.add_option("--max-num-batched-tokens", args.max_num_batched_tokens)
       ->capture_default_str();

@@ -1,5 +1,6 @@
 // vllm-cpp: one binary, several commands (generate, tokenize, make-random-model, bench).
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cli/bench_attention_command.h"
 #include "cli/bench_engine_command.h"
@@ -11,7 +12,10 @@
 #include "cli/generate_command.h"
 #include "cli/make_random_model_command.h"
 #include "cli/serve_command.h"
+#include "cli/serve_config_file.h"
 #include "cli/tokenize_command.h"
+#include "cli/vllm_alias.h"
+#include "cli/vllm_serve_flags.h"
 #include "common/logging.h"
 
 int main(int argc, char** argv) {
@@ -38,6 +42,23 @@ int main(int argc, char** argv) {
   vllm::RegisterBenchEngineCommands(*bench);
   vllm::RegisterBenchServeCommand(*bench);
   vllm::RegisterBenchTokenizeCommand(*bench);
-  CLI11_PARSE(app, argc, argv);
+  vllm::RegisterInstallVllmAliasCommand(app);
+  // Run as `vllm` (vllm-cpp install-vllm-alias), vLLM's command lines work unchanged.
+  app.name(vllm::InvokedAsVllm(argv[0]) ? "vllm" : "vllm-cpp");
+  // vLLM's spellings (-tp 2, --max_model_len) and `serve --config FILE.yaml`, before CLI11 reads
+  // the command line.
+  auto args = vllm::ApplyServeConfigFile(
+      vllm::NormalizeVllmFlagSpellings(std::vector<std::string>(argv + 1, argv + argc)),
+      *app.get_subcommand("serve"));
+  if (!args) {
+    std::cerr << "error: " << args.error() << "\n";
+    return 2;
+  }
+  std::vector<std::string> reversed(args->rbegin(), args->rend());  // CLI11 reads it from the back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  }
   return 0;
 }

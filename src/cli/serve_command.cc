@@ -9,8 +9,11 @@
 #include <optional>
 
 #include "chat_template/chat_template.h"
+#include "cli/cpu_resources.h"
 #include "cli/default_model.h"
 #include "cli/generate_command.h"
+#include "cli/vllm_serve_flags.h"
+#include "common/available_memory.h"
 #include "common/logging.h"
 #include "server/api_router.h"
 #include "server/http_server.h"
@@ -18,6 +21,7 @@
 #include "server/openai/output_parsers/reasoning_parser.h"
 #include "server/openai/output_parsers/tool_parser.h"
 #include "server/serving_context.h"
+#include "server/tls_context.h"
 #include "structured_output/structured_output_compiler.h"
 
 namespace vllm {
@@ -45,7 +49,14 @@ struct ServeOptions {
   bool enable_auto_tool_choice = false;
   std::string tool_call_parser;
   std::string reasoning_parser;
-  std::string structured_outputs_config;  // JSON; empty: the defaults
+  std::string structured_outputs_config;         // JSON; empty: the defaults
+  std::optional<double> gpu_memory_utilization;  // vLLM's; a share of RAM for the KV cache
+  server::TlsOptions tls;                        // --ssl-*: HTTPS when a certificate is given
+  std::string root_path;
+  std::string response_role = "assistant";
+  std::optional<bool> enable_log_requests;   // vLLM 0.11's spelling, off by default
+  std::optional<bool> disable_log_requests;  // vLLM 0.10's, deprecated in 0.11
+  std::optional<size_t> max_log_len;
 };
 
 // Checks the tool-call and reasoning parser flags as vLLM does; prints the error.
@@ -106,6 +117,15 @@ int RunServer(ServeOptions options) {
     }
     structured_outputs_config = *config;
   }
+  std::shared_ptr<server::TlsContext> tls_context;
+  if (!options.tls.certfile.empty() || !options.tls.keyfile.empty()) {
+    auto created = server::TlsContext::Create(options.tls);  // before the model loads: fails fast
+    if (!created) {
+      std::cerr << "error: " << created.error() << "\n";
+      return 1;
+    }
+    tls_context = *created;
+  }
   server::asio::io_context io_context(1);
   std::unique_ptr<AsyncLLM> engine = StartAsyncEngine(options.engine);
   if (!engine) return 1;
@@ -117,7 +137,9 @@ int RunServer(ServeOptions options) {
   } else if (auto parsed = ChatTemplate::Parse(chat_template); !parsed.ok()) {
     VLLM_LOG(kWarning) << "the chat template does not parse: " << parsed.error();
   }
-  server::Metrics metrics(options.served_model_names.front());
+  server::Metrics metrics(options.served_model_names.front(), engine->max_model_len());
+  // No request has run yet: every KV block is free.
+  metrics.SetCacheConfigInfo(server::CacheConfigInfo(options.engine, engine->num_free_kv_blocks()));
   server::RequestWorkers workers({.num_threads = options.api_worker_threads});
   server::ServingContext context{*engine,
                                  options.served_model_names,
@@ -131,21 +153,35 @@ int RunServer(ServeOptions options) {
   context.structured_outputs_config = structured_outputs_config;
   context.limits.max_sequences =
       options.max_sequences_per_request.value_or(options.engine.max_num_seqs);
-  server::HttpServer http_server(io_context,
-                                 {.max_body_bytes = options.max_body_bytes,
-                                  .cors = {.allowed_origins = options.allowed_origins,
-                                           .allow_credentials = options.allow_credentials,
-                                           .allowed_methods = options.allowed_methods,
-                                           .allowed_headers = options.allowed_headers},
-                                  .max_connections = options.max_connections,
-                                  .max_buffered_body_bytes = options.max_buffered_body_bytes},
-                                 server::MakeApiRouter(context, {.api_key = options.api_key}));
+  context.limits.max_logprobs = options.engine.max_logprobs;
+  context.response_role = options.response_role;
+  if (options.disable_log_requests) {
+    VLLM_LOG(kWarning) << "--disable-log-requests is deprecated (as in vLLM 0.11): request "
+                          "logging is off unless --enable-log-requests is given";
+  }
+  // The older spelling, when given, decides (as in vLLM 0.11).
+  context.request_log = {.enabled = options.disable_log_requests
+                                        ? !*options.disable_log_requests
+                                        : options.enable_log_requests.value_or(false),
+                         .max_log_len = options.max_log_len};
+  server::HttpServer http_server(
+      io_context,
+      {.max_body_bytes = options.max_body_bytes,
+       .cors = {.allowed_origins = options.allowed_origins,
+                .allow_credentials = options.allow_credentials,
+                .allowed_methods = options.allowed_methods,
+                .allowed_headers = options.allowed_headers},
+       .max_connections = options.max_connections,
+       .max_buffered_body_bytes = options.max_buffered_body_bytes,
+       .tls = tls_context},
+      server::MakeApiRouter(context, {.api_key = options.api_key, .root_path = options.root_path}));
   if (Status listening = http_server.Listen(options.host, options.port); !listening.ok()) {
     std::cerr << "error: " << listening.message() << "\n";
     return 1;
   }
-  VLLM_LOG(kInfo) << "Serving " << options.served_model_names.front() << " on http://"
-                  << options.host << ":" << http_server.port() << " (Ctrl+C to stop)";
+  VLLM_LOG(kInfo) << "Serving " << options.served_model_names.front() << " on "
+                  << (tls_context ? "https://" : "http://") << options.host << ":"
+                  << http_server.port() << " (Ctrl+C to stop)";
 
   // SIGINT / SIGTERM: stop accepting, let the requests under way finish (up to
   // --shutdown-timeout seconds), then end those still running — streams with an error event and
@@ -224,8 +260,9 @@ void RegisterServeCommand(CLI::App& app) {
   options->engine.max_num_batched_tokens = kServeMaxNumBatchedTokens;
   AddEngineOptions(*command, options->engine);
   command->get_option("--model")->required(false)->description(
-      "GGUF model file or Hugging Face model directory (default: a tiny random-weight Llama "
-      "written to ~/.cache/vllm-cpp on first use)");
+      "GGUF model file, Hugging Face model directory, or model id (org/name, org/name:Q4_K_M, "
+      "org/name/file.gguf) from the Hugging Face cache or hub (default: a tiny random-weight "
+      "Llama written to ~/.cache/vllm-cpp on first use)");
   command->add_option("--host", options->host, "Address to listen on")->capture_default_str();
   command->add_option("--port", options->port, "Port to listen on")->capture_default_str();
   command->add_option("--api-key", options->api_key,
@@ -238,7 +275,7 @@ void RegisterServeCommand(CLI::App& app) {
       ->add_option("--allowed-origins", options->allowed_origins,
                    "CORS origins allowed (\"*\": any)")
       ->capture_default_str();
-  command->add_flag("--allow-credentials", options->allow_credentials,
+  command->add_flag("--allow-credentials,!--no-allow-credentials", options->allow_credentials,
                     "CORS: allow credentials (the origin is then echoed, never \"*\")");
   command
       ->add_option("--allowed-methods", options->allowed_methods,
@@ -267,7 +304,8 @@ void RegisterServeCommand(CLI::App& app) {
   command->add_option(
       "--max-sequences-per-request", options->max_sequences_per_request,
       "Most sequences (prompts x n) one request may start (default: --max-num-seqs)");
-  command->add_flag("--enable-auto-tool-choice", options->enable_auto_tool_choice,
+  command->add_flag("--enable-auto-tool-choice,!--no-enable-auto-tool-choice",
+                    options->enable_auto_tool_choice,
                     "Let the model call tools on its own (tool_choice auto); needs "
                     "--tool-call-parser");
   command->add_option("--tool-call-parser", options->tool_call_parser,
@@ -282,7 +320,8 @@ void RegisterServeCommand(CLI::App& app) {
       "disable_any_whitespace, disable_additional_properties; and whitespace_pattern, a regex "
       "for the whitespace JSON may have between tokens (default: a space, or a newline and an "
       "indent), e.g. '{\"whitespace_pattern\": \"[ \\\\n\\\\t]*\"}' for any");
-  command->add_flag("--trust-request-chat-template", options->limits.trust_request_chat_template,
+  command->add_flag("--trust-request-chat-template,!--no-trust-request-chat-template",
+                    options->limits.trust_request_chat_template,
                     "Accept chat templates sent in requests (chat_template, "
                     "chat_template_kwargs.chat_template)");
   command
@@ -299,7 +338,89 @@ void RegisterServeCommand(CLI::App& app) {
       ->add_option("--log-stats-interval", options->log_interval_seconds,
                    "Seconds between stats log lines (0: none)")
       ->capture_default_str();
-  command->callback([options] { std::exit(RunServer(*options)); });
+  // HTTPS, --root-path, --response-role and request logging, as vLLM's.
+  command->add_option("--ssl-keyfile", options->tls.keyfile,
+                      "HTTPS: the PEM private key (unencrypted; default: read from "
+                      "--ssl-certfile)");
+  command->add_option("--ssl-certfile", options->tls.certfile,
+                      "HTTPS: the PEM certificate chain, the server's first");
+  command->add_option("--ssl-ca-certs", options->tls.ca_certs,
+                      "HTTPS: PEM CA certificates that client certificates are checked against");
+  command
+      ->add_option_function<int>(
+          "--ssl-cert-reqs",
+          [options](int value) {
+            options->tls.cert_reqs = static_cast<server::ClientCertRequirement>(value);
+          },
+          "HTTPS client certificates, as Python's ssl.CERT_*: 0 none asked, 1 checked when "
+          "given, 2 required (mutual TLS); 1 and 2 need --ssl-ca-certs")
+      ->check(CLI::Range(0, 2))
+      ->default_str("0");
+  command->add_option("--ssl-ciphers", options->tls.ciphers,
+                      "HTTPS: OpenSSL cipher list for TLS 1.2 (TLS 1.3 keeps its suites)");
+  command->add_option("--root-path", options->root_path,
+                      "Path prefix a proxy forwards requests under (FastAPI's root_path): "
+                      "/PREFIX/v1/... is served as /v1/..., and /v1/... still is");
+  command
+      ->add_option("--response-role", options->response_role,
+                   "Role of chat replies to requests with add_generation_prompt true")
+      ->capture_default_str();
+  // Flag functions run only when given (count: +1 per --name, -1 per --no-name).
+  command->add_flag_function(
+      "--enable-log-requests,!--no-enable-log-requests",
+      [options](int64_t count) { options->enable_log_requests = count > 0; },
+      "Log each request as it arrives: its prompt, sampling params and prompt token ids");
+  command->add_flag_function(
+      "--disable-log-requests,!--no-disable-log-requests",
+      [options](int64_t count) { options->disable_log_requests = count > 0; },
+      "Deprecated spelling (vLLM 0.10): request logging is off by default");
+  command->add_option("--max-log-len", options->max_log_len,
+                      "Prompt characters and prompt token ids a request log line shows at most "
+                      "(default: all)");
+  // vLLM's serve flags with a CPU meaning here (docs/serve_flags.md), then all its others.
+  command->add_option("--seed", options->engine.seed,
+                      "Seeds the seeds of requests that have none, so sampled outputs repeat");
+  command
+      ->add_option("--gpu-memory-utilization", options->gpu_memory_utilization,
+                   "vLLM's GPU memory share, here the share of the available RAM (less the "
+                   "weights) for the KV cache, unless --kv-cache-memory-bytes or "
+                   "VLLM_CPU_KVCACHE_SPACE (GiB) is given")
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_flag_callback(
+      "--disable-log-stats", [options] { options->log_interval_seconds = 0; },
+      "No periodic stats log line (--log-stats-interval 0)");
+  command
+      ->add_option_function<std::string>(
+          "--uvicorn-log-level",
+          [](const std::string& name) {
+            const std::string ours = name == "critical" ? "error"
+                                     : name == "trace"  ? "debug"
+                                                        : name;
+            LogLevel level;
+            if (!ParseLogLevel(ours, &level)) {
+              throw CLI::ValidationError("--uvicorn-log-level", name);
+            }
+            SetLogLevel(level);
+          },
+          "vLLM's HTTP log level, here the log level: critical|error|warning|info|debug|trace")
+      ->check(CLI::IsMember({"critical", "error", "warning", "info", "debug", "trace"}));
+  const std::shared_ptr<GivenServeFlags> vllm_flags = RegisterVllmServeFlags(*command);
+  command->callback([options, vllm_flags, command] {
+    Status ready = CheckGivenFlags(*vllm_flags);
+    if (ready.ok()) {
+      ready = ApplyCpuResources(
+          {.gpu_memory_utilization = options->gpu_memory_utilization,
+           .kv_cache_memory_bytes_given = command->count("--kv-cache-memory-bytes") > 0,
+           .threads_given = command->count("--threads") > 0,
+           .available_memory_bytes = AvailableMemoryBytes()},
+          &options->engine);
+    }
+    if (!ready.ok()) {
+      std::cerr << "error: " << ready.message() << "\n";
+      std::exit(1);
+    }
+    std::exit(RunServer(*options));
+  });
 }
 
 }  // namespace vllm

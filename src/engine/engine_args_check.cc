@@ -1,7 +1,9 @@
 #include "engine/engine_args_check.h"
 
+#include <cstdlib>
 #include <string>
 
+#include "common/logging.h"
 #include "common/thread_pool.h"
 
 namespace vllm {
@@ -15,6 +17,23 @@ Status CheckEngineArgs(const EngineArgs& args) {
                  std::to_string(args.max_logprobs)};
   }
   return Status::Ok();
+}
+
+Status CheckMaxModelLen(int64_t max_model_len, int64_t derived_max_model_len) {
+  if (derived_max_model_len <= 0 || max_model_len <= derived_max_model_len) return Status::Ok();
+  const std::string message =
+      "User-specified max_model_len (" + std::to_string(max_model_len) +
+      ") is greater than the derived max_model_len (max_position_embeddings=" +
+      std::to_string(derived_max_model_len) + " in the model's config)";
+  const char* allow = std::getenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN");
+  if (allow != nullptr && (std::string(allow) == "1" || std::string(allow) == "true")) {
+    VLLM_LOG(kWarning) << message << ". This may lead to incorrect model outputs; "
+                       << "VLLM_ALLOW_LONG_MAX_MODEL_LEN allows it";
+    return Status::Ok();
+  }
+  return Error{message +
+               ". This may lead to incorrect model outputs. To allow overriding this maximum, "
+               "set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"};
 }
 
 }  // namespace vllm

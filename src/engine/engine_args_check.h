@@ -10,4 +10,9 @@ namespace vllm {
 
 Status CheckEngineArgs(const EngineArgs& args);
 
+// vLLM's check of a user's max_model_len against the model's context (max_position_embeddings
+// less its position offset): longer is refused unless the environment sets
+// VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (or true), which makes it a warning. 0 (the model's) passes.
+Status CheckMaxModelLen(int64_t max_model_len, int64_t derived_max_model_len);
+
 }  // namespace vllm

@@ -18,6 +18,8 @@ struct RequestLimits {
   // Chat templates in requests (chat_template, chat_template_kwargs.chat_template) are refused
   // unless the server trusts them (--trust-request-chat-template), as vLLM does.
   bool trust_request_chat_template = false;
+  // --max-logprobs: the most logprobs a request may ask for per position (-1: the vocabulary).
+  int max_logprobs = 20;
   // Steps of one rendering (ChatTemplate::RenderLimits says what a step is).
   int64_t max_template_steps = 1'000'000;
   double max_template_seconds = 2.0;  // wall time of one rendering

@@ -221,19 +221,20 @@ std::optional<ApiError> ReadLengthAndLogprobFields(const Json& body, GenerationR
 std::optional<ApiError> CheckLengthAndLogprobs(const RequestedLogprobs& logprobs,
                                                GenerationRequest* request) {
   if (logprobs.sample) {
-    if (*logprobs.sample > kMaxLogprobs) {
+    if (request->max_logprobs != -1 && *logprobs.sample > request->max_logprobs) {
       return ApiError::BadRequest(
           "Requested sample logprobs of " + std::to_string(*logprobs.sample) +
-              ", which is greater than max allowed: " + std::to_string(kMaxLogprobs),
+              ", which is greater than max allowed: " + std::to_string(request->max_logprobs),
           request->endpoint == Endpoint::kChat ? "top_logprobs" : "logprobs");
     }
     request->params.logprobs = static_cast<int>(*logprobs.sample);
   }
   if (logprobs.prompt) {
-    if (*logprobs.prompt < 0 || *logprobs.prompt > kMaxLogprobs) {
+    if (*logprobs.prompt < 0 ||
+        (request->max_logprobs != -1 && *logprobs.prompt > request->max_logprobs)) {
       return ApiError::BadRequest(
           "Requested prompt logprobs of " + std::to_string(*logprobs.prompt) +
-              ", which is greater than max allowed: " + std::to_string(kMaxLogprobs),
+              ", which is greater than max allowed: " + std::to_string(request->max_logprobs),
           "prompt_logprobs");
     }
     request->params.prompt_logprobs = static_cast<int>(*logprobs.prompt);

@@ -15,8 +15,6 @@ namespace vllm::server {
 
 enum class Endpoint { kCompletions, kChat };
 
-// The most logprobs a request may ask for per position (vLLM's default max_logprobs).
-inline constexpr int kMaxLogprobs = 20;
 // The most completions one request may ask for.
 inline constexpr int kMaxN = 128;
 
@@ -35,6 +33,9 @@ struct GenerationRequest {
   std::optional<std::string> request_id;  // the body's "request_id"
   bool use_beam_search = false;           // n beams instead of n samples
   float length_penalty = 1.0f;            // beam search's
+  // The most logprobs it may ask for per position: the server's --max-logprobs, set before
+  // parsing (-1: the vocabulary, which the engine checks).
+  int max_logprobs = 20;
 };
 
 // Parses the shared fields of a request body (a JSON object) over the defaults already in

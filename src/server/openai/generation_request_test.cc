@@ -195,6 +195,31 @@ TEST(GenerationRequestTest, BeamSearchTakesNAndItsFields) {
   EXPECT_EQ(error->message, "vLLM V1 does not yet support best_of.");
 }
 
+// The server's --max-logprobs bounds logprobs, top_logprobs and prompt_logprobs (400, vLLM's
+// message); -1 leaves the bound to the engine (the vocabulary).
+TEST(GenerationRequestTest, LogprobsAreBoundedByTheServersMaxLogprobs) {
+  auto parse = [](const char* body, Endpoint endpoint, int max_logprobs) {
+    GenerationRequest request;
+    request.max_logprobs = max_logprobs;
+    return ParseGenerationRequest(*ParseJsonObject(body), endpoint, &request);
+  };
+  EXPECT_FALSE(parse(R"({"logprobs": 5})", Endpoint::kCompletions, 5).has_value());
+  auto sample = parse(R"({"logprobs": 6})", Endpoint::kCompletions, 5);
+  ASSERT_TRUE(sample.has_value());
+  EXPECT_EQ(sample->status, boost::beast::http::status::bad_request);
+  EXPECT_EQ(sample->message,
+            "Requested sample logprobs of 6, which is greater than max allowed: 5");
+  auto top = parse(R"({"logprobs": true, "top_logprobs": 3})", Endpoint::kChat, 2);
+  ASSERT_TRUE(top.has_value());
+  EXPECT_EQ(top->param, "top_logprobs");
+  auto prompt = parse(R"({"prompt_logprobs": 3})", Endpoint::kCompletions, 2);
+  ASSERT_TRUE(prompt.has_value());
+  EXPECT_EQ(prompt->param, "prompt_logprobs");
+  EXPECT_FALSE(
+      parse(R"({"logprobs": 50, "prompt_logprobs": 50})", Endpoint::kCompletions, 64).has_value());
+  EXPECT_FALSE(parse(R"({"logprobs": 400})", Endpoint::kCompletions, -1).has_value());
+}
+
 TEST(GenerationRequestTest, StructuredOutputFieldsBecomeOneConstraint) {
   auto constraint = [](const char* body) {
     GenerationRequest request;

@@ -116,6 +116,7 @@ void HandleCompletions(ServingContext& context, const RequestMeta& meta,
   auto fail = [&](const ApiError& error) { PostError(writer, error); };
   GenerationRequest request;
   request.params = context.engine.default_sampling_params();
+  request.max_logprobs = context.limits.max_logprobs;
   if (auto error = ParseGenerationRequest(body, Endpoint::kCompletions, &request)) {
     return fail(*error);
   }
