@@ -1,5 +1,7 @@
 #include "server/api_router.h"
 
+#include <algorithm>
+
 #include "common/logging.h"
 #include "server/header_value.h"
 #include "server/openai/api_error.h"
@@ -8,11 +10,14 @@
 #include "server/openai/completions/handler.h"
 #include "server/openai/detokenize/handler.h"
 #include "server/openai/embeddings/handler.h"
+#include "server/openai/generate/handler.h"
 #include "server/openai/models/handler.h"
 #include "server/openai/pooling/handler.h"
 #include "server/openai/rerank/handler.h"
+#include "server/openai/responses/handler.h"
 #include "server/openai/score/handler.h"
 #include "server/openai/tokenize/handler.h"
+#include "server/root_path.h"
 #include "server/worker_reply.h"
 
 namespace vllm::server {
@@ -50,6 +55,9 @@ constexpr Route kRoutes[] = {
     {get, "/v1/models", kApiKey, kNone, kServe, HandleModels},
     {post, "/v1/completions", kApiKey, kJson, kRefuse, HandleCompletions},
     {post, "/v1/chat/completions", kApiKey, kJson, kRefuse, HandleChatCompletions},
+    {post, "/v1/responses", kApiKey, kJson, kRefuse, HandleCreateResponse},
+    {get, "/v1/responses/{response_id}", kApiKey, kNone, kServe, HandleRetrieveResponse},
+    {post, "/v1/responses/{response_id}/cancel", kApiKey, kNone, kServe, HandleCancelResponse},
     {post, "/v1/embeddings", kApiKey, kJson, kServe, HandleEmbeddings},
     {post, "/pooling", kOpen, kJson, kServe, HandlePooling},
     {post, "/classify", kOpen, kJson, kServe, HandleClassify},
@@ -58,6 +66,7 @@ constexpr Route kRoutes[] = {
     {post, "/rerank", kOpen, kJson, kServe, HandleRerank},
     {post, "/v1/rerank", kApiKey, kJson, kServe, HandleRerank},
     {post, "/v2/rerank", kOpen, kJson, kServe, HandleRerank},
+    {post, "/generate", kOpen, kJson, kRefuse, HandleGenerate},
     {post, "/tokenize", kOpen, kJson, kServe, HandleTokenize},
     {post, "/detokenize", kOpen, kJson, kServe, HandleDetokenize},
 };
@@ -86,13 +95,36 @@ bool Authorized(const HttpRequest& request, const std::string& api_key) {
 
 std::span<const Route> ApiRoutes() { return kRoutes; }
 
-const Route* FindRoute(const HttpRequest& request, const std::string& api_key, ApiError* error) {
+bool MatchPath(std::string_view pattern, std::string_view path,
+               std::vector<std::string>* path_params) {
+  std::vector<std::string> params;
+  while (!pattern.empty() && !path.empty()) {
+    const size_t pattern_end = std::min(pattern.find('/', 1), pattern.size());
+    const size_t path_end = std::min(path.find('/', 1), path.size());
+    const std::string_view pattern_segment = pattern.substr(0, pattern_end);
+    const std::string_view path_segment = path.substr(0, path_end);
+    if (pattern_segment.starts_with("/{") && pattern_segment.ends_with("}")) {
+      if (path_segment.size() < 2) return false;  // a parameter is never empty
+      params.emplace_back(path_segment.substr(1));
+    } else if (pattern_segment != path_segment) {
+      return false;
+    }
+    pattern.remove_prefix(pattern_end);
+    path.remove_prefix(path_end);
+  }
+  if (!pattern.empty() || !path.empty()) return false;
+  if (path_params != nullptr) *path_params = std::move(params);
+  return true;
+}
+
+const Route* FindRoute(const HttpRequest& request, const std::string& api_key, ApiError* error,
+                       std::vector<std::string>* path_params) {
   const std::string_view target(request.target().data(), request.target().size());
   const std::string_view path = target.substr(0, target.find('?'));
   const Route* path_route = nullptr;  // the first row with the path: its API-key rule applies
   const Route* match = nullptr;
   for (const Route& route : kRoutes) {
-    if (route.path != path) continue;
+    if (!MatchPath(route.path, path, path_params)) continue;
     if (path_route == nullptr) path_route = &route;
     if (route.method == request.method()) {
       match = &route;
@@ -115,10 +147,14 @@ const Route* FindRoute(const HttpRequest& request, const std::string& api_key, A
 
 RequestHandler MakeApiRouter(ServingContext& context, ApiOptions options) {
   return [&context, options](HttpRequest request, std::shared_ptr<ResponseWriter> writer) {
+    if (!options.root_path.empty()) {
+      const std::string_view target(request.target().data(), request.target().size());
+      request.target(StripRootPath(target, options.root_path));
+    }
     ApiError not_routed;
-    const Route* route = FindRoute(request, options.api_key, &not_routed);
-    if (route == nullptr) return SendError(*writer, not_routed);
     RequestMeta meta;
+    const Route* route = FindRoute(request, options.api_key, &not_routed, &meta.path_params);
+    if (route == nullptr) return SendError(*writer, not_routed);
     if (auto header = request.find("X-Request-Id"); header != request.end()) {
       meta.request_id_header = std::string(header->value().data(), header->value().size());
     }

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "server/http_session.h"
 #include "server/openai/json.h"
@@ -16,7 +17,8 @@
 namespace vllm::server {
 
 struct ApiOptions {
-  std::string api_key;  // empty: no key needed
+  std::string api_key;    // empty: no key needed
+  std::string root_path;  // --root-path: a prefix routes are also found under (root_path.h)
 };
 
 // Whether a route needs `Authorization: Bearer <--api-key>` (when a key is set).
@@ -41,7 +43,9 @@ using RouteHandler = void (*)(ServingContext& context, const RequestMeta& meta,
 
 struct Route {
   http::verb method;
-  std::string_view path;  // exact; a query string is ignored
+  // Exact, but for parameter segments (`/{name}`), which match any one non-empty segment; a
+  // query string is ignored.
+  std::string_view path;
   RouteAuth auth;
   RouteBody body;
   RouteOnShutdown on_shutdown;
@@ -55,7 +59,14 @@ std::span<const Route> ApiRoutes();
 // instead: 401 without the API key where the path needs it (a known path as its row says, any
 // other under /v1/ as vLLM's key middleware does), else 404 for a path no row has, 405 for a
 // known path asked with another method.
-const Route* FindRoute(const HttpRequest& request, const std::string& api_key, ApiError* error);
+// `path_params`, when given, gets the values of the route's parameter segments.
+const Route* FindRoute(const HttpRequest& request, const std::string& api_key, ApiError* error,
+                       std::vector<std::string>* path_params = nullptr);
+
+// Whether `path` has the shape of route path `pattern`; `path_params` (when given and it does)
+// gets the values of the pattern's `/{name}` segments, in order.
+bool MatchPath(std::string_view pattern, std::string_view path,
+               std::vector<std::string>* path_params);
 
 // The handler the HTTP server calls for every request.
 RequestHandler MakeApiRouter(ServingContext& context, ApiOptions options);

@@ -90,7 +90,25 @@ TEST(ApiRouterTest, OnlyGenerationIsRefusedDuringShutdown) {
   for (const Route& route : ApiRoutes()) {
     if (route.on_shutdown == RouteOnShutdown::kRefuse) refused.insert(route.path);
   }
-  EXPECT_EQ(refused, (std::set<std::string_view>{"/v1/completions", "/v1/chat/completions"}));
+  EXPECT_EQ(refused, (std::set<std::string_view>{"/v1/completions", "/v1/chat/completions",
+                                                 "/v1/responses", "/generate"}));
+}
+
+TEST(ApiRouterTest, PathParametersMatchOneNonEmptySegment) {
+  std::vector<std::string> params;
+  EXPECT_TRUE(MatchPath("/v1/responses/{id}", "/v1/responses/resp_1", &params));
+  EXPECT_EQ(params, std::vector<std::string>{"resp_1"});
+  EXPECT_TRUE(MatchPath("/v1/responses/{id}/cancel", "/v1/responses/r/cancel", &params));
+  EXPECT_EQ(params, std::vector<std::string>{"r"});
+  for (const char* path : {"/v1/responses", "/v1/responses/", "/v1/responses/a/b",
+                           "/v1/responses/a/", "/v1/responsesx/a", "/v2/responses/a"}) {
+    EXPECT_FALSE(MatchPath("/v1/responses/{id}", path, nullptr)) << path;
+  }
+  EXPECT_EQ(StatusOf(Request(http::verb::get, "/v1/responses/resp_1?stream=false")), 200);
+  EXPECT_EQ(StatusOf(Request(http::verb::post, "/v1/responses/resp_1/cancel")), 200);
+  EXPECT_EQ(StatusOf(Request(http::verb::delete_, "/v1/responses/resp_1")), 405);
+  EXPECT_EQ(StatusOf(Request(http::verb::get, "/v1/responses/resp_1/other")), 404);
+  EXPECT_EQ(StatusOf(Request(http::verb::get, "/v1/responses/resp_1", /*with_key=*/false)), 401);
 }
 
 }  // namespace

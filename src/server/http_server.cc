@@ -44,27 +44,28 @@ void HttpServer::StopAccepting() {
 }
 
 void HttpServer::Accept() {
-  acceptor_.async_accept(asio::make_strand(io_context_), [this](beast::error_code error,
-                                                                asio::ip::tcp::socket socket) {
-    if (error == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (error) {
-      // The connection stays in the backlog: retrying at once would spin.
-      if (!accept_failing_) {
-        VLLM_LOG(kWarning) << "cannot accept connections (" << error.message()
-                           << "); retrying every 100 ms";
-      }
-      accept_failing_ = true;
-      accept_retry_timer_.expires_after(std::chrono::milliseconds(100));
-      accept_retry_timer_.async_wait([this](beast::error_code timer_error) {
-        if (!timer_error && acceptor_.is_open()) Accept();
-      });
-      return;
-    }
-    accept_failing_ = false;
-    socket.set_option(asio::ip::tcp::no_delay(true), error);
-    std::make_shared<HttpSession>(std::move(socket), options_, limits_, handler_)->Start();
-    Accept();
-  });
+  acceptor_.async_accept(asio::make_strand(io_context_),
+                         [this](beast::error_code error, asio::ip::tcp::socket socket) {
+                           if (error == asio::error::operation_aborted || !acceptor_.is_open())
+                             return;
+                           if (error) {
+                             // The connection stays in the backlog: retrying at once would spin.
+                             if (!accept_failing_) {
+                               VLLM_LOG(kWarning) << "cannot accept connections ("
+                                                  << error.message() << "); retrying every 100 ms";
+                             }
+                             accept_failing_ = true;
+                             accept_retry_timer_.expires_after(std::chrono::milliseconds(100));
+                             accept_retry_timer_.async_wait([this](beast::error_code timer_error) {
+                               if (!timer_error && acceptor_.is_open()) Accept();
+                             });
+                             return;
+                           }
+                           accept_failing_ = false;
+                           socket.set_option(asio::ip::tcp::no_delay(true), error);
+                           StartHttpSession(std::move(socket), options_, limits_, handler_);
+                           Accept();
+                         });
 }
 
 }  // namespace vllm::server

@@ -8,6 +8,12 @@
 #include "server/header_value.h"
 #include "server/http_limits.h"
 #include "server/openai/api_error.h"
+#include "server/tls_context.h"
+
+// clang-format off
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/ssl.hpp>
+// clang-format on
 
 namespace vllm::server {
 namespace {
@@ -84,24 +90,33 @@ void ResponseWriter::Send(http::status status, std::string_view content_type, st
   session_->EndExchange();
 }
 
-void ResponseWriter::StartEventStream() {
+void ResponseWriter::StartEventStream() { StartStream("text/event-stream; charset=utf-8"); }
+
+void ResponseWriter::StartStream(std::string_view content_type) {
   if (started_) return;
   started_ = true;
-  std::string bytes = session_->Head(http::status::ok, "text/event-stream; charset=utf-8");
+  std::string bytes = session_->Head(http::status::ok, content_type);
   bytes += "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
   session_->Write(std::move(bytes));
 }
 
 void ResponseWriter::SendEvent(std::string_view data) {
-  if (!started_ || finished_ || session_->head_only_) return;
-  const size_t payload_size = data.size() + 8;  // "data: " + data + "\n\n"
+  std::string event;
+  event.reserve(data.size() + 8);
+  event += "data: ";
+  event += data;
+  event += "\n\n";
+  SendChunk(event);
+}
+
+void ResponseWriter::SendChunk(std::string_view data) {
+  if (!started_ || finished_ || session_->head_only_ || data.empty()) return;
   char size_line[24];
-  std::snprintf(size_line, sizeof(size_line), "%zx\r\n", payload_size);
+  std::snprintf(size_line, sizeof(size_line), "%zx\r\n", data.size());
   std::string bytes = size_line;
-  bytes.reserve(bytes.size() + payload_size + 2);
-  bytes += "data: ";
+  bytes.reserve(bytes.size() + data.size() + 2);
   bytes += data;
-  bytes += "\n\n\r\n";
+  bytes += "\r\n";
   session_->Write(std::move(bytes));
 }
 
@@ -122,40 +137,149 @@ void ResponseWriter::OnDisconnect(std::function<void()> callback) {
   session_->on_disconnect_ = std::move(callback);
 }
 
-void ResponseWriter::Post(std::function<void()> fn) {
-  asio::post(session_->stream_.get_executor(), std::move(fn));
+void ResponseWriter::Post(std::function<void()> fn) { session_->Post(std::move(fn)); }
+
+std::string HttpSession::Head(http::status status, std::string_view content_type) const {
+  return ResponseHead(status, content_type, cors_headers_, keep_alive_);
 }
 
-HttpSession::HttpSession(asio::ip::tcp::socket socket, const HttpOptions& options,
-                         ConnectionLimits& limits, const RequestHandler& handler)
-    : stream_(std::move(socket)),
-      options_(options),
-      handler_(handler),
-      connection_slot_(limits.connections),
-      body_bytes_(limits.buffered_body_bytes) {}
+namespace {
 
-void HttpSession::Start() {
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One connection over `Stream`: beast::tcp_stream (plain HTTP) or TlsStream (HTTPS). The two
+// differ only where `kTls` says; the plain path is the same code it was before TLS.
+template <class Stream>
+class BasicHttpSession final : public HttpSession {
+ public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  BasicHttpSession(Stream stream, const HttpOptions& options, ConnectionLimits& limits,
+                   const RequestHandler& handler)
+      : HttpSession(options, handler),
+        stream_(std::move(stream)),
+        connection_slot_(limits.connections),
+        body_bytes_(limits.buffered_body_bytes) {}
+
+  void Start();
+
+ private:
+  std::shared_ptr<BasicHttpSession> self() {
+    return std::static_pointer_cast<BasicHttpSession>(shared_from_this());
+  }
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+  asio::ip::tcp::socket& socket() { return tcp().socket(); }
+
+  void Write(std::string bytes) override;
+  void EndExchange() override;
+  void Post(std::function<void()> fn) override {
+    asio::post(stream_.get_executor(), std::move(fn));
+  }
+
+  void ReadRequest();
+  void OnHeader(beast::error_code error);
+  void ReadBody();
+  void OnRequest();
+  // Raises the request's claim on the shared body budget to `amount`; false after answering 503
+  // when the budget has no room.
+  bool ClaimBodyBytes(size_t amount);
+  void OnReadError(beast::error_code error);
+  // Answers with `error` (its JSON shape) and closes, reading no more of the request.
+  void Reject(const ApiError& error, std::string_view extra_headers = "");
+  void WriteNext();
+  void WatchForDisconnect(uint64_t exchange);
+  // TLS: the watch is a read through the TLS layer (its records cannot be peeked at); what it
+  // reads is the next request's start, kept in buffer_.
+  void WatchTlsForDisconnect(uint64_t exchange);
+  // The client sent EOF during `exchange`: probes it, then waits for a reset.
+  void OnClientEof(uint64_t exchange);
+  void Close();
+  // TLS: sends close_notify (waiting up to a few seconds for the client's), then closes.
+  void CloseTls();
+  // Closes after the response is out: stops sending, then reads and drops what the client is
+  // still sending (up to a few seconds) so it can read the response before the socket goes.
+  void LingeringClose();
+
+  Stream stream_;
+  SharedBudget::Claim connection_slot_;
+  // The request body's bytes, from its header until its exchange ends (the router may keep
+  // copies of the body as long as it answers).
+  SharedBudget::Claim body_bytes_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  bool in_exchange_ = false;
+  bool may_send_interim_ = false;  // an HTTP/1.1 exchange with nothing of its response written
+  uint64_t exchange_count_ = 0;    // tells a stale disconnect watch from the current one
+  std::deque<std::string> pending_writes_;
+  bool writing_ = false;
+  bool close_after_writes_ = false;
+  bool linger_on_close_ = false;  // the request was not read to its end (Reject)
+  bool read_after_writes_ = false;
+  // TLS: a watch read is under way; a TLS stream takes one read at a time, so the next request
+  // (or the close) waits for it.
+  bool tls_watch_reading_ = false;
+  bool read_request_after_watch_ = false;
+  std::optional<asio::steady_timer> idle_timer_;  // TLS: idle_timeout while the watch reads
+};
+
+template <class Stream>
+void BasicHttpSession<Stream>::Start() {
   if (!connection_slot_.GrowTo(1)) {
     // No operation of this session has started: the socket is still the acceptor's to use.
-    return RefuseConnection(stream_.socket());
+    if constexpr (kTls) {
+      beast::error_code ignored;
+      socket().close(ignored);
+      return;
+    } else {
+      return RefuseConnection(socket());
+    }
   }
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadRequest(); });
+  if constexpr (kTls) {
+    asio::dispatch(stream_.get_executor(), [self = self()] {
+      // A client that stalls in the handshake, or speaks plain HTTP, goes within idle_timeout.
+      self->tcp().expires_after(self->options_.idle_timeout);
+      self->stream_.async_handshake(
+          asio::ssl::stream_base::server, [self](beast::error_code error) {
+            if (error) {
+              VLLM_LOG(kDebug) << "TLS handshake failed: " << error.message();
+              return self->Close();
+            }
+            self->ReadRequest();
+          });
+    });
+  } else {
+    asio::dispatch(stream_.get_executor(), [self = self()] { self->ReadRequest(); });
+  }
 }
 
-void HttpSession::ReadRequest() {
+template <class Stream>
+void BasicHttpSession<Stream>::ReadRequest() {
   read_after_writes_ = false;
   head_only_ = false;
   cors_headers_.clear();
+  tcp().expires_after(options_.idle_timeout);
+  if constexpr (kTls) {
+    if (tls_watch_reading_) {  // the watch's read is this request's first read
+      read_request_after_watch_ = true;
+      // The pending read took no timeout (beast's applies from an operation's start).
+      if (!idle_timer_) idle_timer_.emplace(stream_.get_executor());
+      idle_timer_->expires_after(options_.idle_timeout);
+      idle_timer_->async_wait([self = self()](beast::error_code error) {
+        if (!error && self->read_request_after_watch_) self->Close();
+      });
+      return;
+    }
+  }
   parser_.emplace();
   parser_->body_limit(options_.max_body_bytes);
   parser_->header_limit(kMaxHeaderBytes);
-  stream_.expires_after(options_.idle_timeout);
   http::async_read_header(
       stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code error, size_t) { self->OnHeader(error); });
+      [self = self()](beast::error_code error, size_t) { self->OnHeader(error); });
 }
 
-void HttpSession::OnHeader(beast::error_code error) {
+template <class Stream>
+void BasicHttpSession<Stream>::OnHeader(beast::error_code error) {
   if (error) return OnReadError(error);
   const HttpRequest& request = parser_->get();
   keep_alive_ = request.keep_alive();
@@ -172,10 +296,11 @@ void HttpSession::OnHeader(beast::error_code error) {
   ReadBody();
 }
 
-void HttpSession::ReadBody() {
+template <class Stream>
+void BasicHttpSession<Stream>::ReadBody() {
   if (parser_->is_done()) return OnRequest();
   http::async_read_some(stream_, buffer_, *parser_,
-                        [self = shared_from_this()](beast::error_code error, size_t) {
+                        [self = self()](beast::error_code error, size_t) {
                           if (error) return self->OnReadError(error);
                           // Chunked bodies claim their bytes as they arrive.
                           if (self->ClaimBodyBytes(self->parser_->get().body().size()))
@@ -183,14 +308,16 @@ void HttpSession::ReadBody() {
                         });
 }
 
-bool HttpSession::ClaimBodyBytes(size_t amount) {
+template <class Stream>
+bool BasicHttpSession<Stream>::ClaimBodyBytes(size_t amount) {
   if (body_bytes_.GrowTo(amount)) return true;
   Reject(ApiError::Unavailable("The server is buffering too many request bodies. Retry later."),
          "Retry-After: 1\r\n");
   return false;
 }
 
-void HttpSession::OnReadError(beast::error_code error) {
+template <class Stream>
+void BasicHttpSession<Stream>::OnReadError(beast::error_code error) {
   if (error == http::error::body_limit) {
     cors_headers_ = CorsResponseHeaders(
         options_.cors, HeaderValue(parser_->get(), http::field::origin).value_or(""));
@@ -219,8 +346,9 @@ void HttpSession::OnReadError(beast::error_code error) {
   Close();
 }
 
-void HttpSession::OnRequest() {
-  stream_.expires_never();
+template <class Stream>
+void BasicHttpSession<Stream>::OnRequest() {
+  tcp().expires_never();
   HttpRequest request = parser_->release();
   head_only_ = request.method() == http::verb::head;
   if (head_only_) request.method(http::verb::get);
@@ -243,31 +371,36 @@ void HttpSession::OnRequest() {
   }
 }
 
-void HttpSession::Reject(const ApiError& error, std::string_view extra_headers) {
-  stream_.expires_never();
+template <class Stream>
+void BasicHttpSession<Stream>::Reject(const ApiError& error, std::string_view extra_headers) {
+  tcp().expires_never();
   keep_alive_ = false;
   linger_on_close_ = true;
   Write(ErrorResponse(error, extra_headers, cors_headers_, keep_alive_));
   EndExchange();
 }
 
-std::string HttpSession::Head(http::status status, std::string_view content_type) const {
-  return ResponseHead(status, content_type, cors_headers_, keep_alive_);
-}
-
-void HttpSession::Write(std::string bytes) {
+template <class Stream>
+void BasicHttpSession<Stream>::Write(std::string bytes) {
   may_send_interim_ = false;
   if (disconnected_) return;
   pending_writes_.push_back(std::move(bytes));
   if (!writing_) WriteNext();
 }
 
-void HttpSession::WriteNext() {
+template <class Stream>
+void BasicHttpSession<Stream>::WriteNext() {
   if (disconnected_) return;
   if (pending_writes_.empty()) {
     writing_ = false;
     if (close_after_writes_) {
-      linger_on_close_ ? LingeringClose() : Close();
+      if (linger_on_close_) {
+        LingeringClose();
+      } else if constexpr (kTls) {
+        CloseTls();
+      } else {
+        Close();
+      }
     } else if (read_after_writes_) {
       ReadRequest();
     }
@@ -275,7 +408,7 @@ void HttpSession::WriteNext() {
   }
   writing_ = true;
   asio::async_write(stream_, asio::buffer(pending_writes_.front()),
-                    [self = shared_from_this()](beast::error_code error, size_t) {
+                    [self = self()](beast::error_code error, size_t) {
                       if (error) {
                         self->Close();
                         return;
@@ -285,7 +418,8 @@ void HttpSession::WriteNext() {
                     });
 }
 
-void HttpSession::EndExchange() {
+template <class Stream>
+void BasicHttpSession<Stream>::EndExchange() {
   in_exchange_ = false;
   on_disconnect_ = nullptr;
   body_bytes_.Reset();
@@ -297,68 +431,133 @@ void HttpSession::EndExchange() {
   if (!writing_) WriteNext();
 }
 
-void HttpSession::WatchForDisconnect(uint64_t exchange) {
-  auto on_readable = [self = shared_from_this(), exchange](beast::error_code error) {
-    if (exchange != self->exchange_count_ || !self->in_exchange_ ||
-        error == asio::error::operation_aborted) {
-      return;
-    }
-    if (!error) error = PeekError(self->stream_.socket());
-    if (error == asio::error::eof) {
-      self->OnClientEof(exchange);
-    } else if (error) {
-      self->Close();
-    }
-    // Else bytes are waiting: a pipelined request, read after this exchange.
-  };
-  stream_.socket().async_wait(asio::ip::tcp::socket::wait_read, std::move(on_readable));
+template <class Stream>
+void BasicHttpSession<Stream>::WatchForDisconnect(uint64_t exchange) {
+  if constexpr (kTls) {
+    return WatchTlsForDisconnect(exchange);
+  } else {
+    auto on_readable = [self = self(), exchange](beast::error_code error) {
+      if (exchange != self->exchange_count_ || !self->in_exchange_ ||
+          error == asio::error::operation_aborted) {
+        return;
+      }
+      if (!error) error = PeekError(self->socket());
+      if (error == asio::error::eof) {
+        self->OnClientEof(exchange);
+      } else if (error) {
+        self->Close();
+      }
+      // Else bytes are waiting: a pipelined request, read after this exchange.
+    };
+    socket().async_wait(asio::ip::tcp::socket::wait_read, std::move(on_readable));
+  }
 }
 
-void HttpSession::OnClientEof(uint64_t exchange) {
+template <class Stream>
+void BasicHttpSession<Stream>::WatchTlsForDisconnect(uint64_t exchange) {
+  // Bytes already here are a pipelined request, and the watch stops at them, as the plain one
+  // does: a read left waiting behind a whole request would hold that request back.
+  if (tls_watch_reading_ || buffer_.size() > 0) return;
+  tls_watch_reading_ = true;
+  stream_.async_read_some(
+      buffer_.prepare(4096), [self = self(), exchange](beast::error_code error, size_t num_read) {
+        self->tls_watch_reading_ = false;
+        self->buffer_.commit(num_read);
+        if (self->disconnected_ || error == asio::error::operation_aborted) return;
+        const bool client_done =
+            error == asio::error::eof || error == asio::ssl::error::stream_truncated;
+        if (self->read_request_after_watch_) {  // the exchange is over: this read was the next
+          self->read_request_after_watch_ = false;
+          self->idle_timer_->cancel();
+          return error ? self->Close() : self->ReadRequest();
+        }
+        // The exchange ended while its last writes are under way: they end the connection, or
+        // read the next request, as they would have.
+        if (exchange != self->exchange_count_ || !self->in_exchange_) return;
+        if (client_done) {
+          self->OnClientEof(exchange);
+        } else if (error) {
+          self->Close();
+        }
+        // Else the bytes read start a pipelined request, read after this exchange.
+      });
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::OnClientEof(uint64_t exchange) {
   keep_alive_ = false;  // nothing more can come: answer, then close
   // A client must take unsolicited 1xx answers before the final one; a closed socket answers
   // this one with a reset.
   if (may_send_interim_) Write("HTTP/1.1 100 Continue\r\n\r\n");
-  stream_.socket().async_wait(asio::ip::tcp::socket::wait_error,
-                              [self = shared_from_this(), exchange](beast::error_code error) {
-                                if (exchange == self->exchange_count_ && self->in_exchange_ &&
-                                    error != asio::error::operation_aborted) {
-                                  self->Close();  // reset (or hung up)
-                                }
-                              });
+  socket().async_wait(asio::ip::tcp::socket::wait_error,
+                      [self = self(), exchange](beast::error_code error) {
+                        if (exchange == self->exchange_count_ && self->in_exchange_ &&
+                            error != asio::error::operation_aborted) {
+                          self->Close();  // reset (or hung up)
+                        }
+                      });
 }
 
-void HttpSession::LingeringClose() {
+template <class Stream>
+void BasicHttpSession<Stream>::CloseTls() {
+  if (tls_watch_reading_) return Close();  // one read at a time: no wait for close_notify
+  tcp().expires_after(std::chrono::seconds(5));
+  stream_.async_shutdown([self = self()](beast::error_code) { self->Close(); });
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::LingeringClose() {
+  if (tls_watch_reading_) return Close();
+  // Over TLS too the bytes are dropped unread, below the TLS layer: no close_notify is sent, the
+  // response being complete in itself (Content-Length, Connection: close).
   beast::error_code ignored;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  stream_.expires_after(std::chrono::seconds(5));
+  socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  tcp().expires_after(std::chrono::seconds(5));
   auto discard = std::make_shared<std::array<char, 16384>>();
   auto read_more = std::make_shared<std::function<void()>>();
-  *read_more = [self = shared_from_this(), discard, read_more] {
-    self->stream_.async_read_some(asio::buffer(*discard),
-                                  [self, discard, read_more](beast::error_code error, size_t) {
-                                    if (error) {
-                                      self->Close();
-                                      *read_more = nullptr;  // breaks the cycle
-                                      return;
-                                    }
-                                    (*read_more)();
-                                  });
+  *read_more = [self = self(), discard, read_more] {
+    self->tcp().async_read_some(asio::buffer(*discard),
+                                [self, discard, read_more](beast::error_code error, size_t) {
+                                  if (error) {
+                                    self->Close();
+                                    *read_more = nullptr;  // breaks the cycle
+                                    return;
+                                  }
+                                  (*read_more)();
+                                });
   };
   (*read_more)();
 }
 
-void HttpSession::Close() {
+template <class Stream>
+void BasicHttpSession<Stream>::Close() {
   if (disconnected_) return;
   disconnected_ = true;
   beast::error_code ignored;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  stream_.socket().close(ignored);
+  socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket().close(ignored);
   connection_slot_.Reset();
   body_bytes_.Reset();
+  if (idle_timer_) idle_timer_->cancel();
   if (auto callback = std::move(on_disconnect_)) {
     on_disconnect_ = nullptr;
     callback();
+  }
+}
+
+}  // namespace
+
+void StartHttpSession(asio::ip::tcp::socket socket, const HttpOptions& options,
+                      ConnectionLimits& limits, const RequestHandler& handler) {
+  if (options.tls) {
+    std::make_shared<BasicHttpSession<TlsStream>>(
+        TlsStream(beast::tcp_stream(std::move(socket)), options.tls->native()), options, limits,
+        handler)
+        ->Start();
+  } else {
+    std::make_shared<BasicHttpSession<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)),
+                                                          options, limits, handler)
+        ->Start();
   }
 }
 

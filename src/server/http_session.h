@@ -18,6 +18,10 @@
 // for a stream, or — when nothing of the response is out yet, on HTTP/1.1 — an interim
 // `100 Continue`, which a client must accept before the final response. A half-closed client
 // reads it and gets its whole response; a closed one resets, and the request is aborted.
+//
+// Over TLS (HttpOptions::tls) the same, but TLS records cannot be peeked at: the watch reads
+// through the TLS layer (a pipelined request's bytes are kept for the next exchange), and a
+// close_notify or a TCP close without one counts as the client's EOF.
 #pragma once
 
 #include <deque>
@@ -40,6 +44,7 @@ namespace asio = boost::asio;
 
 using HttpRequest = http::request<http::string_body>;
 class HttpSession;
+class TlsContext;
 
 // How one request is answered. Handlers keep it (a shared pointer) until they have answered;
 // every call must run on the session's strand (see Post).
@@ -53,8 +58,12 @@ class ResponseWriter {
   void StartEventStream();
   // Writes one `data: <data>\n\n` event.
   void SendEvent(std::string_view data);
-  // Ends the event stream; ends the exchange.
+  // Ends the event stream (or any chunked stream); ends the exchange.
   void EndEventStream();
+  // A chunked 200 response of another type (/generate's JSON lines), written as it comes.
+  void StartStream(std::string_view content_type);
+  // Writes `data` as it is (one chunk; nothing when empty, which would end the stream).
+  void SendChunk(std::string_view data);
 
   bool started() const { return started_; }
   bool disconnected() const;
@@ -82,6 +91,7 @@ struct HttpOptions {
   // Request bodies all connections may buffer together (at least max_body_bytes); a request
   // that would go over gets 503.
   size_t max_buffered_body_bytes = size_t{256} << 20;
+  std::shared_ptr<TlsContext> tls;  // set: HTTPS only (tls_context.h)
 };
 
 // Refuses a connection none of whose requests was read (over --max-connections, or with the
@@ -89,62 +99,39 @@ struct HttpOptions {
 // once. It never waits on the client, so a burst of refused connections holds no descriptors.
 void RefuseConnection(asio::ip::tcp::socket& socket);
 
+// Serves one accepted connection: over TLS when options.tls is set (the handshake first, within
+// idle_timeout), else plain HTTP. Takes a connection slot first; without one, a plain connection
+// is refused (RefuseConnection) and a TLS one closed at once (no answer can reach a client that
+// has not finished its handshake, and waiting for one would hold the descriptor).
+void StartHttpSession(asio::ip::tcp::socket socket, const HttpOptions& options,
+                      ConnectionLimits& limits, const RequestHandler& handler);
+
+// What ResponseWriter needs of a connection; BasicHttpSession<Stream> (http_session.cc) is the
+// connection itself, over a plain TCP stream or a TLS one.
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(asio::ip::tcp::socket socket, const HttpOptions& options, ConnectionLimits& limits,
-              const RequestHandler& handler);
-  // Takes a connection slot and starts reading requests; without a free slot, refuses the
-  // connection (RefuseConnection).
-  void Start();
+  virtual ~HttpSession() = default;
 
- private:
+ protected:
   friend class ResponseWriter;
 
-  void ReadRequest();
-  void OnHeader(beast::error_code error);
-  void ReadBody();
-  void OnRequest();
-  // Raises the request's claim on the shared body budget to `amount`; false after answering 503
-  // when the budget has no room.
-  bool ClaimBodyBytes(size_t amount);
-  void OnReadError(beast::error_code error);
-  // Answers with `error` (its JSON shape) and closes, reading no more of the request.
-  void Reject(const ApiError& error, std::string_view extra_headers = "");
-  void Write(std::string bytes);
-  void WriteNext();
-  void EndExchange();
-  void WatchForDisconnect(uint64_t exchange);
-  // The client sent EOF during `exchange`: probes it, then waits for a reset.
-  void OnClientEof(uint64_t exchange);
-  void Close();
-  // Closes after the response is out: stops sending, then reads and drops what the client is
-  // still sending (up to a few seconds) so it can read the response before the socket goes.
-  void LingeringClose();
+  HttpSession(const HttpOptions& options, const RequestHandler& handler)
+      : options_(options), handler_(handler) {}
+
+  virtual void Write(std::string bytes) = 0;
+  virtual void EndExchange() = 0;
+  // Runs `fn` on the connection's strand.
+  virtual void Post(std::function<void()> fn) = 0;
   // The status line and headers every response carries.
   std::string Head(http::status status, std::string_view content_type) const;
 
-  beast::tcp_stream stream_;
   const HttpOptions& options_;
   const RequestHandler& handler_;
-  SharedBudget::Claim connection_slot_;
-  // The request body's bytes, from its header until its exchange ends (the router may keep
-  // copies of the body as long as it answers).
-  SharedBudget::Claim body_bytes_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = false;   // false once the client half-closed
   bool head_only_ = false;    // a HEAD request: the response has no body
   std::string cors_headers_;  // CORS header lines of this request's response
-  bool in_exchange_ = false;
-  bool may_send_interim_ = false;  // an HTTP/1.1 exchange with nothing of its response written
-  uint64_t exchange_count_ = 0;    // tells a stale disconnect watch from the current one
   bool disconnected_ = false;
   std::function<void()> on_disconnect_;
-  std::deque<std::string> pending_writes_;
-  bool writing_ = false;
-  bool close_after_writes_ = false;
-  bool linger_on_close_ = false;  // the request was not read to its end (Reject)
-  bool read_after_writes_ = false;
 };
 
 }  // namespace vllm::server

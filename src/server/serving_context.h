@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "server/metrics.h"
+#include "server/openai/responses/store.h"
 #include "server/openai/structured_outputs_request.h"
 #include "server/request_limits.h"
+#include "server/request_log.h"
 #include "server/request_workers.h"
 #include "vllm/async_llm.h"
 
@@ -45,7 +47,11 @@ struct ServingContext {
   std::string tool_call_parser;  // --tool-call-parser with --enable-auto-tool-choice; or empty
   std::string reasoning_parser;  // --reasoning-parser; or empty
   StructuredOutputsConfig structured_outputs_config;  // --structured-outputs-config
+  // --response-role: the role of chat replies to requests with add_generation_prompt.
+  std::string response_role = "assistant";
+  RequestLogOptions request_log;  // --enable-log-requests, --max-log-len
   ActiveRequests active_requests;
+  ResponseStore responses;  // /v1/responses' stored responses
   // Set once a shutdown began: new generation requests get 503.
   std::atomic<bool> shutting_down{false};
 

@@ -57,8 +57,9 @@ export async function runningAfterSettling() {
 
 // A server of a test's own (flags the shared one must not have: connection limits, shutdown...).
 // Resolves {port, process, output()} once /health answers; the caller stops it (stopServer).
-// modelPath null: no model argument (serve's default model).
-export async function startServer(extraArgs = [], { env = {}, modelPath } = {}) {
+// modelPath null: no model argument (serve's default model). `healthy(port)` tells a started
+// server (default: GET /health over plain HTTP answers 200).
+export async function startServer(extraArgs = [], { env = {}, modelPath, healthy } = {}) {
   const { spawn } = await import('node:child_process');
   const net = await import('node:net');
   const freePort = await new Promise((resolve) => {
@@ -81,8 +82,8 @@ export async function startServer(extraArgs = [], { env = {}, modelPath } = {}) 
   for (let i = 0; i < 100; i++) {
     if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
     try {
-      const response = await fetch(`http://127.0.0.1:${freePort}/health`);
-      if (response.ok) return { port: freePort, process: child, exited, output: () => output };
+      const ok = healthy ? await healthy(freePort) : (await fetch(`http://127.0.0.1:${freePort}/health`)).ok;
+      if (ok) return { port: freePort, process: child, exited, output: () => output };
     } catch {}
     await sleep(100);
   }

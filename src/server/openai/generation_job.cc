@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/logging.h"
+#include "server/request_log.h"
 #include "server/worker_reply.h"
 
 namespace vllm::server {
@@ -27,6 +28,8 @@ void MergeDelta(const RequestOutput& delta, RequestOutput* merged, bool with_con
   merged->finished = delta.finished;
   merged->num_cached_tokens = delta.num_cached_tokens;
   if (delta.queue_seconds) merged->queue_seconds = delta.queue_seconds;
+  if (delta.prefill_seconds) merged->prefill_seconds = delta.prefill_seconds;
+  if (delta.decode_seconds) merged->decode_seconds = delta.decode_seconds;
   if (delta.prompt_logprobs && with_contents) merged->prompt_logprobs = delta.prompt_logprobs;
   for (const CompletionOutput& part : delta.outputs) {
     // A delta holds only the sequences with news: sequence i may come without those before it.
@@ -75,6 +78,10 @@ void GenerationJob::Start() {
     });
   });
   for (size_t i = 0; i < prompts_.size(); ++i) {
+    if (context_.request_log.enabled) {
+      VLLM_LOG(kInfo) << RequestLogLine(EngineRequestId(i), prompts_[i].text, prompts_[i].token_ids,
+                                        prompts_[i].params, context_.request_log.max_log_len);
+    }
     if (request_.use_beam_search) {
       StartBeamSearch(i);
       continue;
@@ -100,6 +107,10 @@ void GenerationJob::Account(PromptProgress& progress, const RequestOutput& delta
   int64_t num_new_tokens = 0;
   for (const CompletionOutput& part : delta.outputs) {
     num_new_tokens += static_cast<int64_t>(part.token_ids.size());
+    if (progress.num_generated_by_sequence.size() <= static_cast<size_t>(part.index)) {
+      progress.num_generated_by_sequence.resize(part.index + 1);
+    }
+    progress.num_generated_by_sequence[part.index] += static_cast<int64_t>(part.token_ids.size());
   }
   const auto now = std::chrono::steady_clock::now();
   if (num_new_tokens > 0) {
@@ -124,6 +135,15 @@ void GenerationJob::Account(PromptProgress& progress, const RequestOutput& delta
     for (const CompletionOutput& whole : progress.merged.outputs) {
       record.finish_reasons.push_back(whole.finish_reason);
     }
+    const SamplingParams& params = prompts_[&progress - progress_.data()].params;
+    record.n = params.n;
+    record.max_tokens =
+        params.max_tokens.value_or(context_.engine.max_model_len() - record.num_prompt_tokens);
+    for (int64_t count : progress.num_generated_by_sequence) {
+      record.max_num_generation_tokens = std::max(record.max_num_generation_tokens, count);
+    }
+    record.prefill_seconds = progress.merged.prefill_seconds.value_or(0.0);
+    record.decode_seconds = progress.merged.decode_seconds.value_or(0.0);
     context_.metrics.FinishRequest(record);
   }
 }

@@ -51,7 +51,8 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   virtual Json BuildResponse(const std::vector<RequestOutput>& outputs, Json usage) const = 0;
 
   // Answers with an error: an HTTP error before streaming began, an error event after.
-  void SendError(const ApiError& error);
+  // Subclasses that keep the outcome elsewhere (the response store) record it, then call this.
+  virtual void SendError(const ApiError& error);
   // Ends an event stream: `final_chunk` (a chunk with no choices) with the usage when the request
   // asked for it, then data: [DONE].
   void EndStream(Json final_chunk);
@@ -75,6 +76,7 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
     bool ended = false;
     std::chrono::steady_clock::time_point last_token_at;
     int64_t num_generated = 0;
+    std::vector<int64_t> num_generated_by_sequence;  // [n]
     // use_beam_search only: the search, and its current step's requests, one per live beam.
     std::unique_ptr<BeamSearch> beams;
     int num_beam_steps = 0;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "server/http_session.h"
 #include "server/openai/api_error.h"
@@ -23,6 +24,7 @@ std::optional<ApiError> PreparePrompt(const ServingContext& context,
 // What a route's worker needs of the HTTP request besides its body.
 struct RequestMeta {
   std::optional<std::string> request_id_header;  // X-Request-Id
+  std::vector<std::string> path_params;          // the route path's {…} segments, in order
 };
 
 // The 400 for a request that would start more than limits.max_sequences sequences.

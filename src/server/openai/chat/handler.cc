@@ -12,8 +12,6 @@
 namespace vllm::server {
 namespace {
 
-constexpr char kAssistant[] = "assistant";
-
 class ChatJob : public GenerationJob {
  public:
   ChatJob(ServingContext& context, std::shared_ptr<ResponseWriter> writer, std::string id,
@@ -27,9 +25,15 @@ class ChatJob : public GenerationJob {
   }
 
  private:
-  // What echo puts before the reply: the last message, when it is the assistant's.
+  // The reply's role, as vLLM's get_chat_request_role: --response-role after a generation
+  // prompt, else (the reply continues the last message) that message's role.
+  const std::string& Role() const {
+    return chat_.add_generation_prompt ? context_.response_role : chat_.last_message_role;
+  }
+
+  // What echo puts before the reply: the last message, when it has the reply's role.
   std::string EchoText() const {
-    return request_.echo && chat_.last_message_role == kAssistant ? chat_.last_message_content : "";
+    return request_.echo && chat_.last_message_role == Role() ? chat_.last_message_content : "";
   }
 
   Json Chunk(Json choices) const {
@@ -53,7 +57,7 @@ class ChatJob : public GenerationJob {
     writer_->StartEventStream();
     for (int i = 0; i < request_.params.n; ++i) {
       SendEvent(Chunk(Json::array({{{"index", i},
-                                    {"delta", {{"role", kAssistant}, {"content", ""}}},
+                                    {"delta", {{"role", Role()}, {"content", ""}}},
                                     {"logprobs", nullptr},
                                     {"finish_reason", nullptr}}})));
       if (!EchoText().empty()) {
@@ -101,7 +105,7 @@ class ChatJob : public GenerationJob {
       choices.push_back(
           {{"index", completion.index},
            {"message",
-            {{"role", kAssistant},
+            {{"role", Role()},
              {"content", std::move(message.content)},
              {"refusal", nullptr},
              {"annotations", nullptr},
@@ -173,28 +177,34 @@ void ConstrainAfterReasoning(const ChatOutputConfig& config, const std::string& 
 
 }  // namespace
 
+std::optional<ApiError> PrepareChatRequest(ServingContext& context, const Json& body,
+                                           PreparedChat* chat) {
+  GenerationRequest& request = chat->request;
+  request.params = context.engine.default_sampling_params();
+  request.max_logprobs = context.limits.max_logprobs;
+  if (auto error = ParseGenerationRequest(body, Endpoint::kChat, &request)) return error;
+  if (auto error = MakeOutputConfig(context, body, &request, &chat->output_config)) return error;
+  ApplyStructuredOutputsConfig(context.structured_outputs_config, &request.params);
+  if (auto error = CheckModelAndTokenIds(context, request)) return error;
+  if (auto error = CheckSequenceCount(context, 1, request.params.n)) return error;
+  if (auto error = RenderChatPrompt(context.engine.tokenizer(), context.chat_template,
+                                    context.limits, body, &chat->prompt)) {
+    return error;
+  }
+  ConstrainAfterReasoning(chat->output_config, chat->prompt.text, &request);
+  chat->inputs.resize(1);
+  return PreparePrompt(context, request, chat->prompt.text, &chat->inputs[0]);
+}
+
 void HandleChatCompletions(ServingContext& context, const RequestMeta& meta,
                            const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
-  auto fail = [&](const ApiError& error) { PostError(writer, error); };
-  GenerationRequest request;
-  request.params = context.engine.default_sampling_params();
-  if (auto error = ParseGenerationRequest(body, Endpoint::kChat, &request)) return fail(*error);
-  ChatOutputConfig output_config;
-  if (auto error = MakeOutputConfig(context, body, &request, &output_config)) return fail(*error);
-  ApplyStructuredOutputsConfig(context.structured_outputs_config, &request.params);
-  if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
-  if (auto error = CheckSequenceCount(context, 1, request.params.n)) return fail(*error);
-  ChatPrompt chat;
-  if (auto error = RenderChatPrompt(context.engine.tokenizer(), context.chat_template,
-                                    context.limits, body, &chat))
-    return fail(*error);
-  ConstrainAfterReasoning(output_config, chat.text, &request);
-  std::vector<PromptInputs> inputs(1);
-  if (auto error = PreparePrompt(context, request, chat.text, &inputs[0])) return fail(*error);
+  PreparedChat chat;
+  if (auto error = PrepareChatRequest(context, body, &chat)) return PostError(writer, *error);
+  GenerationRequest& request = chat.request;
   std::string id = MakeResponseId(meta, request, "chatcmpl");
-  auto job =
-      std::make_shared<ChatJob>(context, writer, std::move(id), std::move(request),
-                                std::move(inputs), std::move(chat), std::move(output_config));
+  auto job = std::make_shared<ChatJob>(context, writer, std::move(id), std::move(request),
+                                       std::move(chat.inputs), std::move(chat.prompt),
+                                       std::move(chat.output_config));
   writer->Post([job] { job->Start(); });
 }
 

@@ -14,6 +14,7 @@ std::optional<ApiError> RenderChatPrompt(const Tokenizer& tokenizer,
   ChatMessages chat;
   if (auto error = ParseChatMessages(body, limits.max_prompt_bytes, &chat)) return error;
   prompt->last_message_role = chat.last_message_role;
+  prompt->add_generation_prompt = chat.add_generation_prompt;
   prompt->last_message_content = chat.last_message_content;
   std::string source = server_template;
   std::optional<std::string> request_template;

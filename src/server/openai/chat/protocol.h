@@ -13,8 +13,9 @@
 namespace vllm::server {
 
 struct ChatPrompt {
-  std::string text;               // the rendered prompt
-  std::string last_message_role;  // for echo
+  std::string text;                   // the rendered prompt
+  std::string last_message_role;      // for echo
+  bool add_generation_prompt = true;  // the reply's role: --response-role, else the last message's
   std::string last_message_content;
 };
 
