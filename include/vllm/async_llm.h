@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "vllm/engine_args.h"
+#include "vllm/iteration_tokens_stats.h"
 #include "vllm/outputs.h"
 #include "vllm/pooling_params.h"
 #include "vllm/request_options.h"
@@ -36,6 +37,7 @@ struct EngineStatsSnapshot {
   int64_t prefix_cache_queries = 0;  // tokens looked up in the prefix cache
   int64_t prefix_cache_hits = 0;     // tokens found there
   SpecDecodingStats spec_decoding;   // all zero without --speculative-config
+  IterationTokensStats iteration_tokens;
 };
 
 // The outputs of one request, produced by the engine thread and consumed by one reader.

@@ -43,6 +43,10 @@ struct RequestOutput {
   // Seconds the request waited before it was first scheduled (its first sequence's); nullopt
   // until then.
   std::optional<double> queue_seconds;
+  // In the final output of a request that produced tokens (vLLM's PREFILL and DECODE phases, as
+  // the engine saw its steps): first scheduled → first token, first token → last token.
+  std::optional<double> prefill_seconds;
+  std::optional<double> decode_seconds;
 };
 
 // vLLM's PoolingRequestOutput and its task-specific forms: what a pooling request produced (it

@@ -143,7 +143,7 @@ struct AsyncLLM::Impl {
     std::lock_guard<std::mutex> lock(stats_mutex);
     stats = {current.num_running,       current.num_waiting,     current.kv_cache_usage,
              current.num_free_blocks,   current.num_preemptions, current.prefix_cache_queries,
-             current.prefix_cache_hits, current.spec_decoding};
+             current.prefix_cache_hits, current.spec_decoding, current.iteration_tokens};
   }
 
   // Runs `fn` on the engine thread and waits for its result.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/logging.h"
+#include "engine/engine_args_check.h"
 #include "engine/kv_cache_sizing.h"
 #include "engine/pooling_tasks.h"
 #include "engine/speculative_config.h"
@@ -73,10 +74,10 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                  "'"};
   }
   const ModelConfig& model_config = model.config();
-  if (core->config_.max_model_len <= 0) {
-    core->config_.max_model_len =
-        model_config.max_position_embeddings - model_config.position_offset;
-  }
+  const int64_t derived_max_model_len =
+      model_config.max_position_embeddings - model_config.position_offset;
+  VLLM_RETURN_IF_ERROR(CheckMaxModelLen(core->config_.max_model_len, derived_max_model_len));
+  if (core->config_.max_model_len <= 0) core->config_.max_model_len = derived_max_model_len;
   auto is_pooling = UsesPoolingRunner(args, model_config);
   if (!is_pooling) return Error{is_pooling.error()};
   core->is_pooling_ = *is_pooling;
@@ -181,6 +182,10 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
 }
 
 Status EngineCore::AddRequest(EngineCoreRequest core_request) {
+  if (is_sleeping()) {
+    return Error{"the engine is sleeping (its KV cache is freed): call wake_up() before adding "
+                 "requests"};
+  }
   // params were validated once, at the edge (LLMEngine::AddRequest), not again per child here.
   VLLM_RETURN_IF_ERROR(
       CheckLogprobsLimit(core_request.params, config_.max_logprobs, model_.config().vocab_size));
@@ -236,6 +241,7 @@ Expected<std::vector<EngineCoreOutput>> EngineCore::Step() {
   SchedulerOutput schedule = scheduler_->Schedule();
   for (const std::string& id : schedule.preempted_request_ids) runner_->PreemptRequest(id);
   last_num_scheduled_tokens_ = schedule.total_num_scheduled_tokens;
+  if (last_num_scheduled_tokens_ > 0) iteration_tokens_stats_.Observe(last_num_scheduled_tokens_);
   peak_kv_blocks_in_use_ =
       std::max<int64_t>(peak_kv_blocks_in_use_, kv_cache_->num_blocks_in_use());
   if (schedule.scheduled.empty()) return std::vector<EngineCoreOutput>();
@@ -313,7 +319,8 @@ EngineStats EngineCore::stats() const {
           last_num_scheduled_tokens_,
           spec_decoding_stats_,
           peak_kv_blocks_in_use_,
-          kv_bytes_per_block_};
+          kv_bytes_per_block_,
+          iteration_tokens_stats_};
 }
 
 }  // namespace vllm

@@ -77,6 +77,14 @@ class EngineCore {
   // Whether this core runs pooling requests (--runner) instead of generation.
   bool is_pooling() const { return is_pooling_; }
 
+  // vLLM's sleep mode (sleep_mode.cc): with no request unfinished, frees the KV cache storage
+  // (its prefix cache is forgotten); WakeUp maps it again. While asleep, requests are refused.
+  Status Sleep();
+  Status WakeUp();
+  bool is_sleeping() const { return !runner_->has_kv_cache(); }
+  // Forgets every cached prefix block; false (nothing done) while some request holds blocks.
+  bool ResetPrefixCache() { return kv_cache_->ResetPrefixCache(); }
+
  private:
   EngineCore(Model& model, const EngineArgs& args) : model_(model), config_(args) {}
   // Drops what the core and the runner keep of a finished request.
@@ -99,6 +107,7 @@ class EngineCore {
   int64_t peak_kv_blocks_in_use_ = 0;
   int64_t kv_bytes_per_block_ = 0;
   SpecDecodingStats spec_decoding_stats_;
+  IterationTokensStats iteration_tokens_stats_;
   bool is_pooling_ = false;
   std::map<std::string, PoolingSpec> pooling_specs_;  // by request id, while unfinished
 };

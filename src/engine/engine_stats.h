@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "vllm/iteration_tokens_stats.h"
 #include "vllm/spec_decoding_stats.h"
 
 namespace vllm {
@@ -23,6 +24,7 @@ struct EngineStats {
   // KV memory the load needed is their product.
   int64_t peak_kv_blocks_in_use = 0;
   int64_t kv_bytes_per_block = 0;
+  IterationTokensStats iteration_tokens;  // the steps that scheduled tokens
 };
 
 }  // namespace vllm

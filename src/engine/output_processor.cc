@@ -10,6 +10,7 @@ void OutputProcessor::AddRequest(const std::string& request_id, const std::strin
                                  const SamplingParams& params,
                                  const std::vector<std::string>& child_ids) {
   RequestState state;
+  state.added_at = std::chrono::steady_clock::now();
   state.prompt = prompt;
   state.prompt_token_ids = prompt_token_ids;
   state.params = params;
@@ -65,6 +66,7 @@ bool OutputProcessor::AppendText(const SamplingParams& params, const std::string
 std::vector<RequestOutput> OutputProcessor::Process(const std::vector<EngineCoreOutput>& outputs,
                                                     std::vector<std::string>* stopped_child_ids) {
   std::vector<std::string> touched;
+  const auto now = std::chrono::steady_clock::now();  // when this step's tokens came
   for (const EngineCoreOutput& core_output : outputs) {
     auto link = child_to_parent_.find(core_output.request_id);
     if (link == child_to_parent_.end()) continue;
@@ -74,6 +76,10 @@ std::vector<RequestOutput> OutputProcessor::Process(const std::vector<EngineCore
     state.num_cached_tokens = std::max(state.num_cached_tokens, core_output.num_cached_tokens);
     if (core_output.queue_seconds && !state.queue_seconds) {
       state.queue_seconds = core_output.queue_seconds;
+    }
+    if (!core_output.new_token_ids.empty()) {
+      if (!state.first_token_at) state.first_token_at = now;
+      state.last_token_at = now;
     }
     if (index == 0 && state.prompt_logprobs) {
       for (const TokenLogprobs& logprobs : core_output.new_prompt_logprobs) {
@@ -139,6 +145,15 @@ RequestOutput OutputProcessor::MakeOutput(const std::string& request_id, Request
   output.finished = finished;
   output.num_cached_tokens = state.num_cached_tokens;
   output.queue_seconds = state.queue_seconds;
+  if (finished && state.first_token_at) {
+    const auto first_scheduled_at =
+        state.added_at + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(state.queue_seconds.value_or(0.0)));
+    output.prefill_seconds = std::max(
+        0.0, std::chrono::duration<double>(*state.first_token_at - first_scheduled_at).count());
+    output.decode_seconds =
+        std::chrono::duration<double>(state.last_token_at - *state.first_token_at).count();
+  }
   const bool prompt_logprobs_complete =
       state.prompt_logprobs && state.prompt_logprobs->size() == state.prompt_token_ids.size();
   if (prompt_logprobs_complete && (!delta || !state.prompt_logprobs_sent)) {

@@ -3,6 +3,7 @@
 // cumulative / delta / final-only output kinds. Requests with n > 1 gather their n sequences.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,6 +54,10 @@ class OutputProcessor {
     std::vector<Sequence> sequences;
     int64_t num_cached_tokens = 0;
     std::optional<double> queue_seconds;
+    // When it was added, and when its steps produced the first and the latest token.
+    std::chrono::steady_clock::time_point added_at;
+    std::optional<std::chrono::steady_clock::time_point> first_token_at;
+    std::chrono::steady_clock::time_point last_token_at;
     // [num_prompt_tokens] once complete; the first position has none (vLLM's None).
     std::optional<std::vector<std::optional<PositionLogprobs>>> prompt_logprobs;
     bool prompt_logprobs_sent = false;  // delta mode sends them once

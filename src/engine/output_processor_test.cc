@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "engine/llm_engine.h"
 #include "engine/test_engine_args.h"
 
@@ -108,6 +111,26 @@ TEST_F(OutputProcessorTest, CumulativeAndFinalOnlyOutputsHoldEveryPosition) {
     ASSERT_EQ(whole.logprobs->size(), static_cast<size_t>(kNumSteps));
     EXPECT_EQ(whole.logprobs->back().count(10 + kNumSteps), 1u);
   }
+}
+
+// The final output times the request's phases by its steps (vLLM's prefill and decode times):
+// the first token came 20 ms after it was scheduled, the last 30 ms after the first.
+TEST_F(OutputProcessorTest, FinalOutputTimesPrefillAndDecode) {
+  OutputProcessor processor(engine_->tokenizer());
+  processor.AddRequest("r", "p", {1, 2}, SamplingParams(), {"r"});
+  std::vector<std::string> stopped;
+  EngineCoreOutput first = Step("r", 11);
+  first.queue_seconds = 0.0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto outputs = processor.Process({first}, &stopped);
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_FALSE(outputs[0].prefill_seconds.has_value());  // not finished yet
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  outputs = processor.Process({Step("r", 12, RequestStatus::kFinishedLengthCapped)}, &stopped);
+  ASSERT_EQ(outputs.size(), 1u);
+  ASSERT_TRUE(outputs[0].prefill_seconds.has_value());
+  EXPECT_GE(*outputs[0].prefill_seconds, 0.020);
+  EXPECT_GE(*outputs[0].decode_seconds, 0.030);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <stdexcept>
+#include <tuple>
+#include <variant>
 
 #include "python/bindings.h"
 #include "tokenizer/tokenizer.h"
@@ -41,6 +43,18 @@ class PythonCallback {
   PythonCallback(const PythonCallback&) = delete;
   PythonCallback& operator=(const PythonCallback&) = delete;
 
+  // `make_args` builds the call's arguments once the GIL is held.
+  template <typename MakeArgs>
+  void CallWith(MakeArgs make_args) {
+    if (PythonIsGone()) return;
+    py::gil_scoped_acquire gil;
+    try {
+      std::apply(callback_, make_args());
+    } catch (py::error_already_set& error) {
+      error.discard_as_unraisable("vllm_cpp stream callback");
+    }
+  }
+
   void operator()() {
     if (PythonIsGone()) return;
     py::gil_scoped_acquire gil;
@@ -74,6 +88,34 @@ class AsyncEngine {
 
   void Abort(const std::string& request_id) { Running().Abort(request_id); }
 
+  // A pooling request ("encode", "embed", "classify") without waiting: `on_done` gets
+  // ((request_id, prompt_token_ids, values), "", False) once it finishes, or (None, error,
+  // rejected) when the engine refused or failed it.
+  void SubmitPooling(const std::string& request_id,
+                     const std::variant<std::string, std::vector<int32_t>>& prompt,
+                     const std::string& task, const PoolingParams& params, py::function on_done) {
+    auto callback = std::make_shared<PythonCallback>(std::move(on_done));
+    AsyncLLM::PoolingInput input;
+    if (const auto* text = std::get_if<std::string>(&prompt)) {
+      input = *text;
+    } else {
+      input = std::get<std::vector<int32_t>>(prompt);
+    }
+    py::gil_scoped_release release;
+    Running().SubmitPooling(
+        request_id, std::move(input), task, params,
+        [callback](const PoolingRequestOutput* output, const std::string& error, bool rejected) {
+          callback->CallWith([&] {
+            py::object row = py::none();
+            if (output != nullptr) {
+              row = py::make_tuple(output->request_id, output->prompt_token_ids,
+                                   output->outputs.data);
+            }
+            return std::make_tuple(row, error, rejected);
+          });
+        });
+  }
+
   // Stops the engine thread; unfinished streams end with an error. Idempotent.
   void Shutdown() {
     py::gil_scoped_release release;
@@ -105,6 +147,8 @@ void BindAsyncEngine(py::module_& module) {
       .def("submit", &AsyncEngine::Submit, py::arg("request_id"), py::arg("prompt"),
            py::arg("params"), py::arg("priority"), py::arg("on_output"))
       .def("abort", &AsyncEngine::Abort, py::arg("request_id"))
+      .def("submit_pooling", &AsyncEngine::SubmitPooling, py::arg("request_id"), py::arg("prompt"),
+           py::arg("task"), py::arg("params"), py::arg("on_done"))
       .def("shutdown", &AsyncEngine::Shutdown)
       .def_property_readonly("is_running", &AsyncEngine::is_running);
   DefModelProperties(async_engine,

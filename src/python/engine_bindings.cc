@@ -123,6 +123,61 @@ class Engine {
     return engine_->HasUnfinishedRequests();
   }
 
+  // vLLM's sleep mode: RuntimeError when the engine refuses (unfinished requests, a bad level).
+  void Sleep(int level) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (Status status = engine_->Sleep(level); !status.ok()) {
+      throw std::invalid_argument(status.message());
+    }
+  }
+  void WakeUp(const std::vector<std::string>& tags) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (Status status = engine_->WakeUp(tags); !status.ok()) {
+      throw std::invalid_argument(status.message());
+    }
+  }
+  bool IsSleeping() {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return engine_->is_sleeping();
+  }
+  bool ResetPrefixCache() {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return engine_->ResetPrefixCache();
+  }
+
+  // The engine's counters as a dict (LLM.get_metrics turns them into vLLM's Metric objects).
+  py::dict Stats() {
+    EngineStats stats;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats = engine_->stats();
+    }
+    py::dict result;
+    result["num_running"] = stats.num_running;
+    result["num_waiting"] = stats.num_waiting;
+    result["kv_cache_usage"] = stats.kv_cache_usage;
+    result["num_preemptions"] = stats.num_preemptions;
+    result["prefix_cache_queries"] = stats.prefix_cache_queries;
+    result["prefix_cache_hits"] = stats.prefix_cache_hits;
+    result["spec_decode_num_drafts"] = stats.spec_decoding.num_drafts;
+    result["spec_decode_num_draft_tokens"] = stats.spec_decoding.num_draft_tokens;
+    result["spec_decode_num_accepted_tokens"] = stats.spec_decoding.num_accepted_tokens;
+    result["spec_decode_num_accepted_tokens_per_pos"] =
+        stats.spec_decoding.num_accepted_tokens_per_pos;
+    const IterationTokensStats& iterations = stats.iteration_tokens;
+    result["iteration_tokens_upper_bounds"] = std::vector<int64_t>(
+        IterationTokensStats::kUpperBounds.begin(), IterationTokensStats::kUpperBounds.end());
+    result["iteration_tokens_steps_by_bucket"] = std::vector<int64_t>(
+        iterations.num_steps_by_bucket.begin(), iterations.num_steps_by_bucket.end());
+    result["iteration_tokens_sum"] = iterations.num_tokens;
+    return result;
+  }
+
   // Immutable after Create: read without the mutex.
   const LLMEngine& engine() const { return *engine_; }
 
@@ -144,7 +199,12 @@ void BindEngine(py::module_& module) {
       .def("beam_search", &Engine::BeamSearch, py::arg("prompts"), py::arg("params"))
       .def("pool", &Engine::Pool, py::arg("task"), py::arg("prompts"), py::arg("params"))
       .def("score", &Engine::Score, py::arg("text_1"), py::arg("text_2"), py::arg("params"))
-      .def("has_unfinished_requests", &Engine::HasUnfinishedRequests);
+      .def("has_unfinished_requests", &Engine::HasUnfinishedRequests)
+      .def("sleep", &Engine::Sleep, py::arg("level"))
+      .def("wake_up", &Engine::WakeUp, py::arg("tags"))
+      .def_property_readonly("is_sleeping", &Engine::IsSleeping)
+      .def("reset_prefix_cache", &Engine::ResetPrefixCache)
+      .def("stats", &Engine::Stats);
   DefModelProperties(engine, [](const Engine& self) -> const LLMEngine& { return self.engine(); });
 }
 

@@ -74,6 +74,10 @@ class DraftModelProposer {
   // The request's draft KV is gone (finished, or preempted: its blocks were freed).
   void RemoveRequest(std::string_view request_id);
 
+  // Sleep mode (ModelRunner::ReleaseKvCache): frees the draft's KV storage; Restore maps it again.
+  void ReleaseKvCache();
+  Status RestoreKvCache();
+
  private:
   struct RequestState {
     int64_t num_valid = 0;            // leading positions whose draft KV this proposer wrote
@@ -86,6 +90,7 @@ class DraftModelProposer {
 
   Options options_;
   std::unique_ptr<KvStorage> kv_;
+  KvStorage::Options released_kv_options_;  // kv_'s, while ReleaseKvCache has freed it
   int64_t kv_group_;  // the target's KV cache group whose block tables address kv_
   Sampler greedy_;
   ForwardBatch batch_;

@@ -116,6 +116,13 @@ class ModelRunner {
   Expected<ModelRunnerOutput> ExecutePooling(std::span<const ScheduledSequence> sequences,
                                              std::span<const PoolingSpec* const> specs);
 
+  // vLLM's sleep mode (model_runner_sleep.cc): frees the KV cache storage, the draft model's
+  // too, while no request is under way; RestoreKvCache maps it again, all blocks empty. Nothing
+  // may execute in between.
+  void ReleaseKvCache();
+  Status RestoreKvCache();
+  bool has_kv_cache() const { return kv_ != nullptr; }
+
  private:
   ModelRunner(Model& model, std::unique_ptr<KvStorage> kv, ThreadPool* pool)
       : model_(model), kv_(std::move(kv)), pool_(pool) {}
@@ -130,7 +137,8 @@ class ModelRunner {
 
   Model& model_;
   std::unique_ptr<KvStorage> kv_;
-  ThreadPool* pool_;  // may be null
+  KvStorage::Options released_kv_options_;  // kv_'s, while ReleaseKvCache has freed it
+  ThreadPool* pool_;                        // may be null
   std::optional<NgramProposer> ngram_proposer_;
   std::unique_ptr<DraftModelProposer> draft_model_proposer_;
   ForwardBatch batch_;

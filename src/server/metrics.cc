@@ -16,8 +16,20 @@ const std::vector<double> kTokenLatencyBuckets = {0.01, 0.025, 0.05, 0.075, 0.1,
 const std::vector<double> kRequestSecondsBuckets = {
     0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
     30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
-const std::vector<double> kTokenCountBuckets = {1,   2,    5,    10,   20,    50,    100,   200,
-                                                500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
+const std::vector<double> kRequestParamsNBuckets = {1, 2, 5, 10, 20};
+
+// vLLM's build_1_2_5_buckets: 1, 2, 5, 10, 20, 50, ... up to `max_value`.
+std::vector<double> OneTwoFiveBuckets(int64_t max_value) {
+  std::vector<double> buckets;
+  for (int64_t power = 1; power <= max_value; power *= 10) {
+    for (int64_t mantissa : {1, 2, 5}) {
+      if (mantissa * power > max_value) return buckets;
+      buckets.push_back(static_cast<double>(mantissa * power));
+    }
+    if (power > max_value / 10) break;
+  }
+  return buckets;
+}
 
 // The shortest text that reads back as `value` (0.04, not 0.040000000000000001).
 std::string Number(double value) {
@@ -38,6 +50,15 @@ void Header(const char* name, const char* type, const char* help, std::string* o
 }
 
 }  // namespace
+
+Histogram::Histogram(std::vector<double> upper_bounds, const std::vector<uint64_t>& counts,
+                     double sum)
+    : upper_bounds_(std::move(upper_bounds)), counts_(upper_bounds_.size(), 0), sum_(sum) {
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (i < counts_.size()) counts_[i] = counts[i];
+    count_ += counts[i];
+  }
+}
 
 void Histogram::Observe(double value) {
   for (size_t i = 0; i < upper_bounds_.size(); ++i) {
@@ -62,14 +83,33 @@ void Histogram::Render(const std::string& name, const std::string& labels, std::
   *out += name + "_count{" + labels + "} " + std::to_string(count_) + "\n";
 }
 
-Metrics::Metrics(std::string model_name)
-    : labels_("model_name=\"" + model_name + "\""),
+std::vector<std::pair<std::string, std::string>> CacheConfigInfo(const EngineArgs& args,
+                                                                 int64_t num_kv_blocks) {
+  // Python's spelling of the values, as vLLM's str(value).
+  return {{"block_size", std::to_string(args.block_size)},
+          {"cache_dtype", args.kv_cache_dtype},
+          {"enable_prefix_caching", args.enable_prefix_caching ? "True" : "False"},
+          {"kv_cache_memory_bytes", std::to_string(args.kv_cache_memory_bytes)},
+          {"num_cpu_blocks", "None"},
+          {"num_gpu_blocks", std::to_string(num_kv_blocks)}};
+}
+
+Metrics::Metrics(std::string model_name, int64_t max_model_len)
+    : labels_("model_name=\"" + model_name + "\",engine=\"0\""),
       time_to_first_token_(kLatencyBuckets),
       inter_token_latency_(kTokenLatencyBuckets),
       e2e_latency_(kRequestSecondsBuckets),
       queue_time_(kRequestSecondsBuckets),
-      request_prompt_tokens_(kTokenCountBuckets),
-      request_generation_tokens_(kTokenCountBuckets),
+      request_prompt_tokens_(OneTwoFiveBuckets(max_model_len)),
+      request_generation_tokens_(OneTwoFiveBuckets(max_model_len)),
+      time_per_output_token_(kTokenLatencyBuckets),
+      request_time_per_output_token_(kTokenLatencyBuckets),
+      request_params_n_(kRequestParamsNBuckets),
+      request_params_max_tokens_(OneTwoFiveBuckets(max_model_len)),
+      request_max_num_generation_tokens_(OneTwoFiveBuckets(max_model_len)),
+      request_prefill_time_(kRequestSecondsBuckets),
+      request_decode_time_(kRequestSecondsBuckets),
+      request_inference_time_(kRequestSecondsBuckets),
       logged_at_seconds_(NowSeconds()),
       spec_decoding_logged_at_seconds_(logged_at_seconds_) {}
 
@@ -81,6 +121,12 @@ void Metrics::ObserveTimeToFirstToken(double seconds) {
 void Metrics::ObserveInterTokenLatency(double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
   inter_token_latency_.Observe(seconds);
+  time_per_output_token_.Observe(seconds);
+}
+
+void Metrics::SetCacheConfigInfo(std::vector<std::pair<std::string, std::string>> labels) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cache_config_info_ = std::move(labels);
 }
 
 void Metrics::AddTokens(int64_t num_prompt_tokens, int64_t num_generation_tokens) {
@@ -96,6 +142,17 @@ void Metrics::FinishRequest(const RequestRecord& record) {
   queue_time_.Observe(record.queue_seconds);
   request_prompt_tokens_.Observe(static_cast<double>(record.num_prompt_tokens));
   request_generation_tokens_.Observe(static_cast<double>(record.num_generation_tokens));
+  request_params_n_.Observe(record.n);
+  request_params_max_tokens_.Observe(static_cast<double>(record.max_tokens));
+  request_max_num_generation_tokens_.Observe(static_cast<double>(record.max_num_generation_tokens));
+  request_prefill_time_.Observe(record.prefill_seconds);
+  request_decode_time_.Observe(record.decode_seconds);
+  request_inference_time_.Observe(record.prefill_seconds + record.decode_seconds);
+  // vLLM observes the mean gap after the first token, for requests with more than one token.
+  if (record.num_generation_tokens > 1) {
+    request_time_per_output_token_.Observe(record.decode_seconds /
+                                           static_cast<double>(record.num_generation_tokens - 1));
+  }
 }
 
 std::string Metrics::Render(const EngineStatsSnapshot& stats) const {
@@ -140,13 +197,27 @@ std::string Metrics::Render(const EngineStatsSnapshot& stats) const {
            std::to_string(position) + "\"} " +
            std::to_string(spec.num_accepted_tokens_per_pos[position]) + "\n";
   }
+  // The draft tokens accepted over those verified; and vLLM 0.6's system efficiency: the tokens
+  // the drafting steps emitted (the accepted ones and one sampled after them) over the most they
+  // could have (every draft accepted).
+  const int64_t num_emitted_tokens = spec.num_accepted_tokens + spec.num_drafts;
+  gauge("vllm:spec_decode_draft_acceptance_rate", "Speculative token acceptance rate.",
+        spec.num_draft_tokens == 0 ? 0.0
+                                   : static_cast<double>(spec.num_accepted_tokens) /
+                                         static_cast<double>(spec.num_draft_tokens));
+  gauge("vllm:spec_decode_efficiency", "Speculative decoding system efficiency.",
+        spec.num_drafts == 0 ? 0.0
+                             : static_cast<double>(num_emitted_tokens) /
+                                   static_cast<double>(spec.num_draft_tokens + spec.num_drafts));
+  counter("vllm:spec_decode_num_emitted_tokens_total", "Number of emitted tokens.",
+          static_cast<double>(num_emitted_tokens));
   Header("vllm:request_success_total", "counter", "Count of successfully processed requests.",
          &out);
   for (const char* reason : {"stop", "length", "abort"}) {
     auto it = successes_by_reason_.find(reason);
     const int64_t count = it == successes_by_reason_.end() ? 0 : it->second;
-    out += "vllm:request_success_total{finished_reason=\"" + std::string(reason) + "\"," + labels_ +
-           "} " + std::to_string(count) + "\n";
+    out += "vllm:request_success_total{" + labels_ + ",finished_reason=\"" + std::string(reason) +
+           "\"} " + std::to_string(count) + "\n";
   }
   auto histogram = [&](const char* name, const char* help, const Histogram& value) {
     Header(name, "histogram", help, &out);
@@ -164,7 +235,64 @@ std::string Metrics::Render(const EngineStatsSnapshot& stats) const {
             request_prompt_tokens_);
   histogram("vllm:request_generation_tokens", "Number of generation tokens processed.",
             request_generation_tokens_);
+  RenderOlderNames(stats, &out);
   return out;
+}
+
+void Metrics::RenderOlderNames(const EngineStatsSnapshot& stats, std::string* out) const {
+  auto sample = [&](const char* name, const char* type, const char* help, double value) {
+    Header(name, type, help, out);
+    *out += std::string(name) + "{" + labels_ + "} " + Number(value) + "\n";
+  };
+  auto histogram = [&](const char* name, const char* help, const Histogram& value) {
+    Header(name, "histogram", help, out);
+    value.Render(name, labels_, out);
+  };
+  sample("vllm:gpu_cache_usage_perc", "gauge", "GPU KV-cache usage. 1 means 100 percent usage.",
+         stats.kv_cache_usage);
+  // vLLM 0.6's CPU cache is the swap space preempted requests moved to; there is none here (a
+  // preempted request is recomputed), so it and the swapped requests are 0.
+  sample("vllm:cpu_cache_usage_perc", "gauge", "CPU KV-cache usage. 1 means 100 percent usage.",
+         0.0);
+  sample("vllm:num_requests_swapped", "gauge", "Number of requests swapped to CPU.", 0.0);
+  sample("vllm:gpu_prefix_cache_queries_total", "counter",
+         "GPU prefix cache queries, in terms of number of queried tokens. DEPRECATED: Use "
+         "vllm:prefix_cache_queries instead.",
+         static_cast<double>(stats.prefix_cache_queries));
+  sample("vllm:gpu_prefix_cache_hits_total", "counter",
+         "GPU prefix cache hits, in terms of number of cached tokens. DEPRECATED: Use "
+         "vllm:prefix_cache_hits instead.",
+         static_cast<double>(stats.prefix_cache_hits));
+  if (!cache_config_info_.empty()) {
+    Header("vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig", out);
+    *out += "vllm:cache_config_info{";
+    for (const auto& [name, value] : cache_config_info_) *out += name + "=\"" + value + "\",";
+    *out += "engine=\"0\"} 1\n";
+  }
+  const IterationTokensStats& iterations = stats.iteration_tokens;
+  histogram(
+      "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
+      Histogram(
+          {IterationTokensStats::kUpperBounds.begin(), IterationTokensStats::kUpperBounds.end()},
+          {iterations.num_steps_by_bucket.begin(), iterations.num_steps_by_bucket.end()},
+          static_cast<double>(iterations.num_tokens)));
+  histogram("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.",
+            time_per_output_token_);
+  histogram("vllm:request_time_per_output_token_seconds",
+            "Histogram of time_per_output_token_seconds per request.",
+            request_time_per_output_token_);
+  histogram("vllm:request_params_n", "Histogram of the n request parameter.", request_params_n_);
+  histogram("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
+            request_params_max_tokens_);
+  histogram("vllm:request_max_num_generation_tokens",
+            "Histogram of maximum number of requested generation tokens.",
+            request_max_num_generation_tokens_);
+  histogram("vllm:request_inference_time_seconds",
+            "Histogram of time spent in RUNNING phase for request.", request_inference_time_);
+  histogram("vllm:request_prefill_time_seconds",
+            "Histogram of time spent in PREFILL phase for request.", request_prefill_time_);
+  histogram("vllm:request_decode_time_seconds",
+            "Histogram of time spent in DECODE phase for request.", request_decode_time_);
 }
 
 std::string Metrics::LogLine(const EngineStatsSnapshot& stats) {

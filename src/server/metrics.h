@@ -1,4 +1,5 @@
-// Prometheus metrics with vLLM's names (vllm:...), each labelled with model_name. Thread-safe.
+// Prometheus metrics with vLLM's names (vllm:...), each labelled with model_name and engine (vLLM
+// 0.10's labels), and the older names (vLLM 0.6-0.8) that dashboards still query. Thread-safe.
 #pragma once
 
 #include <array>
@@ -6,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vllm/async_llm.h"
@@ -17,6 +19,8 @@ class Histogram {
  public:
   explicit Histogram(std::vector<double> upper_bounds)
       : upper_bounds_(std::move(upper_bounds)), counts_(upper_bounds_.size(), 0) {}
+  // Observed elsewhere: `counts` per bucket (not cumulative), one more for those above the last.
+  Histogram(std::vector<double> upper_bounds, const std::vector<uint64_t>& counts, double sum);
   void Observe(double value);
   // Appends the _bucket / _sum / _count lines for `name` with `labels` (`model_name="m"`).
   void Render(const std::string& name, const std::string& labels, std::string* out) const;
@@ -35,11 +39,29 @@ struct RequestRecord {
   int64_t num_prompt_tokens = 0;
   int64_t num_generation_tokens = 0;
   std::vector<std::string> finish_reasons;  // one per sequence
+  // The request's parameters: n and max_tokens (the one the engine ran with).
+  int n = 1;
+  int64_t max_tokens = 0;
+  // The most tokens one of its sequences generated.
+  int64_t max_num_generation_tokens = 0;
+  // First scheduled → first token, first token → last token (vLLM's PREFILL and DECODE phases, as
+  // the engine timed its steps).
+  double prefill_seconds = 0.0;
+  double decode_seconds = 0.0;
 };
+
+// vLLM's cache_config_info labels for `args`, with the KV blocks the engine made (num_gpu_blocks:
+// the cache is in RAM here, there are no other blocks).
+std::vector<std::pair<std::string, std::string>> CacheConfigInfo(const EngineArgs& args,
+                                                                 int64_t num_kv_blocks);
 
 class Metrics {
  public:
-  explicit Metrics(std::string model_name);
+  // Token-count histograms get vLLM's 1-2-5 buckets up to `max_model_len`.
+  Metrics(std::string model_name, int64_t max_model_len);
+
+  // Exported as vllm:cache_config_info (a gauge at 1 with these labels).
+  void SetCacheConfigInfo(std::vector<std::pair<std::string, std::string>> labels);
 
   void ObserveTimeToFirstToken(double seconds);
   void ObserveInterTokenLatency(double seconds);
@@ -55,7 +77,11 @@ class Metrics {
   std::string SpecDecodingLogLine(const EngineStatsSnapshot& stats);
 
  private:
-  const std::string labels_;  // model_name="..."
+  // The names of vLLM 0.6-0.10 that Render adds (mutex_ held).
+  void RenderOlderNames(const EngineStatsSnapshot& stats, std::string* out) const;
+
+  const std::string labels_;  // model_name="...",engine="0"
+  std::vector<std::pair<std::string, std::string>> cache_config_info_;
   mutable std::mutex mutex_;
   int64_t prompt_tokens_ = 0;
   int64_t generation_tokens_ = 0;
@@ -66,6 +92,14 @@ class Metrics {
   Histogram queue_time_;
   Histogram request_prompt_tokens_;
   Histogram request_generation_tokens_;
+  Histogram time_per_output_token_;          // every inter-token gap, vLLM 0.6's name
+  Histogram request_time_per_output_token_;  // a request's decode time per token after the first
+  Histogram request_params_n_;
+  Histogram request_params_max_tokens_;
+  Histogram request_max_num_generation_tokens_;
+  Histogram request_prefill_time_;
+  Histogram request_decode_time_;
+  Histogram request_inference_time_;
   // For LogLine: totals at the previous call.
   int64_t logged_prompt_tokens_ = 0;
   int64_t logged_generation_tokens_ = 0;

@@ -12,8 +12,17 @@ from . import _core
 from .engine_args import AsyncEngineArgs
 from .inputs import PromptType, parse_prompt
 from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
+from .pooling import PoolingParams, PoolingRequestOutput, pooling_outputs_from_core
 from .sampling_params import RequestOutputKind, SamplingParams
 from .tokenizer import Tokenizer
+
+
+class EngineDeadError(Exception):
+    """vLLM's error for an engine that no longer runs (vllm.v1.engine.exceptions)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(args or ("EngineCore encountered an issue. See stack trace (above) "
+                                    "for the root cause.",)))
 
 
 class AsyncLLM:
@@ -44,7 +53,16 @@ class AsyncLLM:
 
     @property
     def errored(self) -> bool:
-        return False
+        return not self._core.is_running
+
+    @property
+    def dead_error(self) -> BaseException:
+        return EngineDeadError()
+
+    async def check_health(self) -> None:
+        """Raises EngineDeadError once the engine has stopped (after shutdown())."""
+        if self.errored:
+            raise self.dead_error
 
     async def get_tokenizer(self) -> Tokenizer:
         return self._tokenizer
@@ -103,6 +121,43 @@ class AsyncLLM:
         finally:
             if not finished and self._core.is_running:
                 self._core.abort(request_id)
+
+    async def encode(self, prompt: PromptType, pooling_params: PoolingParams, request_id: str,
+                     lora_request: None = None, trace_headers: None = None, priority: int = 0,
+                     truncate_prompt_tokens: Optional[int] = None,
+                     tokenization_kwargs: Optional[dict] = None
+                     ) -> AsyncGenerator[PoolingRequestOutput, None]:
+        """Pooling models: yields the request's one PoolingRequestOutput (the pooler's raw output,
+        pooling_params.task "encode"; "embed" and "classify" give those tasks' outputs). A
+        pooling request finishes in the step that computes its prompt: cancelling the generator
+        drops its output."""
+        if lora_request is not None:
+            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        if not isinstance(pooling_params, PoolingParams):
+            raise TypeError(f"pooling_params must be a PoolingParams, not "
+                            f"{type(pooling_params).__name__}")
+        task = pooling_params.task or "encode"
+        if task not in ("encode", "embed", "classify"):
+            raise NotImplementedError(f"pooling task {task!r} is not supported by vllm-cpp")
+        engine_prompt, _ = parse_prompt(prompt)
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future = loop.create_future()
+
+        def finish(row: object, error: str, rejected: bool) -> None:  # on the engine thread
+            def settle() -> None:
+                if not done.done():
+                    done.set_result((row, error, rejected))
+            try:
+                loop.call_soon_threadsafe(settle)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+
+        self._core.submit_pooling(request_id, engine_prompt, task,
+                                  pooling_params._to_core(truncate_prompt_tokens), finish)
+        row, error, rejected = await done
+        if row is None:
+            raise (ValueError if rejected else RuntimeError)(error)
+        yield pooling_outputs_from_core(task, [row])[0]
 
     async def abort(self, request_id: Union[str, Iterable[str]]) -> None:
         """Aborts requests; each one's stream ends with finish_reason "abort"."""

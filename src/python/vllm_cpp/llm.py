@@ -8,12 +8,13 @@ steps (KeyboardInterrupt) aborts every request of the batch before it propagates
 from __future__ import annotations
 
 import itertools
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from .beam_search import BeamSearchOutput, BeamSearchParams, beam_search_output_from_core
 from .engine_args import EngineArgs
 from .inputs import PromptType, TokensPrompt, is_single_prompt, parse_prompt
 from .llm_engine import LLMEngine
+from .metrics import Metric
 from .outputs import RequestOutput
 from .pooling import (ClassificationRequestOutput, EmbeddingRequestOutput, PoolingParams,
                       PoolingRequestOutput, ScoringRequestOutput, pooling_outputs_from_core,
@@ -21,6 +22,7 @@ from .pooling import (ClassificationRequestOutput, EmbeddingRequestOutput, Pooli
 from .progress import ProgressBar
 from .sampling_params import RequestOutputKind, SamplingParams
 from .tokenizer import Conversation, Tokenizer
+from .worker import Worker, run_method
 
 
 class LLM:
@@ -30,6 +32,33 @@ class LLM:
     def __init__(self, model: str, **kwargs: Any) -> None:
         self.llm_engine = LLMEngine(EngineArgs(model=model, **kwargs))
         self._request_counter = itertools.count()
+        self._worker = Worker(self.llm_engine)
+
+    def sleep(self, level: int = 1) -> None:
+        """vLLM's sleep mode, with no request under way: level 1 frees the KV cache, level 2 also
+        the weights' memory (a GGUF file's pages, read back when used). Requests are refused
+        until wake_up()."""
+        self.reset_prefix_cache()
+        self.llm_engine.sleep(level)
+
+    def wake_up(self, tags: Optional[list[str]] = None) -> None:
+        """Restores what sleep() freed ("weights", "kv_cache"; None: both)."""
+        self.llm_engine.wake_up(tags)
+
+    def reset_prefix_cache(self, device: object = None) -> bool:
+        """Forgets the cached prefixes; False (nothing done) while a request holds blocks."""
+        return self.llm_engine.reset_prefix_cache(device)
+
+    def get_metrics(self) -> list[Metric]:
+        """vLLM's list of Counter / Gauge / Histogram / Vector objects (vllm:* names)."""
+        return self.llm_engine.get_metrics()
+
+    def collective_rpc(self, method: Union[str, Callable[..., Any]],
+                       timeout: Optional[float] = None, args: tuple = (),
+                       kwargs: Optional[dict[str, Any]] = None) -> list[Any]:
+        """Runs `method` (a worker method's name, or a callable given the worker first) on every
+        worker: here the one in-process worker, so a list of one result."""
+        return [run_method(self._worker, method, tuple(args), kwargs or {})]
 
     def get_tokenizer(self) -> Tokenizer:
         return self.llm_engine.get_tokenizer()
@@ -122,6 +151,27 @@ class LLM:
              chat_template_kwargs: Optional[dict[str, Any]] = None,
              mm_processor_kwargs: Optional[dict[str, Any]] = None) -> list[RequestOutput]:
         """Generates the next message of one conversation or of each of a list of them."""
+        prompts = self.preprocess_chat(
+            messages, lora_request=lora_request, chat_template=chat_template,
+            chat_template_content_format=chat_template_content_format,
+            add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message, tools=tools,
+            chat_template_kwargs=chat_template_kwargs, mm_processor_kwargs=mm_processor_kwargs)
+        return self.generate(prompts, sampling_params, use_tqdm=use_tqdm,
+                             lora_request=lora_request)
+
+    def preprocess_chat(self, messages: Union[Conversation, list[Conversation]],
+                        lora_request: None = None, chat_template: Optional[str] = None,
+                        chat_template_content_format: str = "auto",
+                        add_generation_prompt: bool = True, continue_final_message: bool = False,
+                        tools: Optional[list[dict[str, Any]]] = None,
+                        chat_template_kwargs: Optional[dict[str, Any]] = None,
+                        mm_processor_kwargs: Optional[dict[str, Any]] = None
+                        ) -> list[TokensPrompt]:
+        """One conversation, or each of a list of them, rendered with the chat template: a
+        TokensPrompt per conversation, for generate() or the other LLM methods."""
+        if lora_request is not None:
+            raise NotImplementedError("lora_request is not supported by vllm-cpp")
         if chat_template_content_format not in ("auto", "string"):
             raise NotImplementedError(f"chat_template_content_format="
                                       f"{chat_template_content_format!r} is not supported by "
@@ -140,8 +190,7 @@ class LLM:
                 **(chat_template_kwargs or {}))
             prompts.append(TokensPrompt(prompt_token_ids=tokenizer.encode(
                 text, add_special_tokens=False), prompt=text))
-        return self.generate(prompts, sampling_params, use_tqdm=use_tqdm,
-                             lora_request=lora_request)
+        return prompts
 
     def _params_per_prompt(self, sampling_params: Union[SamplingParams, Sequence[SamplingParams],
                                                         None],

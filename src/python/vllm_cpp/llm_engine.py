@@ -8,6 +8,7 @@ from typing import Iterable, Optional, Union
 from . import _core
 from .engine_args import EngineArgs
 from .inputs import PromptType, parse_prompt
+from .metrics import Metric, RequestTally, collect_metrics
 from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
 from .sampling_params import RequestOutputKind, SamplingParams
 from .tokenizer import Tokenizer
@@ -24,6 +25,9 @@ class LLMEngine:
         self._prompts: dict[str, Optional[str]] = {}  # unfinished request id -> prompt text
         # Unfinished CUMULATIVE requests, which the engine runs as DELTA ones.
         self._cumulative: dict[str, CumulativeOutputs] = {}
+        self._model_name = engine_args.model
+        self._tally = RequestTally()  # for get_metrics
+        self._num_generated: dict[str, int] = {}  # unfinished request id -> tokens so far
 
     @classmethod
     def from_engine_args(cls, engine_args: EngineArgs, usage_context: object = None,
@@ -83,9 +87,35 @@ class LLMEngine:
     def get_num_unfinished_requests(self) -> int:
         return len(self._prompts)
 
+    def get_metrics(self) -> list[Metric]:
+        """vLLM's metric objects, as LLM.get_metrics returns them."""
+        return collect_metrics(self._model_name, self.max_model_len, self._core.stats(),
+                               self._tally)
+
+    def sleep(self, level: int = 1) -> None:
+        self._core.sleep(level)
+
+    def wake_up(self, tags: Optional[list[str]] = None) -> None:
+        self._core.wake_up(list(tags or []))
+
+    def is_sleeping(self) -> bool:
+        return self._core.is_sleeping
+
+    def reset_prefix_cache(self, device: object = None) -> bool:
+        return self._core.reset_prefix_cache()
+
     def _output(self, output: _core.RequestOutput) -> RequestOutput:
         prompt = self._prompts.get(output.request_id)
         cumulative = self._cumulative.get(output.request_id)
+        # The engine sends new tokens only (a FINAL_ONLY request: all of them, once).
+        num_new = sum(len(part.token_ids) for part in output.outputs)
+        self._tally.add_generated(num_new)
+        num_generated = self._num_generated.pop(output.request_id, 0) + num_new
+        if output.finished:
+            self._tally.finish(len(output.prompt_token_ids), num_generated,
+                               [part.finish_reason for part in output.outputs])
+        else:
+            self._num_generated[output.request_id] = num_generated
         if output.finished:
             self._prompts.pop(output.request_id, None)
             self._cumulative.pop(output.request_id, None)

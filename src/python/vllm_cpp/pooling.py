@@ -15,13 +15,15 @@ class PoolingParams:
     """What a pooling request asks of the model's pooler beyond its own configuration:
     `dimensions` (Matryoshka: the first n values, normalized again), `normalize` (embeddings,
     default True), `use_activation` (classification and scores: softmax or sigmoid, default
-    True; `activation` is its older name), `truncate_prompt_tokens` (keep the last k tokens)."""
+    True; `activation` is its older name), `truncate_prompt_tokens` (keep the last k tokens),
+    `task` (AsyncLLM.encode's: "encode", "embed" or "classify"; None: "encode")."""
 
     dimensions: Optional[int] = None
     normalize: Optional[bool] = None
     use_activation: Optional[bool] = None
     activation: Optional[bool] = None
     truncate_prompt_tokens: Optional[int] = None
+    task: Optional[str] = None
 
     def _to_core(self, truncate_prompt_tokens: Optional[int] = None) -> _core.PoolingParams:
         core = _core.PoolingParams()

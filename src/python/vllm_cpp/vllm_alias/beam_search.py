@@ -1,0 +1,1 @@
+from vllm_cpp.beam_search import BeamSearchOutput, BeamSearchSequence  # noqa: F401

@@ -1,0 +1,1 @@
+from vllm_cpp.engine_args import AsyncEngineArgs, EngineArgs  # noqa: F401

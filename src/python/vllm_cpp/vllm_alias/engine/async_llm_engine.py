@@ -1,0 +1,1 @@
+from vllm_cpp.async_llm import AsyncLLMEngine  # noqa: F401

@@ -1,0 +1,1 @@
+from vllm_cpp.llm_engine import LLMEngine  # noqa: F401

@@ -1,0 +1,1 @@
+from vllm_cpp.llm import LLM  # noqa: F401

@@ -1,0 +1,1 @@
+from vllm_cpp.inputs import PromptType, TextPrompt, TokensPrompt  # noqa: F401

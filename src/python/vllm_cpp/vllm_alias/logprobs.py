@@ -1,0 +1,1 @@
+from vllm_cpp.outputs import Logprob  # noqa: F401

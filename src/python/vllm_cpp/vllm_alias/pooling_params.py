@@ -1,0 +1,1 @@
+from vllm_cpp.pooling import PoolingParams  # noqa: F401

@@ -1,0 +1,1 @@
+from vllm_cpp.async_llm import EngineDeadError  # noqa: F401
