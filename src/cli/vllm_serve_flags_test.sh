@@ -44,8 +44,8 @@ max-num-batched-tokens: 256
 served_model_name: [stories]
 EOF
 
-# Flags issue 43's other parts add (--disable-log-requests, --ssl-*, --root-path, --tokenizer,
-# --revision, ...) are left out here; their own tests run them.
+# TLS, the hub's files and --root-path have tests of their own (tls, hub_models, serving_flags);
+# here they appear with the values a plain deployment gives them.
 "$vllm" serve "$model" \
   --config "$work/serve.yaml" --host 127.0.0.1 --port 0 --api-key secret \
   --trust-remote-code --seed 42 --enforce-eager --gpu-memory-utilization 0.01 \
@@ -59,6 +59,8 @@ EOF
   --max-num-partial-prefills 1 --scheduling-policy fcfs --disable-uvicorn-access-log \
   --data-parallel-size-local 1 --prefix-caching-hash-algo sha256 --max-loras 1 -O3 \
   --limit-mm-per-prompt '{"image": 0}' --no-enable-prompt-embeds --max_num_seqs 8 \
+  --disable-log-requests --max-log-len 100 --response-role assistant --root-path /api \
+  --download-dir "$work/hf" --revision main --tokenizer "$model" \
   >"$work/log" 2>&1 &
 server_pid=$!
 

@@ -296,7 +296,7 @@ Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(
         reinterpret_cast<uintptr_t>(tensor.data) % SafetensorsElementBytes(tensor.type) != 0;
     if (offset_norm || misaligned) {
       auto values = ReadFloats(tensor);
-      if (!values) return values.error();
+      if (!values) return Error{values.error()};
       if (offset_norm) {
         for (float& value : *values) value += 1.0f;
       }
