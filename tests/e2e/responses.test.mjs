@@ -44,7 +44,9 @@ test('responses.create answers a string input with one message and its usage', a
   });
   const { logprobs } = unstored.output[0].content[0];
   assert.equal(logprobs.length, 2);
-  assert.equal(logprobs.map((entry) => entry.token).join(''), unstored.output_text);
+  // Each token is decoded alone, as vLLM's are: a SentencePiece word start loses its space.
+  const letters = (text) => text.replace(/\s/g, '');
+  assert.equal(letters(logprobs.map((entry) => entry.token).join('')), letters(unstored.output_text));
   assert.equal(logprobs[0].top_logprobs.length, 2);
   await assert.rejects(openai.responses.retrieve(unstored.id), OpenAI.NotFoundError);
 });

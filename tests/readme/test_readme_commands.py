@@ -129,8 +129,9 @@ def test_readme_block_runs(lines, skip, tmp_path):
         for command in commands_of(lines):
             if skip.search(command):
                 continue
-            command = re.sub(r"(?<![\w/.-])build/", build_dir + "/", command)
+            # /tmp/ first: the build directory itself may lie under /tmp.
             command = command.replace("/tmp/", f"{tmp_path}/")
+            command = re.sub(r"(?<![\w/.-])build/", build_dir + "/", command)
             command = re.sub(r"localhost:8000|--port 8000", lambda m: m.group(0).replace(
                 "8000", str(port)), command)
             if re.search(r"vllm-cpp serve\b", command):

@@ -60,8 +60,12 @@ TEST(ResponseOutputBuilderTest, ReasoningThenAnswerThenToolCallsAreSeparateItems
   // Each item is closed before the next opens.
   int open = 0;
   for (const Json& event : events) {
-    if (event["type"] == "response.output_item.added") EXPECT_EQ(++open, 1);
-    if (event["type"] == "response.output_item.done") EXPECT_EQ(--open, 0);
+    if (event["type"] == "response.output_item.added") {
+      EXPECT_EQ(++open, 1);
+    }
+    if (event["type"] == "response.output_item.done") {
+      EXPECT_EQ(--open, 0);
+    }
   }
 }
 
