@@ -58,6 +58,12 @@ TEST(QuantRecipeTest, SingleTypesAndRowsTheirBlocksDoNotDivide) {
 
 // A single type's file type and row fallback are the facts of its row in kSupportedTypes
 // (llama.cpp's LLAMA_FTYPE_* and its quantizer's fallbacks); a mix's come from the recipe.
+TEST(QuantRecipeTest, Q4_ZIsNoFileType) {
+  auto recipe = QuantRecipe::Parse("q4_z");
+  ASSERT_FALSE(recipe.ok());
+  EXPECT_NE(recipe.error().find("not a GGUF type"), std::string::npos) << recipe.error();
+}
+
 TEST(QuantRecipeTest, SingleTypesTakeTheirFileTypeAndFallbackFromTheirRow) {
   const std::pair<const char*, uint32_t> file_types[] = {
       {"f32", 0},    {"f16", 1},     {"q4_0", 2},    {"q4_1", 3},      {"q8_0", 7},
