@@ -5,28 +5,22 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "hub/hub_environment.h"
+
 namespace vllm::hub {
-namespace {
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? std::string() : std::string(value);
-}
-
-}  // namespace
 
 Expected<std::filesystem::path> HubCacheDir(const std::string& download_dir) {
   if (!download_dir.empty()) return std::filesystem::path(download_dir);
   for (const char* name : {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"}) {
-    if (std::string dir = Env(name); !dir.empty()) return std::filesystem::path(dir);
+    if (std::string dir = EnvironmentValue(name); !dir.empty()) return std::filesystem::path(dir);
   }
-  if (std::string home = Env("HF_HOME"); !home.empty()) {
+  if (std::string home = EnvironmentValue("HF_HOME"); !home.empty()) {
     return std::filesystem::path(home) / "hub";
   }
   std::filesystem::path cache;
-  if (std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty()) {
+  if (std::string xdg = EnvironmentValue("XDG_CACHE_HOME"); !xdg.empty()) {
     cache = xdg;
-  } else if (std::string home = Env("HOME"); !home.empty()) {
+  } else if (std::string home = EnvironmentValue("HOME"); !home.empty()) {
     cache = std::filesystem::path(home) / ".cache";
   } else {
     return Error{"no Hugging Face cache: set HF_HOME, HF_HUB_CACHE or --download-dir"};

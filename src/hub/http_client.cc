@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "hub/ascii_lower.h"
+
 // clang-format off
 #include <utility>
 #include <boost/asio.hpp>
@@ -27,11 +29,6 @@ namespace ssl = asio::ssl;
 
 // The most of an error response's body kept for its message.
 constexpr size_t kMaxErrorBodyBytes = 64 << 10;
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 bool IsRedirect(int status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
@@ -105,7 +102,7 @@ Expected<HttpResponse> RunExchange(asio::io_context& io_context, Stream& stream,
   response.url = exchange.url;
   response.status = static_cast<int>(parser.get().result_int());
   for (const auto& field : parser.get()) {
-    response.headers[Lower(std::string(field.name_string()))] = std::string(field.value());
+    response.headers[AsciiLower(std::string(field.name_string()))] = std::string(field.value());
   }
   const bool to_sink = exchange.sink != nullptr && response.status / 100 == 2;
   if (to_sink) VLLM_RETURN_IF_ERROR(exchange.sink->on_start(response));
@@ -190,7 +187,7 @@ Expected<Url> ParseUrl(const std::string& text) {
   Url url;
   const size_t scheme_end = text.find("://");
   if (scheme_end == std::string::npos) return Error{"'" + text + "' is not an http(s) URL"};
-  url.scheme = Lower(text.substr(0, scheme_end));
+  url.scheme = AsciiLower(text.substr(0, scheme_end));
   if (url.scheme != "http" && url.scheme != "https") {
     return Error{"'" + text + "' is not an http(s) URL"};
   }

@@ -7,11 +7,6 @@
 namespace vllm::hub {
 namespace {
 
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? std::string() : std::string(value);
-}
-
 bool IsTrue(std::string value) {
   for (char& c : value) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return value == "1" || value == "ON" || value == "YES" || value == "TRUE";
@@ -24,28 +19,38 @@ std::string Trim(const std::string& text) {
 }
 
 std::string TokenFilePath() {
-  if (std::string path = Env("HF_TOKEN_PATH"); !path.empty()) return path;
-  if (std::string home = Env("HF_HOME"); !home.empty()) return home + "/token";
-  if (std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/huggingface/token";
-  if (std::string home = Env("HOME"); !home.empty()) return home + "/.cache/huggingface/token";
+  if (std::string path = EnvironmentValue("HF_TOKEN_PATH"); !path.empty()) return path;
+  if (std::string home = EnvironmentValue("HF_HOME"); !home.empty()) return home + "/token";
+  if (std::string xdg = EnvironmentValue("XDG_CACHE_HOME"); !xdg.empty())
+    return xdg + "/huggingface/token";
+  if (std::string home = EnvironmentValue("HOME"); !home.empty())
+    return home + "/.cache/huggingface/token";
   return "";
 }
 
 }  // namespace
 
+std::string EnvironmentValue(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
 std::string HubEndpoint() {
-  std::string endpoint = Env("HF_ENDPOINT");
+  std::string endpoint = EnvironmentValue("HF_ENDPOINT");
   if (endpoint.empty()) endpoint = "https://huggingface.co";
   while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
   return endpoint;
 }
 
-bool HubOffline() { return IsTrue(Env("HF_HUB_OFFLINE")) || IsTrue(Env("TRANSFORMERS_OFFLINE")); }
+bool HubOffline() {
+  return IsTrue(EnvironmentValue("HF_HUB_OFFLINE")) ||
+         IsTrue(EnvironmentValue("TRANSFORMERS_OFFLINE"));
+}
 
 std::string HubToken(const std::string& flag_token) {
   if (!flag_token.empty()) return flag_token;
   for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}) {
-    if (std::string token = Trim(Env(name)); !token.empty()) return token;
+    if (std::string token = Trim(EnvironmentValue(name)); !token.empty()) return token;
   }
   const std::string path = TokenFilePath();
   if (path.empty()) return "";

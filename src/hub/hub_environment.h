@@ -5,6 +5,9 @@
 
 namespace vllm::hub {
 
+// The environment variable `name`; empty when unset.
+std::string EnvironmentValue(const char* name);
+
 // $HF_ENDPOINT without a trailing '/', else https://huggingface.co.
 std::string HubEndpoint();
 

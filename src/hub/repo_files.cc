@@ -4,18 +4,10 @@
 #include <cctype>
 #include <regex>
 
+#include "hub/ascii_lower.h"
+
 namespace vllm::hub {
 namespace {
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-bool EndsWith(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::string BaseName(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -23,7 +15,7 @@ std::string BaseName(const std::string& path) {
 }
 
 bool IsGguf(const std::string& file) {
-  return EndsWith(Lower(file), ".gguf") && Lower(BaseName(file)).rfind("mmproj", 0) != 0;
+  return AsciiLower(file).ends_with(".gguf") && AsciiLower(BaseName(file)).rfind("mmproj", 0) != 0;
 }
 
 // The text a sharded set's files share ("model-Q4_K_M" of "model-Q4_K_M-00001-of-00003.gguf"),
@@ -49,20 +41,20 @@ bool CarriesTag(const std::string& name, const std::string& tag) {
 
 bool IsCheckpointFile(const std::string& file, RepoPart part) {
   if (file.find('/') != std::string::npos) return false;  // top level only
-  const std::string name = Lower(file);
+  const std::string name = AsciiLower(file);
   static const char* const kTokenizerFiles[] = {"tokenizer.model", "merges.txt", "vocab.txt",
                                                 "chat_template.jinja", "tekken.json"};
   for (const char* tokenizer_file : kTokenizerFiles) {
     if (name == tokenizer_file) return true;
   }
-  if (EndsWith(name, ".jinja") || EndsWith(name, ".tiktoken")) return true;
+  if (name.ends_with(".jinja") || name.ends_with(".tiktoken")) return true;
   if (part == RepoPart::kTokenizer) {
-    return EndsWith(name, ".json") &&
+    return name.ends_with(".json") &&
            (name.rfind("tokenizer", 0) == 0 || name == "special_tokens_map.json" ||
             name == "added_tokens.json" || name == "vocab.json" || name == "config.json" ||
             name == "generation_config.json");
   }
-  return EndsWith(name, ".json") || EndsWith(name, ".safetensors");
+  return name.ends_with(".json") || name.ends_with(".safetensors");
 }
 
 }  // namespace
@@ -70,7 +62,7 @@ bool IsCheckpointFile(const std::string& file, RepoPart part) {
 bool IsSafetensorsRepo(const std::vector<std::string>& files) {
   const bool has_config = std::find(files.begin(), files.end(), "config.json") != files.end();
   return has_config && std::any_of(files.begin(), files.end(), [](const std::string& file) {
-           return file.find('/') == std::string::npos && EndsWith(file, ".safetensors");
+           return file.find('/') == std::string::npos && file.ends_with(".safetensors");
          });
 }
 
@@ -78,7 +70,7 @@ Expected<std::vector<std::string>> SelectCheckpointFiles(const std::vector<std::
                                                          RepoPart part, const std::string& repo) {
   const bool has_model_safetensors =
       std::any_of(files.begin(), files.end(), [](const std::string& file) {
-        return file.rfind("model", 0) == 0 && EndsWith(file, ".safetensors");
+        return file.rfind("model", 0) == 0 && file.ends_with(".safetensors");
       });
   std::vector<std::string> selected;
   bool has_config = false;
@@ -89,7 +81,7 @@ Expected<std::vector<std::string>> SelectCheckpointFiles(const std::vector<std::
       has_config = true;
       continue;
     }
-    if (EndsWith(file, ".safetensors")) {
+    if (file.ends_with(".safetensors")) {
       if (has_model_safetensors && file.rfind("consolidated", 0) == 0) continue;
       has_weights = true;
     }
@@ -131,9 +123,9 @@ Expected<std::string> ChooseGgufFile(const std::vector<std::string>& files, cons
     return names;
   };
   std::vector<size_t> matches;
-  const std::string wanted = Lower(tag.empty() ? "Q4_K_M" : tag);
+  const std::string wanted = AsciiLower(tag.empty() ? "Q4_K_M" : tag);
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (CarriesTag(Lower(BaseName(candidates[i])), wanted)) matches.push_back(i);
+    if (CarriesTag(AsciiLower(BaseName(candidates[i])), wanted)) matches.push_back(i);
   }
   if (tag.empty() && candidates.size() == 1) matches = {0};
   if (matches.empty()) {
