@@ -58,6 +58,7 @@ class TableLinearWeight : public LinearWeight {
   GgmlType type() const override { return view_.traits->layout.type; }
   int64_t rows() const override { return view_.rows; }
   int64_t cols() const override { return view_.cols; }
+  int64_t resident_bytes() const override { return static_cast<int64_t>(bytes_.size()); }
   const std::vector<int32_t>& input_order() const override { return input_order_; }
   void set_input_order(std::vector<int32_t> order) { input_order_ = std::move(order); }
 

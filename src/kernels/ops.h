@@ -60,6 +60,9 @@ class LinearWeight {
   virtual GgmlType type() const = 0;
   virtual int64_t rows() const = 0;
   virtual int64_t cols() const = 0;
+  // The bytes this weight holds and one product reads whole: its packed form for this CPU, or its
+  // rows as stored.
+  virtual int64_t resident_bytes() const = 0;
   // The input order WithInputOrder gave; empty: the identity.
   virtual const std::vector<int32_t>& input_order() const = 0;
 };

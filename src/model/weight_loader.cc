@@ -30,7 +30,6 @@ Expected<WeightLoader::LinearBytes> WeightLoader::BytesOf(const std::string& nam
   const GgmlType stored = (*tensor)->type;
   const std::optional<GgmlType> target = ConversionType(name);
   if (!target || *target == stored) {
-    linear_bytes_ += (*tensor)->num_bytes;
     return LinearBytes{stored, (*tensor)->data, {}};
   }
   // Converted once, row by row through f32.
@@ -48,7 +47,6 @@ Expected<WeightLoader::LinearBytes> WeightLoader::BytesOf(const std::string& nam
     kernels::QuantizeRow(*target, row.data(), cols, bytes.converted.data() + r * row_bytes);
   }
   bytes.data = bytes.converted.data();
-  linear_bytes_ += static_cast<int64_t>(bytes.converted.size());
   return bytes;
 }
 
@@ -76,13 +74,15 @@ bool WeightLoader::SameInputOrder(const std::string& a, const std::string& b) co
 }
 
 Expected<std::unique_ptr<kernels::LinearWeight>> WeightLoader::WithInputOrderOf(
-    const std::string& name, Expected<std::unique_ptr<kernels::LinearWeight>> weight) const {
+    const std::string& name, Expected<std::unique_ptr<kernels::LinearWeight>> weight) {
   if (!weight) return Error{"tensor '" + name + "': " + weight.error()};
   const std::vector<int32_t>* order = source_.InputOrder(name);
-  if (order == nullptr || order->empty()) return weight;
-  auto ordered = kernels::LinearWeight::WithInputOrder(std::move(weight).value(), *order);
-  if (!ordered) return Error{"tensor '" + name + "': " + ordered.error()};
-  return ordered;
+  if (order != nullptr && !order->empty()) {
+    weight = kernels::LinearWeight::WithInputOrder(std::move(weight).value(), *order);
+    if (!weight) return Error{"tensor '" + name + "': " + weight.error()};
+  }
+  linear_bytes_ += (*weight)->resident_bytes();
+  return weight;
 }
 
 Expected<std::optional<std::vector<WeightLoader::LinearBytes>>> WeightLoader::SameTypeBytes(

@@ -64,7 +64,8 @@ class WeightLoader {
   // A 1-D tensor of `size` values converted to f32.
   Expected<std::vector<float>> Vector(const std::string& name, int64_t size) const;
 
-  // Bytes of the tensors handed out as linear layers (read once per decoded token).
+  // Bytes the linear layers handed out hold (their packed forms for this CPU, or their rows),
+  // each read once per decoded token.
   int64_t linear_bytes() const { return linear_bytes_; }
 
  private:
@@ -90,8 +91,9 @@ class WeightLoader {
   // Whether the linear weights `a` and `b` have the same input order (none counts as empty).
   bool SameInputOrder(const std::string& a, const std::string& b) const;
   // `weight` given tensor `name`'s input order, if the source has one; errors name the tensor.
+  // Every linear weight handed out passes here, where its resident bytes are counted.
   Expected<std::unique_ptr<kernels::LinearWeight>> WithInputOrderOf(
-      const std::string& name, Expected<std::unique_ptr<kernels::LinearWeight>> weight) const;
+      const std::string& name, Expected<std::unique_ptr<kernels::LinearWeight>> weight);
 
   const TensorSource& source_;
   std::optional<GgmlType> linear_type_;
