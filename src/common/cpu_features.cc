@@ -1,12 +1,19 @@
 #include "common/cpu_features.h"
 
-#include <cpuid.h>
-
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#elif defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace vllm {
 namespace {
+
+#if defined(__x86_64__)
 
 // XCR0 bits that tell the OS saves the wide registers: SSE|AVX (0x6), opmask|ZMM (0xe0) and the
 // AMX tile configuration and data (0x60000).
@@ -56,6 +63,36 @@ CpuFeatures Detect() {
   return features;
 }
 
+#elif defined(__aarch64__)
+
+CpuFeatures Detect() {
+  CpuFeatures features;
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  const unsigned long hwcap2 = getauxval(AT_HWCAP2);
+  features.neon = (hwcap & HWCAP_ASIMD) != 0;
+  features.dotprod = features.neon && (hwcap & HWCAP_ASIMDDP) != 0;
+  features.i8mm = features.neon && (hwcap2 & HWCAP2_I8MM) != 0;
+  features.sve = (hwcap & HWCAP_SVE) != 0;
+  const char* cap = std::getenv("VLLM_CPU_ISA");
+  if (cap == nullptr) return features;
+  // A cap names a tier; each keeps the ones below it (i8mm CPUs all have dotprod).
+  features.sve = false;
+  if (std::strcmp(cap, "dotprod") == 0) {
+    features.i8mm = false;
+  } else if (std::strcmp(cap, "neon") == 0) {
+    features.i8mm = features.dotprod = false;
+  } else if (std::strcmp(cap, "scalar") == 0) {
+    features = CpuFeatures();
+  }
+  return features;
+}
+
+#else
+
+CpuFeatures Detect() { return CpuFeatures(); }
+
+#endif
+
 }  // namespace
 
 std::string CpuFeatures::ToString() const {
@@ -77,6 +114,10 @@ std::string CpuFeatures::ToString() const {
   add(avx512bf16, "avx512bf16");
   add(amx_tile, "amx_tile");
   add(amx_bf16, "amx_bf16");
+  add(neon, "neon");
+  add(dotprod, "dotprod");
+  add(i8mm, "i8mm");
+  add(sve, "sve");
   return out.empty() ? "scalar" : out;
 }
 

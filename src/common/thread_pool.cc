@@ -1,6 +1,8 @@
 #include "common/thread_pool.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <stdexcept>
@@ -10,6 +12,15 @@ namespace vllm {
 namespace {
 
 constexpr int kSpinIterations = 20000;
+
+// One turn of a spin-wait: tells the core (and its sibling hyperthread) that this one waits.
+inline void SpinPause() {
+#if defined(__x86_64__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
 
 // slot_'s fields (thread_pool.h).
 constexpr int kGenerationShift = 16;
@@ -72,7 +83,7 @@ void ThreadPool::Run(const std::function<void(int, int)>& fn) {
   }
   Publish(&fn, /*is_static=*/true);
   fn(0, num_threads_);
-  while (num_pending_.load(std::memory_order_acquire) != 0) _mm_pause();
+  while (num_pending_.load(std::memory_order_acquire) != 0) SpinPause();
 }
 
 void ThreadPool::ParallelFor(int64_t count, const std::function<void(int64_t, int64_t)>& fn) {
@@ -129,14 +140,14 @@ void ThreadPool::RunDynamic(const std::function<void()>& claim_until_none_left) 
   claim_until_none_left();
   // Every chunk is claimed: close the job, then wait for the workers that joined it.
   slot_.fetch_or(kClosed, std::memory_order_acq_rel);
-  while ((slot_.load(std::memory_order_acquire) & kInsideMask) != 0) _mm_pause();
+  while ((slot_.load(std::memory_order_acquire) & kInsideMask) != 0) SpinPause();
 }
 
 uint64_t ThreadPool::WaitForJobAfter(uint64_t seen) {
   for (int spins = 0; spins < kSpinIterations; ++spins) {
     const uint64_t slot = slot_.load(std::memory_order_acquire);
     if (GenerationOf(slot) != seen) return slot;
-    _mm_pause();
+    SpinPause();
   }
   std::unique_lock<std::mutex> lock(mutex_);
   num_sleeping_.fetch_add(1);

@@ -79,6 +79,9 @@ void AttendTile(const AttentionTile& tile, const AttentionState& state, float* s
       return AttendTileAvx512(tile, state, scratch);
     case Isa::kAvx2:
       return AttendTileAvx2(tile, state, scratch);
+    case Isa::kNeon:
+    case Isa::kNeonDotprod:
+    case Isa::kNeonI8mm:
     case Isa::kScalar:
       break;
   }

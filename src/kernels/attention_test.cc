@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/cpu_features.h"
 #include "common/half.h"
 #include "kernels/attention_internal.h"
 #include "kernels/isa.h"
@@ -21,7 +22,7 @@ using AttendTileFn = void (*)(const AttentionTile&, const AttentionState&, float
 // The AttendTile paths this CPU can run.
 std::vector<std::pair<const char*, AttendTileFn>> AvailablePaths() {
   std::vector<std::pair<const char*, AttendTileFn>> paths = {{"scalar", AttendTileScalar}};
-  if (BestIsa() != Isa::kScalar) paths.emplace_back("avx2", AttendTileAvx2);
+  if (GetCpuFeatures().HasAvx2Path()) paths.emplace_back("avx2", AttendTileAvx2);
   if (BestIsa() == Isa::kAvx512) paths.emplace_back("avx512", AttendTileAvx512);
   return paths;
 }

@@ -113,6 +113,9 @@ DotPeak MeasureDotPeak(ThreadPool& pool, double seconds) {
       peak.bf16_weight_path = Bf16PathName(Bf16Path::kFmas);
       peak.bf16_weight_ops_per_second = peak.f32_ops_per_second;
       break;
+    case Isa::kNeon:
+    case Isa::kNeonDotprod:
+    case Isa::kNeonI8mm:
     case Isa::kScalar:
       break;
   }

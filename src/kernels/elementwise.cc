@@ -59,6 +59,10 @@ void SiluMul(const float* gate, const float* up, int64_t n, float* out) {
       return SiluMulAvx512(gate, up, n, out);
     case Isa::kAvx2:
       return SiluMulAvx2(gate, up, n, out);
+    case Isa::kNeon:
+    case Isa::kNeonDotprod:
+    case Isa::kNeonI8mm:
+      return SiluMulNeon(gate, up, n, out);
     case Isa::kScalar:
       return SiluMulScalar(gate, up, n, out);
   }
@@ -70,6 +74,10 @@ void GeluTanhMul(const float* gate, const float* up, int64_t n, float* out) {
       return GeluTanhMulAvx512(gate, up, n, out);
     case Isa::kAvx2:
       return GeluTanhMulAvx2(gate, up, n, out);
+    case Isa::kNeon:
+    case Isa::kNeonDotprod:
+    case Isa::kNeonI8mm:
+      return GeluTanhMulNeon(gate, up, n, out);
     case Isa::kScalar:
       return GeluTanhMulScalar(gate, up, n, out);
   }
@@ -86,6 +94,10 @@ void GeluErf(const float* x, int64_t n, float* out) {
       return GeluErfAvx512(x, n, out);
     case Isa::kAvx2:
       return GeluErfAvx2(x, n, out);
+    case Isa::kNeon:
+    case Isa::kNeonDotprod:
+    case Isa::kNeonI8mm:
+      return GeluErfNeon(x, n, out);
     case Isa::kScalar:
       return GeluErfScalar(x, n, out);
   }
@@ -97,6 +109,10 @@ float DotF32(const float* a, const float* b, int64_t n) {
       return DotF32Avx512(a, b, n);
     case Isa::kAvx2:
       return DotF32Avx2(a, b, n);
+    case Isa::kNeon:
+    case Isa::kNeonDotprod:
+    case Isa::kNeonI8mm:
+      return DotF32Neon(a, b, n);
     case Isa::kScalar:
       break;
   }
@@ -109,6 +125,10 @@ void AxpyF32(float alpha, const float* x, int64_t n, float* y) {
       return AxpyF32Avx512(alpha, x, n, y);
     case Isa::kAvx2:
       return AxpyF32Avx2(alpha, x, n, y);
+    case Isa::kNeon:
+    case Isa::kNeonDotprod:
+    case Isa::kNeonI8mm:
+      return AxpyF32Neon(alpha, x, n, y);
     case Isa::kScalar:
       break;
   }

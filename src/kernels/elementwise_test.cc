@@ -68,25 +68,27 @@ double SiluExact(double x) { return x / (1.0 + std::exp(-SiluArgument(x))); }
 double GeluTanhExact(double x) { return x / (1.0 + std::exp(-GeluTanhArgument(x))); }
 
 // The vector paths this CPU runs, with the activation's kernel on each.
-std::vector<std::pair<const char*, GatedMul>> VectorPaths(GatedMul avx2, GatedMul avx512) {
+std::vector<std::pair<const char*, GatedMul>> VectorPaths(GatedMul avx2, GatedMul avx512,
+                                                          GatedMul neon) {
   std::vector<std::pair<const char*, GatedMul>> paths;
   if (GetCpuFeatures().HasAvx2Path()) paths.push_back({"avx2", avx2});
   if (BestIsa() == Isa::kAvx512) paths.push_back({"avx512", avx512});
+  if (GetCpuFeatures().neon) paths.push_back({"neon", neon});
   return paths;
 }
 
 // Every path (the scalar one unless null) agrees with the formula in double precision, over the
 // range that matters and far beyond it, at every tail length: to a few float ulps, plus what
 // rounding k(x) to float costs e^-k (a relative error of about |k| ulps).
-void ExpectPathsMatch(GatedMul scalar, GatedMul avx2, GatedMul avx512, double (*exact)(double),
-                      double (*argument)(double)) {
+void ExpectPathsMatch(GatedMul scalar, GatedMul avx2, GatedMul avx512, GatedMul neon,
+                      double (*exact)(double), double (*argument)(double)) {
   std::vector<float> gate;
   for (float x = -120.0f; x <= 120.0f; x += 0.37f) gate.push_back(x);
   for (float x = -3.0f; x <= 3.0f; x += 0.0031f) gate.push_back(x);
   gate.insert(gate.end(), {0.0f, -0.0f, 1e-30f, -1e-30f, 1e30f, 88.5f, -88.5f, 103.0f});
   std::vector<float> up(gate.size());
   for (size_t i = 0; i < up.size(); ++i) up[i] = 0.5f + static_cast<float>(i % 7) * 0.25f;
-  std::vector<std::pair<const char*, GatedMul>> paths = VectorPaths(avx2, avx512);
+  std::vector<std::pair<const char*, GatedMul>> paths = VectorPaths(avx2, avx512, neon);
   if (scalar != nullptr) paths.push_back({"scalar", scalar});
   for (const auto& [name, kernel] : paths) {
     for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{17}, static_cast<int64_t>(gate.size())}) {
@@ -123,13 +125,14 @@ TEST(ElementwiseTest, RmsNormAvx512EqualsTheScalarPathBitwise) {
 }
 
 TEST(ElementwiseTest, SiluMulPathsMatchTheFormula) {
-  ExpectPathsMatch(SiluMulScalar, SiluMulAvx2, SiluMulAvx512, SiluExact, SiluArgument);
+  ExpectPathsMatch(SiluMulScalar, SiluMulAvx2, SiluMulAvx512, SiluMulNeon, SiluExact, SiluArgument);
 }
 
 TEST(ElementwiseTest, GeluTanhMulVectorPathsMatchTheFormula) {
   // The scalar reference's 1 + tanh(y) loses digits for very negative x, where the vector paths'
   // x · sigmoid(2y) does not; compare the vector paths with the formula there.
-  ExpectPathsMatch(nullptr, GeluTanhMulAvx2, GeluTanhMulAvx512, GeluTanhExact, GeluTanhArgument);
+  ExpectPathsMatch(nullptr, GeluTanhMulAvx2, GeluTanhMulAvx512, GeluTanhMulNeon, GeluTanhExact,
+                   GeluTanhArgument);
 }
 
 // gelu(x) = x / 2 · erfc(-x / sqrt(2)) in double: every path within A&S 7.1.26's absolute error
@@ -144,6 +147,7 @@ TEST(ElementwiseTest, GeluErfPathsMatchTheFormula) {
                                                      {"dispatched", GeluErf}};
   if (GetCpuFeatures().HasAvx2Path()) paths.push_back({"avx2", GeluErfAvx2});
   if (BestIsa() == Isa::kAvx512) paths.push_back({"avx512", GeluErfAvx512});
+  if (GetCpuFeatures().neon) paths.push_back({"neon", GeluErfNeon});
   for (const auto& [name, kernel] : paths) {
     for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{17}, static_cast<int64_t>(x.size())}) {
       std::vector<float> out(n);
@@ -169,7 +173,7 @@ TEST(ElementwiseTest, ActivationsPassNanThroughAndReachTheirLimits) {
   const float inf = std::numeric_limits<float>::infinity();
   const float gate[] = {nan, inf, -1000.0f, 1000.0f};
   const float up[] = {1.0f, 1.0f, 1.0f, 1.0f};
-  for (const auto& [name, kernel] : VectorPaths(SiluMulAvx2, SiluMulAvx512)) {
+  for (const auto& [name, kernel] : VectorPaths(SiluMulAvx2, SiluMulAvx512, SiluMulNeon)) {
     float out[4];
     kernel(gate, up, 4, out);
     EXPECT_TRUE(std::isnan(out[0])) << name;
@@ -191,14 +195,15 @@ TEST(ElementwiseTest, ActivationTailsEqualTheWholeRowBitwiseAndWriteNothingPastI
     up[i] = 0.5f + 0.125f * static_cast<float>(i % 5);
   }
   std::vector<std::pair<const char*, GatedMul>> paths;
-  for (auto [name, kernel] : VectorPaths(SiluMulAvx2, SiluMulAvx512))
+  for (auto [name, kernel] : VectorPaths(SiluMulAvx2, SiluMulAvx512, SiluMulNeon))
     paths.push_back({name, kernel});
-  for (auto [name, kernel] : VectorPaths(GeluTanhMulAvx2, GeluTanhMulAvx512)) {
+  for (auto [name, kernel] : VectorPaths(GeluTanhMulAvx2, GeluTanhMulAvx512, GeluTanhMulNeon)) {
     paths.push_back({name, kernel});
   }
   for (auto [name, kernel] : VectorPaths(
            [](const float*x, const float*, int64_t n, float*out) { GeluErfAvx2(x, n, out); },
-           [](const float*x, const float*, int64_t n, float*out) { GeluErfAvx512(x, n, out); })) {
+           [](const float*x, const float*, int64_t n, float*out) { GeluErfAvx512(x, n, out); },
+           [](const float*x, const float*, int64_t n, float*out) { GeluErfNeon(x, n, out); })) {
     paths.push_back({name, kernel});
   }
   for (const auto& [name, kernel] : paths) {

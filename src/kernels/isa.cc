@@ -14,12 +14,18 @@ Isa BestIsa() {
       return Isa::kAvx512;
     }
     if (features.HasAvx2Path()) return Isa::kAvx2;
+    if (features.i8mm) return Isa::kNeonI8mm;
+    if (features.dotprod) return Isa::kNeonDotprod;
+    if (features.neon) return Isa::kNeon;
     return Isa::kScalar;
   }();
   return isa;
 }
 
 bool AmxBf16Usable() {
+#if !defined(__x86_64__)
+  return false;
+#else
   static const bool usable = [] {
     const CpuFeatures& features = GetCpuFeatures();
     // The AMX translation units also use AVX512DQ (vreduceps), which every AMX CPU has.
@@ -30,6 +36,7 @@ bool AmxBf16Usable() {
     return syscall(SYS_arch_prctl, kArchRequestXcompPermission, kXfeatureTileData) == 0;
   }();
   return usable;
+#endif
 }
 
 const char* IsaName(Isa isa) {
@@ -40,6 +47,12 @@ const char* IsaName(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kNeon:
+      return "neon";
+    case Isa::kNeonDotprod:
+      return "dotprod";
+    case Isa::kNeonI8mm:
+      return "i8mm";
   }
   return "?";
 }

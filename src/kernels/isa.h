@@ -3,7 +3,27 @@
 
 namespace vllm::kernels {
 
-enum class Isa { kScalar, kAvx2, kAvx512 };
+// x86 tiers, then 64-bit ARM's: NEON (every aarch64 CPU), NEON with the int8 dot products
+// (dotprod, ARMv8.2), NEON with the int8 matrix multiply-accumulates too (i8mm, ARMv8.6). A build
+// has the kernels of its own architecture's tiers only; BestIsa() never picks another's.
+enum class Isa { kScalar, kAvx2, kAvx512, kNeon, kNeonDotprod, kNeonI8mm };
+// Entries of the per-ISA kernel arrays (indexed by Isa).
+inline constexpr int kNumIsas = static_cast<int>(Isa::kNeonI8mm) + 1;
+
+// Mark the declarations of an architecture's kernels: x86's (cpu/*_avx2.cc, *_avx512.cc, *_amx.cc)
+// and 64-bit ARM's (cpu/*_neon.cc, *_dotprod.cc), each built on its own architecture only.
+// Elsewhere the mark makes a declaration weak, so the type table's entries and the dispatchers'
+// switches that name the kernel link with nullptr in its place: code BestIsa() never reaches there.
+#if defined(__x86_64__)
+#define VLLM_X86_KERNEL
+#else
+#define VLLM_X86_KERNEL [[gnu::weak]]
+#endif
+#if defined(__aarch64__)
+#define VLLM_ARM_KERNEL
+#else
+#define VLLM_ARM_KERNEL [[gnu::weak]]
+#endif
 
 // The best path this CPU supports (VLLM_CPU_ISA caps it).
 Isa BestIsa();

@@ -33,8 +33,8 @@ constexpr int64_t kValuesPerParallelGather = int64_t{1} << 15;
 
 bool UsesPackedForm(const TypeTraits& traits, int64_t rows, int64_t cols) {
   const PackedForm& form = traits.packed;
-  return form.rows_per_group > 0 && BestIsa() == form.isa && rows % form.rows_per_group == 0 &&
-         cols % form.cols_per_block == 0;
+  return form.rows_per_group > 0 && PackedIsa(form) != Isa::kScalar &&
+         rows % form.rows_per_group == 0 && cols % form.cols_per_block == 0;
 }
 
 // The one LinearWeight implementation.
@@ -81,14 +81,14 @@ class TableLinearWeight : public LinearWeight {
     const TypeTraits& traits = *view_.traits;
     UninitializedVector<float> ordered_x = OrderedInput(x, m, pool);
     PreparedActivations prepared =
-        PrepareActivations(packed_ ? traits.packed.isa : BestIsa(), traits.activation,
+        PrepareActivations(packed_ ? PackedIsa(traits.packed) : BestIsa(), traits.activation,
                            ordered_x.empty() ? x : ordered_x.data(), m, view_.cols, pool);
     // Moving the vector keeps its buffer, where prepared.f32 may point (and a vector of
     // PreparedActivations moves them as it grows: they never copy).
     static_assert(std::is_nothrow_move_constructible_v<PreparedActivations>);
     prepared.ordered_x = std::move(ordered_x);
-    if (packed_ && traits.packed.prepare_terms != nullptr) {
-      traits.packed.prepare_terms(prepared);
+    if (packed_ && packed_kernels().prepare_terms != nullptr) {
+      packed_kernels().prepare_terms(prepared);
     }
     return prepared;
   }
@@ -148,10 +148,16 @@ class TableLinearWeight : public LinearWeight {
       return;
     }
     const PackedWeightView packed{view_.traits, view_.rows, view_.cols, bytes_.data()};
-    view_.traits->packed.rows(packed, prepared, row_begin, row_end, y);
+    packed_kernels().rows(packed, prepared, row_begin, row_end, y);
   }
 
  private:
+  // The kernels of the packed form on this CPU (where packed_).
+  const PackedKernels& packed_kernels() const {
+    const PackedForm& form = view_.traits->packed;
+    return form.kernels[static_cast<int>(PackedIsa(form))];
+  }
+
   // x: [m, cols] with its columns in input_order_, or empty where the order is the identity.
   UninitializedVector<float> OrderedInput(const float* x, int64_t m, ThreadPool& pool) const {
     UninitializedVector<float> ordered_x;

@@ -54,8 +54,9 @@ struct PreparedActivations {
   UninitializedVector<float> q8_scales;       // [m, cols / 32]
   UninitializedVector<int32_t> q8_sums;       // [m, cols / 32]
   UninitializedVector<int32_t> q8_half_sums;  // [m, cols / 16]
-  // Packed weights: what PackedForm::prepare_terms builds from the above for its `rows` kernel (a
-  // std::vector of the kernel's own per-chunk terms), once per call rather than once per row range.
+  // Packed weights: what PackedKernels::prepare_terms builds from the above for its `rows` kernel
+  // (a std::vector of the kernel's own per-chunk terms), once per call rather than once per row
+  // range.
   std::any packed_terms;
 };
 
@@ -67,8 +68,9 @@ constexpr int64_t Q8BlocksPerScale(ActivationFormat format) {
 // PrepareActivations' kQ8 / kQ8K work on AVX-512 for `num_blocks` consecutive blocks of x (a
 // multiple of Q8BlocksPerScale(format)): the blocks, their scales as f32, and the sums of their
 // quants per 32 and per 16 values, bit-identical to the scalar path's.
-void PrepareQ8BlocksAvx512(ActivationFormat format, const float* x, int64_t num_blocks,
-                           BlockQ8_0* blocks, float* scales, int32_t* sums, int32_t* half_sums);
+VLLM_X86_KERNEL void PrepareQ8BlocksAvx512(ActivationFormat format, const float* x,
+                                           int64_t num_blocks, BlockQ8_0* blocks, float* scales,
+                                           int32_t* sums, int32_t* half_sums);
 
 // BF16 activations are kept as bf16 bits on AVX-512 (vdpbf16ps), as f32 values elsewhere.
 PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const float* x, int64_t m,
@@ -92,51 +94,67 @@ void LinearRowsFloatScalar(const WeightView& w, const PreparedActivations& x, in
                            int64_t row_end, float* y);  // F32 / F16 / BF16
 void LinearRowsDecodedScalar(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                              int64_t row_end, float* y);  // every integer type
-void LinearRowsF32Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                       int64_t row_end, float* y);
-void LinearRowsF16Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                       int64_t row_end, float* y);
-void LinearRowsBf16Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                        int64_t row_end, float* y);
-void LinearRowsQ8_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                        int64_t row_end, float* y);
-void LinearRowsQ4_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                        int64_t row_end, float* y);
-void LinearRowsDecodedAvx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                           int64_t row_end, float* y);
-void LinearRowsF32Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                         int64_t row_end, float* y);
-void LinearRowsF16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                         int64_t row_end, float* y);
-void LinearRowsBf16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                          int64_t row_end, float* y);
-void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                             int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsF32Avx2(const WeightView& w, const PreparedActivations& x,
+                                       int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsF16Avx2(const WeightView& w, const PreparedActivations& x,
+                                       int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsBf16Avx2(const WeightView& w, const PreparedActivations& x,
+                                        int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsQ8_0Avx2(const WeightView& w, const PreparedActivations& x,
+                                        int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsQ4_0Avx2(const WeightView& w, const PreparedActivations& x,
+                                        int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsDecodedAvx2(const WeightView& w, const PreparedActivations& x,
+                                           int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsF32Avx512(const WeightView& w, const PreparedActivations& x,
+                                         int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsF16Avx512(const WeightView& w, const PreparedActivations& x,
+                                         int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsBf16Avx512(const WeightView& w, const PreparedActivations& x,
+                                          int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x,
+                                             int64_t row_begin, int64_t row_end, float* y);
+// 64-bit ARM (cpu/linear_neon.cc, cpu/linear_dotprod.cc): F32 / F16 / BF16 on NEON; every
+// integer type on NEON and on NEON + dotprod, both bit for bit LinearRowsDecodedScalar.
+VLLM_ARM_KERNEL void LinearRowsFloatNeon(const WeightView& w, const PreparedActivations& x,
+                                         int64_t row_begin, int64_t row_end, float* y);
+VLLM_ARM_KERNEL void LinearRowsDecodedNeon(const WeightView& w, const PreparedActivations& x,
+                                           int64_t row_begin, int64_t row_end, float* y);
+VLLM_ARM_KERNEL void LinearRowsDecodedDotprod(const WeightView& w, const PreparedActivations& x,
+                                              int64_t row_begin, int64_t row_end, float* y);
 
 // Vector helpers per path.
 float DotF32Scalar(const float* a, const float* b, int64_t n);
-float DotF32Avx2(const float* a, const float* b, int64_t n);
-float DotF32Avx512(const float* a, const float* b, int64_t n);
+VLLM_X86_KERNEL float DotF32Avx2(const float* a, const float* b, int64_t n);
+VLLM_X86_KERNEL float DotF32Avx512(const float* a, const float* b, int64_t n);
 void AxpyF32Scalar(float alpha, const float* x, int64_t n, float* y);
-void AxpyF32Avx2(float alpha, const float* x, int64_t n, float* y);
-void AxpyF32Avx512(float alpha, const float* x, int64_t n, float* y);
-void DotF32RowsAvx512(const float* a, int64_t num_rows, const float* b, int64_t n, float* out);
-void AxpyF32RowsAvx512(const float* alphas, int64_t num_rows, const float* x, int64_t n, float* y);
+VLLM_X86_KERNEL void AxpyF32Avx2(float alpha, const float* x, int64_t n, float* y);
+VLLM_X86_KERNEL void AxpyF32Avx512(float alpha, const float* x, int64_t n, float* y);
+VLLM_X86_KERNEL void DotF32RowsAvx512(const float* a, int64_t num_rows, const float* b, int64_t n,
+                                      float* out);
+VLLM_X86_KERNEL void AxpyF32RowsAvx512(const float* alphas, int64_t num_rows, const float* x,
+                                       int64_t n, float* y);
 // RmsNorm (ops.h) per path: AVX-512 bit for bit the scalar one.
 void RmsNormScalar(const float* x, const float* weight, int64_t m, int64_t n, float eps,
                    float* out);
-void RmsNormAvx512(const float* x, const float* weight, int64_t m, int64_t n, float eps,
-                   float* out);
+VLLM_X86_KERNEL void RmsNormAvx512(const float* x, const float* weight, int64_t m, int64_t n,
+                                   float eps, float* out);
 // SiluMul / GeluTanhMul (ops.h) per path; the scalar path is the reference.
 void SiluMulScalar(const float* gate, const float* up, int64_t n, float* out);
-void SiluMulAvx2(const float* gate, const float* up, int64_t n, float* out);
-void SiluMulAvx512(const float* gate, const float* up, int64_t n, float* out);
+VLLM_X86_KERNEL void SiluMulAvx2(const float* gate, const float* up, int64_t n, float* out);
+VLLM_X86_KERNEL void SiluMulAvx512(const float* gate, const float* up, int64_t n, float* out);
 void GeluTanhMulScalar(const float* gate, const float* up, int64_t n, float* out);
-void GeluTanhMulAvx2(const float* gate, const float* up, int64_t n, float* out);
-void GeluTanhMulAvx512(const float* gate, const float* up, int64_t n, float* out);
+VLLM_X86_KERNEL void GeluTanhMulAvx2(const float* gate, const float* up, int64_t n, float* out);
+VLLM_X86_KERNEL void GeluTanhMulAvx512(const float* gate, const float* up, int64_t n, float* out);
 // GeluErf (ops.h) per path; the scalar path (std::erf) is the reference.
 void GeluErfScalar(const float* x, int64_t n, float* out);
-void GeluErfAvx2(const float* x, int64_t n, float* out);
-void GeluErfAvx512(const float* x, int64_t n, float* out);
+VLLM_X86_KERNEL void GeluErfAvx2(const float* x, int64_t n, float* out);
+VLLM_X86_KERNEL void GeluErfAvx512(const float* x, int64_t n, float* out);
+// The same on NEON (cpu/linear_neon.cc, cpu/activations_neon.cc).
+VLLM_ARM_KERNEL float DotF32Neon(const float* a, const float* b, int64_t n);
+VLLM_ARM_KERNEL void AxpyF32Neon(float alpha, const float* x, int64_t n, float* y);
+VLLM_ARM_KERNEL void SiluMulNeon(const float* gate, const float* up, int64_t n, float* out);
+VLLM_ARM_KERNEL void GeluTanhMulNeon(const float* gate, const float* up, int64_t n, float* out);
+VLLM_ARM_KERNEL void GeluErfNeon(const float* x, int64_t n, float* out);
 
 }  // namespace vllm::kernels

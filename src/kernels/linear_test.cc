@@ -30,6 +30,9 @@ std::vector<Isa> AvailableIsas() {
   const CpuFeatures& features = GetCpuFeatures();
   if (features.HasAvx2Path()) isas.push_back(Isa::kAvx2);
   if (BestIsa() == Isa::kAvx512) isas.push_back(Isa::kAvx512);
+  if (features.neon) isas.push_back(Isa::kNeon);
+  if (features.dotprod) isas.push_back(Isa::kNeonDotprod);
+  if (features.i8mm) isas.push_back(Isa::kNeonI8mm);
   return isas;
 }
 
@@ -162,6 +165,33 @@ TEST(LinearTest, EveryPathMatchesTheScalarReference) {
   }
 }
 
+// ARM's in-place integer kernels compute only the integer dots with vectors and the rest as the
+// scalar reference does: its bits, for every integer type (16- and 32-value sub-blocks).
+TEST(LinearTest, ArmIntegerKernelsGiveTheScalarReferenceBits) {
+  const CpuFeatures& features = GetCpuFeatures();
+  if (!features.neon) GTEST_SKIP() << "no NEON on this CPU";
+  ThreadPool pool(ThreadPool::Options{.num_threads = 2});
+  const Shape shape = {5, 256, 70};  // a second block of 64 x rows; small enough for qemu
+  std::vector<Isa> arm_isas = {Isa::kNeon};
+  if (features.dotprod) arm_isas.push_back(Isa::kNeonDotprod);
+  for (GgmlType type : kTypes) {
+    if (FindTypeTraits(type)->decode == nullptr) continue;  // float types
+    TestWeight weight = MakeWeight(type, shape.rows, shape.cols, 5);
+    std::vector<float> x = RandomNormalValues(shape.m * shape.cols, 6);
+    std::vector<float> expected(shape.m * shape.rows);
+    LinearWithIsa(Isa::kScalar, weight.view, x.data(), shape.m, expected.data(), pool);
+    for (Isa isa : arm_isas) {
+      std::vector<float> y(shape.m * shape.rows);
+      LinearWithIsa(isa, weight.view, x.data(), shape.m, y.data(), pool);
+      for (size_t i = 0; i < y.size(); ++i) {
+        ASSERT_EQ(std::memcmp(&y[i], &expected[i], sizeof(float)), 0)
+            << GetSupportedTypeTraits(type)->name << " " << IsaName(isa) << " at " << i << ": "
+            << y[i] << " vs " << expected[i];
+      }
+    }
+  }
+}
+
 TEST(LinearTest, ResultsDoNotDependOnBatchOrThreads) {
   ThreadPool one_thread(ThreadPool::Options{.num_threads = 1});
   ThreadPool two_threads(ThreadPool::Options{.num_threads = 2});
@@ -187,7 +217,7 @@ TEST(LinearTest, ResultsDoNotDependOnBatchOrThreads) {
 // Weights of a type with a packed form for this CPU (rows in its groups) are packed by Create;
 // the public Linear must then agree with the reference and stay batch and thread invariant.
 TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
-  if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 VNNI / BF16 on this CPU";
+  if (BestIsa() == Isa::kScalar) GTEST_SKIP() << "no packed kernels on the scalar path";
   ThreadPool one_thread(ThreadPool::Options{.num_threads = 1});
   ThreadPool two_threads(ThreadPool::Options{.num_threads = 2});
   // m covers passes of 8 or 6, 4, 2 and 1 x rows, a second block of 64 x rows, and several
@@ -198,7 +228,7 @@ TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
                           {48, 256, 131}, {32, 512, 200}};
   for (GgmlType type : kTypes) {
     const PackedForm& form = FindTypeTraits(type)->packed;
-    if (form.rows_per_group == 0) continue;
+    if (form.rows_per_group == 0 || PackedIsa(form) == Isa::kScalar) continue;
     for (const Shape& shape : shapes) {
       if (shape.cols % form.cols_per_block != 0) continue;
       const char* name = GetSupportedTypeTraits(type)->name;
@@ -235,7 +265,7 @@ TEST(LinearTest, GridKernelsWithAndWithoutVbmiAgreeBitwise) {
     GTEST_SKIP() << "no AVX-512 VNNI and VBMI on this CPU";
   }
   ThreadPool pool(ThreadPool::Options{.num_threads = 1});
-  using Rows = decltype(PackedForm::rows);
+  using Rows = decltype(PackedKernels::rows);
   // Each kernel reads the x terms of its own translation unit.
   const struct {
     GgmlType type;
@@ -268,6 +298,60 @@ TEST(LinearTest, GridKernelsWithAndWithoutVbmiAgreeBitwise) {
       ASSERT_EQ(std::memcmp(on_vbmi.data(), on_vpshufb.data(), on_vbmi.size() * sizeof(float)), 0)
           << traits->layout.name << " m " << m;
     }
+  }
+}
+
+// A form's AVX2 kernels read the packing of its AVX-512 ones with their arithmetic in their order:
+// the same bits, over tiles of every height (m 1 ... 9, 70: passes of 4, 2 and 1 x rows, a second
+// block of 64) for a pair of W groups and a group left over.
+TEST(LinearTest, PackedAvx2KernelsMatchTheAvx512OnesBitwise) {
+  if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 VNNI / BF16 on this CPU";
+  ThreadPool pool(ThreadPool::Options{.num_threads = 1});
+  constexpr int64_t kRows = 48;
+  constexpr int64_t kCols = 512;
+  int types_checked = 0;
+  for (GgmlType type : kTypes) {
+    const TypeTraits* traits = FindTypeTraits(type);
+    const PackedKernels& avx2 = traits->packed.kernels[static_cast<int>(Isa::kAvx2)];
+    const PackedKernels& avx512 = traits->packed.kernels[static_cast<int>(Isa::kAvx512)];
+    if (avx2.rows == nullptr) continue;
+    ++types_checked;
+    TestWeight weight = MakeWeight(type, kRows, kCols, 13);
+    std::vector<uint8_t> packed(traits->packed.packed_bytes(kRows, kCols));
+    traits->packed.pack(weight.view, packed.data());
+    const PackedWeightView packed_view{traits, kRows, kCols, packed.data()};
+    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 9, 70}) {
+      std::vector<float> x = RandomNormalValues(m * kCols, 14);
+      PreparedActivations for_avx2 =
+          PrepareActivations(Isa::kAvx2, traits->activation, x.data(), m, kCols, pool);
+      PreparedActivations for_avx512 =
+          PrepareActivations(Isa::kAvx512, traits->activation, x.data(), m, kCols, pool);
+      if (avx2.prepare_terms != nullptr) avx2.prepare_terms(for_avx2);
+      if (avx512.prepare_terms != nullptr) avx512.prepare_terms(for_avx512);
+      std::vector<float> on_avx2(m * kRows);
+      std::vector<float> on_avx512(m * kRows);
+      avx2.rows(packed_view, for_avx2, 0, kRows, on_avx2.data());
+      avx512.rows(packed_view, for_avx512, 0, kRows, on_avx512.data());
+      for (int64_t i = 0; i < m * kRows; ++i) {
+        ASSERT_EQ(std::memcmp(&on_avx2[i], &on_avx512[i], sizeof(float)), 0)
+            << traits->layout.name << " m " << m << " at " << i << ": " << on_avx2[i] << " vs "
+            << on_avx512[i];
+      }
+    }
+  }
+  EXPECT_EQ(types_checked, 13);  // every nibble-packed type
+}
+
+// On every SIMD path the nibble-packed types compute on their packed forms (the tests above then
+// cover that path under VLLM_CPU_ISA=avx2 too); on the scalar path every type is used in place.
+TEST(TypeTableTest, NibblePackedTypesArePackedOnEverySimdPath) {
+  if (GetCpuFeatures().neon) GTEST_SKIP() << "no packed forms on ARM yet: every type in place";
+  for (GgmlType type :
+       {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K,
+        GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
+        GgmlType::kIQ4_XS, GgmlType::kMXFP4, GgmlType::kQ4_Z}) {
+    EXPECT_EQ(PackedIsa(FindTypeTraits(type)->packed), BestIsa())
+        << GetSupportedTypeTraits(type)->name;
   }
 }
 
@@ -364,7 +448,8 @@ TEST(LinearTest, Bf16TileKernelMatchesTheDotKernelAndIsBatchInvariant) {
 TEST(LinearTest, FloatWeightsHavePackedFormsOnAvx512) {
   for (GgmlType type : {GgmlType::kBF16, GgmlType::kF16}) {
     const PackedForm& form = FindTypeTraits(type)->packed;
-    EXPECT_EQ(form.isa, Isa::kAvx512) << GetSupportedTypeTraits(type)->name;
+    EXPECT_NE(form.kernels[static_cast<int>(Isa::kAvx512)].rows, nullptr)
+        << GetSupportedTypeTraits(type)->name;
     EXPECT_EQ(form.rows_per_group, 16) << GetSupportedTypeTraits(type)->name;
     EXPECT_EQ(form.cols_per_block, 32) << GetSupportedTypeTraits(type)->name;
     EXPECT_EQ(form.packed_bytes(32, 64), 32 * 64 * 2) << GetSupportedTypeTraits(type)->name;
@@ -408,7 +493,7 @@ TEST(TypeTableTest, PackedFormsTakeTheirRecordsBytesAndColumns) {
     EXPECT_EQ(form.cols_per_block, e.cols_per_block) << name;
     EXPECT_EQ(form.packed_bytes(16, 256), e.bytes) << name;
     EXPECT_NE(form.pack, nullptr) << name;
-    EXPECT_NE(form.rows, nullptr) << name;
+    EXPECT_NE(form.kernels[static_cast<int>(Isa::kAvx512)].rows, nullptr) << name;
   }
   EXPECT_EQ(FindTypeTraits(GgmlType::kF32)->packed.rows_per_group, 0);  // used in place
 }

@@ -14,6 +14,7 @@
 #include "common/expected.h"
 #include "common/ggml_type.h"
 #include "common/thread_pool.h"
+#include "kernels/isa.h"
 #include "kernels/kv_cache_dtype.h"
 
 namespace vllm::kernels {
@@ -176,7 +177,8 @@ bool AttentionTakesBf16Queries(KvCacheDtype dtype, int64_t head_dim);
 // q: [num_rows, head_dim] rounded to bf16 (nearest even) as the bf16 paths read them: by groups of
 // 16 rows (the last padded with zeros), each [head_dim / 32][16 dim pairs][16 rows] pairs of bf16;
 // out holds num_rows rounded up to 16 times head_dim values. Only where AttentionTakesBf16Queries.
-void QueriesToBf16(const float* q, int64_t num_rows, int64_t head_dim, uint16_t* out);
+VLLM_X86_KERNEL void QueriesToBf16(const float* q, int64_t num_rows, int64_t head_dim,
+                                   uint16_t* out);
 
 // Where AttentionState::acc keeps row r's dimension d. Row by row ([num_rows, stride]) unless
 // tile_layout (AttendSpan where AttentionTakesBf16Queries): by groups of 16 rows, each transposed

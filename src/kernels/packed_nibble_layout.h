@@ -1,7 +1,8 @@
 // Internal: the packed layouts of Q2_K / Q3_K / Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 /
 // Q4_1 / Q4_Z / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels
-// (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_iq4_avx512.cc), shared by the packers,
-// the kernels and the type table's entries (NibbleForm, GridForm).
+// (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_iq4_avx512.cc) and their AVX2 kernels
+// (cpu/linear_packed_kquants_avx2.cc, cpu/linear_packed_iq4_avx2.cc: a group as two halves of 8
+// rows), shared by the packers, the kernels and the type table's entries (NibbleForm, GridForm).
 //
 // Rows are interleaved in groups of 16, one row per 32-bit lane of a 512-bit register. A group's
 // blocks of the type are one record each, in column order; groups follow one another:
@@ -220,17 +221,14 @@ int64_t PackedRecordsBytes(int64_t rows, int64_t cols) {
 }
 
 // The packed form of every type packed as `Record`s (the one path the type table's entries take):
-// PackRecords packs, `rows` computes on x prepared with `prepare_terms`.
+// PackRecords packs, each ISA's kernels compute on it (AVX2: none where `avx2` is left out).
 template <typename Record>
-PackedForm NibbleForm(decltype(PackedForm::prepare_terms) prepare_terms,
-                      decltype(PackedForm::rows) rows) {
-  return PackedForm{.isa = Isa::kAvx512,
-                    .rows_per_group = kNibbleRowsPerGroup,
+PackedForm NibbleForm(PackedKernels avx512, PackedKernels avx2 = {}) {
+  return PackedForm{.rows_per_group = kNibbleRowsPerGroup,
                     .cols_per_block = Record::kCols,
                     .packed_bytes = PackedRecordsBytes<Record>,
                     .pack = PackRecords<Record>,
-                    .prepare_terms = prepare_terms,
-                    .rows = rows};
+                    .kernels = {{}, avx2, avx512}};
 }
 
 // Stores one row's chunk, 16 bytes in Q4_0's order (byte j: value j low, value j + 16 high), as
@@ -268,64 +266,136 @@ void PutChunkCrumbs(const Crumb& crumb, int64_t lane, uint8_t (&planes)[2][64]) 
   }
 }
 
-// x's per-chunk terms for the kernels below (PackedForm::prepare_terms): Q4_K / Q5_K, Q2_K, Q3_K,
-// Q6_K, the grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4), Q5_0, the types with mins (Q4_1, Q5_1) and
-// Q4_Z.
-void PrepareScaleMinTermsAvx512(PreparedActivations& x);
-void PrepareQ2_KTermsAvx512(PreparedActivations& x);
-void PrepareQ3_KTermsAvx512(PreparedActivations& x);
-void PrepareQ6_KTermsAvx512(PreparedActivations& x);
-void PrepareGridTermsAvx512(PreparedActivations& x);
-void PrepareGridTermsVbmi(PreparedActivations& x);  // the terms the Vbmi kernels below read
-void PrepareQ5_0TermsAvx512(PreparedActivations& x);
-void PrepareMinTermsAvx512(PreparedActivations& x);
-void PrepareZeroPointTermsAvx512(PreparedActivations& x);
+// x's per-chunk terms for the kernels below (PackedKernels::prepare_terms): Q4_K / Q5_K, Q2_K,
+// Q3_K, Q6_K, the grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4), Q5_0, the types with mins (Q4_1, Q5_1)
+// and Q4_Z.
+VLLM_X86_KERNEL void PrepareScaleMinTermsAvx512(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareQ2_KTermsAvx512(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareQ3_KTermsAvx512(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareQ6_KTermsAvx512(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareGridTermsAvx512(PreparedActivations& x);
+// The terms the Vbmi kernels below read.
+VLLM_X86_KERNEL void PrepareGridTermsVbmi(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareQ5_0TermsAvx512(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareMinTermsAvx512(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareZeroPointTermsAvx512(PreparedActivations& x);
 
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: chunks in column
 // order, each one's integer dots scaled and accumulated as in linear_internal.h (the K-quants: per
 // super-block, then scaled by its d_x), the same for every m, thread count and row range.
-void LinearRowsPackedQ2_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedQ3_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedQ4_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedQ5_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedQ6_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                 int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedQ4_1Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedQ4_ZAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedQ5_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedQ5_1Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                 int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedMxfp4Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                 int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ2_KAvx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ3_KAvx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ4_KAvx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ5_KAvx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ6_KAvx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w,
+                                                 const PreparedActivations& x, int64_t row_begin,
+                                                 int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ4_1Avx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ4_ZAvx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ5_0Avx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ5_1Avx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w,
+                                                 const PreparedActivations& x, int64_t row_begin,
+                                                 int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedMxfp4Avx512(const PackedWeightView& w,
+                                                 const PreparedActivations& x, int64_t row_begin,
+                                                 int64_t row_end, float* y);
 // The grid types' kernels again, for CPUs with AVX512_VBMI (the same bits).
-void LinearRowsPackedQ4_0Vbmi(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedIq4NlVbmi(const PackedWeightView& w, const PreparedActivations& x,
-                               int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedIq4XsVbmi(const PackedWeightView& w, const PreparedActivations& x,
-                               int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedMxfp4Vbmi(const PackedWeightView& w, const PreparedActivations& x,
-                               int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ4_0Vbmi(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedIq4NlVbmi(const PackedWeightView& w,
+                                               const PreparedActivations& x, int64_t row_begin,
+                                               int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedIq4XsVbmi(const PackedWeightView& w,
+                                               const PreparedActivations& x, int64_t row_begin,
+                                               int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedMxfp4Vbmi(const PackedWeightView& w,
+                                               const PreparedActivations& x, int64_t row_begin,
+                                               int64_t row_end, float* y);
+
+// The AVX2 kernels of the K-quants (cpu/linear_packed_kquants_avx2.cc): the same packing and the
+// same bits as the AVX-512 ones, each with the x terms of its own translation unit.
+VLLM_X86_KERNEL void PrepareScaleMinTermsAvx2(PreparedActivations& x);  // Q4_K / Q5_K
+VLLM_X86_KERNEL void PrepareQ2_KTermsAvx2(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareQ3_KTermsAvx2(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareQ6_KTermsAvx2(PreparedActivations& x);
+VLLM_X86_KERNEL void LinearRowsPackedQ2_KAvx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ3_KAvx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ4_KAvx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ5_KAvx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ6_KAvx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+
+// The AVX2 kernels of the other nibble-packed types (cpu/linear_packed_iq4_avx2.cc), likewise.
+VLLM_X86_KERNEL void PrepareQ4_0TermsAvx2(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareGridTermsAvx2(PreparedActivations& x);  // IQ4_NL, IQ4_XS, MXFP4
+VLLM_X86_KERNEL void PrepareQ5_0TermsAvx2(PreparedActivations& x);
+VLLM_X86_KERNEL void PrepareMinTermsAvx2(PreparedActivations& x);  // Q4_1, Q5_1
+VLLM_X86_KERNEL void PrepareZeroPointTermsAvx2(PreparedActivations& x);
+VLLM_X86_KERNEL void LinearRowsPackedQ4_0Avx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ4_1Avx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ4_ZAvx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ5_0Avx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedQ5_1Avx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedIq4NlAvx2(const PackedWeightView& w,
+                                               const PreparedActivations& x, int64_t row_begin,
+                                               int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedIq4XsAvx2(const PackedWeightView& w,
+                                               const PreparedActivations& x, int64_t row_begin,
+                                               int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedMxfp4Avx2(const PackedWeightView& w,
+                                               const PreparedActivations& x, int64_t row_begin,
+                                               int64_t row_end, float* y);
 
 // A grid type's form: its AVX512_VBMI kernel where the CPU has VBMI, else its vpshufb kernel, each
 // with the x terms of its own translation unit (their types are local to it).
 template <typename Record>
-PackedForm GridForm(decltype(PackedForm::rows) vbmi, decltype(PackedForm::rows) vpshufb) {
-  if (GetCpuFeatures().avx512vbmi) return NibbleForm<Record>(PrepareGridTermsVbmi, vbmi);
-  return NibbleForm<Record>(PrepareGridTermsAvx512, vpshufb);
+PackedForm GridForm(decltype(PackedKernels::rows) vbmi, decltype(PackedKernels::rows) vpshufb,
+                    PackedKernels avx2) {
+  if (GetCpuFeatures().avx512vbmi) return NibbleForm<Record>({PrepareGridTermsVbmi, vbmi}, avx2);
+  return NibbleForm<Record>({PrepareGridTermsAvx512, vpshufb}, avx2);
 }
 
 }  // namespace vllm::kernels

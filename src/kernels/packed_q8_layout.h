@@ -28,24 +28,30 @@ void PackQ8Layout(const WeightView& w, uint8_t* out);
 // y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: Σ over blocks, in
 // order, of d_w · d_x · (integer dot) (bf16: of the pairwise products; f16: of the products, one
 // column at a time): independent of m and of the row range.
-// x's -128 · Σ x_q per block ([m, cols / 32] int32, in packed_terms: PackedForm::prepare_terms),
+// x's -128 · Σ x_q per block ([m, cols / 32] int32, in packed_terms: PackedKernels::prepare_terms),
 // where the Q8_0 kernel's accumulators start.
-void PrepareQ8_0Biases(PreparedActivations& x);
-void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedBf16Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void PrepareQ8_0Biases(PreparedActivations& x);
+VLLM_X86_KERNEL void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedBf16Avx512(const PackedWeightView& w,
+                                                const PreparedActivations& x, int64_t row_begin,
+                                                int64_t row_end, float* y);
 // BF16's three kernels, which LinearRowsPackedBf16Avx512 chooses between (Bf16WeightPath()):
 // vdpbf16ps on x's bf16 bits, and f32 FMAs on x's bf16_as_f32 values, bit for bit the same; AMX
 // tiles on x's bf16 bits (only where AmxBf16Usable()).
-void LinearRowsPackedBf16DotAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                   int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedBf16FmaAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                   int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedBf16Amx(const PackedWeightView& w, const PreparedActivations& x,
-                             int64_t row_begin, int64_t row_end, float* y);
-void LinearRowsPackedF16Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                               int64_t row_begin, int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedBf16DotAvx512(const PackedWeightView& w,
+                                                   const PreparedActivations& x, int64_t row_begin,
+                                                   int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedBf16FmaAvx512(const PackedWeightView& w,
+                                                   const PreparedActivations& x, int64_t row_begin,
+                                                   int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedBf16Amx(const PackedWeightView& w,
+                                             const PreparedActivations& x, int64_t row_begin,
+                                             int64_t row_end, float* y);
+VLLM_X86_KERNEL void LinearRowsPackedF16Avx512(const PackedWeightView& w,
+                                               const PreparedActivations& x, int64_t row_begin,
+                                               int64_t row_end, float* y);
 
 template <GgmlType kType>
 int64_t PackedQ8LayoutBytes(int64_t rows, int64_t cols) {
@@ -55,15 +61,13 @@ int64_t PackedQ8LayoutBytes(int64_t rows, int64_t cols) {
 
 // The packed form of Q8_0 / BF16 / F16 (the one path their type table entries take).
 template <GgmlType kType>
-PackedForm Q8LayoutForm(decltype(PackedForm::rows) rows,
-                        decltype(PackedForm::prepare_terms) prepare_terms = nullptr) {
-  return PackedForm{.isa = Isa::kAvx512,
-                    .rows_per_group = kPackedRowsPerGroup,
+PackedForm Q8LayoutForm(decltype(PackedKernels::rows) rows,
+                        decltype(PackedKernels::prepare_terms) prepare_terms = nullptr) {
+  return PackedForm{.rows_per_group = kPackedRowsPerGroup,
                     .cols_per_block = kQuantBlockSize,
                     .packed_bytes = PackedQ8LayoutBytes<kType>,
                     .pack = PackQ8Layout,
-                    .prepare_terms = prepare_terms,
-                    .rows = rows};
+                    .kernels = {{}, {}, {prepare_terms, rows}}};
 }
 
 }  // namespace vllm::kernels

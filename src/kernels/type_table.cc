@@ -31,7 +31,9 @@ TypeTraits FloatType(GgmlType type, ActivationFormat activation,
                     nullptr,
                     dequantize_row,
                     quantize_row,
-                    {LinearRowsFloatScalar, avx2, avx512},
+                    // ARM's tiers: kNeon, kNeonDotprod, kNeonI8mm.
+                    {LinearRowsFloatScalar, avx2, avx512, LinearRowsFloatNeon, LinearRowsFloatNeon,
+                     LinearRowsFloatNeon},
                     packed};
 }
 
@@ -47,7 +49,9 @@ TypeTraits IntegerType(int64_t sub_block_size, void (*decode)(const void*, Decod
                     decode,
                     DequantizeRowOf<kType>,
                     quantize_row,
-                    {LinearRowsDecodedScalar, avx2, avx512},
+                    // ARM's tiers: kNeon, kNeonDotprod, kNeonI8mm (SDOT; no SMMLA kernel yet).
+                    {LinearRowsDecodedScalar, avx2, avx512, LinearRowsDecodedNeon,
+                     LinearRowsDecodedDotprod, LinearRowsDecodedDotprod},
                     packed};
 }
 
@@ -71,52 +75,70 @@ const std::array<TypeTraits, kNumSupportedTypes>& Table() {
       // use the AVX2 kernels on both SIMD paths.
       IntegerType<GgmlType::kQ4_0>(
           32, DecodeQ4_0, QuantizeRowQ4_0, LinearRowsQ4_0Avx2, LinearRowsQ4_0Avx2,
-          GridForm<PackedIq4NlRecord>(LinearRowsPackedQ4_0Vbmi, LinearRowsPackedQ4_0Avx512)),
+          GridForm<PackedIq4NlRecord>(LinearRowsPackedQ4_0Vbmi, LinearRowsPackedQ4_0Avx512,
+                                      {PrepareQ4_0TermsAvx2, LinearRowsPackedQ4_0Avx2})),
       IntegerType<GgmlType::kQ4_1>(
           32, DecodeQ4_1, QuantizeRowQ4_1, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          NibbleForm<PackedQ4_1Record>(PrepareMinTermsAvx512, LinearRowsPackedQ4_1Avx512)),
+          NibbleForm<PackedQ4_1Record>({PrepareMinTermsAvx512, LinearRowsPackedQ4_1Avx512},
+                                       {PrepareMinTermsAvx2, LinearRowsPackedQ4_1Avx2})),
       IntegerType<GgmlType::kQ5_0>(
           32, DecodeQ5_0, QuantizeRowQ5_0, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          NibbleForm<PackedQ5_0Record>(PrepareQ5_0TermsAvx512, LinearRowsPackedQ5_0Avx512)),
+          NibbleForm<PackedQ5_0Record>({PrepareQ5_0TermsAvx512, LinearRowsPackedQ5_0Avx512},
+                                       {PrepareQ5_0TermsAvx2, LinearRowsPackedQ5_0Avx2})),
       IntegerType<GgmlType::kQ5_1>(
           32, DecodeQ5_1, QuantizeRowQ5_1, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          NibbleForm<PackedQ5_1Record>(PrepareMinTermsAvx512, LinearRowsPackedQ5_1Avx512)),
+          NibbleForm<PackedQ5_1Record>({PrepareMinTermsAvx512, LinearRowsPackedQ5_1Avx512},
+                                       {PrepareMinTermsAvx2, LinearRowsPackedQ5_1Avx2})),
       IntegerType<GgmlType::kQ8_0>(
           32, DecodeQ8_0, QuantizeRowQ8_0, LinearRowsQ8_0Avx2, LinearRowsQ8_0Avx2,
           Q8LayoutForm<GgmlType::kQ8_0>(LinearRowsPackedQ8_0Avx512, PrepareQ8_0Biases)),
       WithQ8KActivations(IntegerType<GgmlType::kQ2_K>(
           16, DecodeQ2_K, QuantizeRowQ2_K, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          NibbleForm<PackedQ2_KRecord>(PrepareQ2_KTermsAvx512, LinearRowsPackedQ2_KAvx512))),
+          NibbleForm<PackedQ2_KRecord>({PrepareQ2_KTermsAvx512, LinearRowsPackedQ2_KAvx512},
+                                       {PrepareQ2_KTermsAvx2, LinearRowsPackedQ2_KAvx2}))),
       WithQ8KActivations(IntegerType<GgmlType::kQ3_K>(
           16, DecodeQ3_K, QuantizeRowQ3_K, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          NibbleForm<PackedQ3_KRecord>(PrepareQ3_KTermsAvx512, LinearRowsPackedQ3_KAvx512))),
+          NibbleForm<PackedQ3_KRecord>({PrepareQ3_KTermsAvx512, LinearRowsPackedQ3_KAvx512},
+                                       {PrepareQ3_KTermsAvx2, LinearRowsPackedQ3_KAvx2}))),
       WithQ8KActivations(IntegerType<GgmlType::kQ4_K>(
           32, DecodeQ4_K, QuantizeRowQ4_K, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          NibbleForm<PackedQ4_KRecord>(PrepareScaleMinTermsAvx512, LinearRowsPackedQ4_KAvx512))),
+          NibbleForm<PackedQ4_KRecord>({PrepareScaleMinTermsAvx512, LinearRowsPackedQ4_KAvx512},
+                                       {PrepareScaleMinTermsAvx2, LinearRowsPackedQ4_KAvx2}))),
       WithQ8KActivations(IntegerType<GgmlType::kQ5_K>(
           32, DecodeQ5_K, QuantizeRowQ5_K, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          NibbleForm<PackedQ5_KRecord>(PrepareScaleMinTermsAvx512, LinearRowsPackedQ5_KAvx512))),
+          NibbleForm<PackedQ5_KRecord>({PrepareScaleMinTermsAvx512, LinearRowsPackedQ5_KAvx512},
+                                       {PrepareScaleMinTermsAvx2, LinearRowsPackedQ5_KAvx2}))),
       WithQ8KActivations(IntegerType<GgmlType::kQ6_K>(
           16, DecodeQ6_K, QuantizeRowQ6_K, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          NibbleForm<PackedQ6_KRecord>(PrepareQ6_KTermsAvx512, LinearRowsPackedQ6_KAvx512))),
+          NibbleForm<PackedQ6_KRecord>({PrepareQ6_KTermsAvx512, LinearRowsPackedQ6_KAvx512},
+                                       {PrepareQ6_KTermsAvx2, LinearRowsPackedQ6_KAvx2}))),
       IntegerType<GgmlType::kIQ4_NL>(
           32, DecodeIq4Nl, QuantizeRowIq4Nl, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          GridForm<PackedIq4NlRecord>(LinearRowsPackedIq4NlVbmi, LinearRowsPackedIq4NlAvx512)),
+          GridForm<PackedIq4NlRecord>(LinearRowsPackedIq4NlVbmi, LinearRowsPackedIq4NlAvx512,
+                                      {PrepareGridTermsAvx2, LinearRowsPackedIq4NlAvx2})),
       IntegerType<GgmlType::kIQ4_XS>(
           32, DecodeIq4Xs, QuantizeRowIq4Xs, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          GridForm<PackedIq4XsRecord>(LinearRowsPackedIq4XsVbmi, LinearRowsPackedIq4XsAvx512)),
+          GridForm<PackedIq4XsRecord>(LinearRowsPackedIq4XsVbmi, LinearRowsPackedIq4XsAvx512,
+                                      {PrepareGridTermsAvx2, LinearRowsPackedIq4XsAvx2})),
       IntegerType<GgmlType::kMXFP4>(
           32, DecodeMxfp4, QuantizeRowMxfp4, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          GridForm<PackedMxfp4Record>(LinearRowsPackedMxfp4Vbmi, LinearRowsPackedMxfp4Avx512)),
+          GridForm<PackedMxfp4Record>(LinearRowsPackedMxfp4Vbmi, LinearRowsPackedMxfp4Avx512,
+                                      {PrepareGridTermsAvx2, LinearRowsPackedMxfp4Avx2})),
       // Zero-point checkpoints' groups (not a ggml type: quant_blocks.h).
       IntegerType<GgmlType::kQ4_Z>(
           32, DecodeQ4_Z, QuantizeRowQ4_Z, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-          NibbleForm<PackedQ4_ZRecord>(PrepareZeroPointTermsAvx512, LinearRowsPackedQ4_ZAvx512)),
+          NibbleForm<PackedQ4_ZRecord>({PrepareZeroPointTermsAvx512, LinearRowsPackedQ4_ZAvx512},
+                                       {PrepareZeroPointTermsAvx2, LinearRowsPackedQ4_ZAvx2})),
   };
   return table;
 }
 
 }  // namespace
+
+Isa PackedIsa(const PackedForm& form) {
+  const Isa best = BestIsa();
+  return form.kernels[static_cast<int>(best)].rows != nullptr ? best : Isa::kScalar;
+}
 
 const TypeTraits* FindTypeTraits(GgmlType type) {
   for (const TypeTraits& traits : Table()) {

@@ -41,24 +41,34 @@ struct DecodedBlock {
 using RowsKernel = void (*)(const WeightView&, const PreparedActivations&, int64_t row_begin,
                             int64_t row_end, float* y);
 
-// A packed (repacked-at-load) form of a type for one ISA: rows are interleaved in groups of
-// `rows_per_group`, columns in blocks of `cols_per_block`.
+// The kernels that compute with a packed form on one ISA.
+struct PackedKernels {
+  // x's per-call terms that `rows` reads (PreparedActivations::packed_terms), built once per call
+  // after the activations are prepared; nullptr where `rows` reads none.
+  void (*prepare_terms)(PreparedActivations& x) = nullptr;
+  // y: [m, w.rows] for rows [row_begin, row_end), multiples of rows_per_group; x prepared with
+  // prepare_terms. nullptr: the form has no kernel on this ISA.
+  void (*rows)(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
+               int64_t row_end, float* y) = nullptr;
+};
+
+// A packed (repacked-at-load) form of a type: rows are interleaved in groups of `rows_per_group`,
+// columns in blocks of `cols_per_block`. One packing, read by the kernels of every ISA that has
+// them.
 struct PackedForm {
-  Isa isa = Isa::kScalar;
   int64_t rows_per_group = 0;  // 0: the type is used in place on every ISA
   int64_t cols_per_block = 0;
   // Bytes of the packed form of a [rows, cols] weight (rows a multiple of rows_per_group, cols of
   // cols_per_block).
   int64_t (*packed_bytes)(int64_t rows, int64_t cols) = nullptr;
   void (*pack)(const WeightView& w, uint8_t* out) = nullptr;
-  // x's per-call terms that `rows` reads (PreparedActivations::packed_terms), built once per call
-  // after the activations are prepared; nullptr where `rows` reads none.
-  void (*prepare_terms)(PreparedActivations& x) = nullptr;
-  // y: [m, w.rows] for rows [row_begin, row_end), multiples of rows_per_group; x prepared with
-  // prepare_terms.
-  void (*rows)(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
-               int64_t row_end, float* y) = nullptr;
+  // The kernels per ISA, indexed by Isa.
+  PackedKernels kernels[kNumIsas];
 };
+
+// The ISA whose kernels compute with `form` on this CPU: BestIsa() where the form has a kernel for
+// it, else kScalar (the type is then used in place; no form has scalar kernels).
+Isa PackedIsa(const PackedForm& form);
 
 struct TypeTraits {
   // The type's row of kSupportedTypes: type, name, values and bytes per block, recipe facts.
@@ -71,7 +81,7 @@ struct TypeTraits {
   void (*dequantize_row)(const void* row, int64_t n, float* out) = nullptr;
   void (*quantize_row)(const float* x, int64_t n, void* out) = nullptr;
   // The in-place kernels per ISA, indexed by Isa.
-  RowsKernel rows[3] = {nullptr, nullptr, nullptr};
+  RowsKernel rows[kNumIsas] = {};
   PackedForm packed;
 };
 

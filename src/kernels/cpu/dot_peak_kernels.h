@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "kernels/isa.h"
+
 namespace vllm::kernels {
 
 // Independent accumulators per round: enough to cover the instructions' latency on two pipes.
@@ -18,12 +20,12 @@ constexpr double kOpsPerTdpbf16ps = 2 * 16 * 16 * 32;  // 16 x 16 sums of 32 bf1
 constexpr double kOpsPerInt8Step256 = 2 * 32;  // vpmaddubsw + vpmaddwd + vpaddd: 32 products
 constexpr double kOpsPerFma256 = 2 * 8;
 
-float Int8DotLoopAvx512(int64_t iterations);
-float Bf16DotLoopAvx512(int64_t iterations);
-float F32FmaLoopAvx512(int64_t iterations);
+VLLM_X86_KERNEL float Int8DotLoopAvx512(int64_t iterations);
+VLLM_X86_KERNEL float Bf16DotLoopAvx512(int64_t iterations);
+VLLM_X86_KERNEL float F32FmaLoopAvx512(int64_t iterations);
 // Configures and releases the calling thread's tiles; only where AmxBf16Usable().
-float Bf16TileLoopAmx(int64_t iterations);
-float Int8DotLoopAvx2(int64_t iterations);
-float F32FmaLoopAvx2(int64_t iterations);
+VLLM_X86_KERNEL float Bf16TileLoopAmx(int64_t iterations);
+VLLM_X86_KERNEL float Int8DotLoopAvx2(int64_t iterations);
+VLLM_X86_KERNEL float F32FmaLoopAvx2(int64_t iterations);
 
 }  // namespace vllm::kernels

@@ -29,17 +29,6 @@ namespace {
 constexpr int kTileGroups = 1;
 constexpr int kTileRows = 8;
 
-// Q6_K / Q3_K: a chunk's d_x and the starts of its two integer dots, −kBias times the x half sums.
-template <int32_t kBias>
-struct BiasedHalfTerms {
-  float x_scale;
-  int32_t starts[2];
-  static BiasedHalfTerms Of(const PreparedActivations& x, int64_t block) {
-    return {x.q8_scales[block],
-            {-kBias * x.q8_half_sums[2 * block], -kBias * x.q8_half_sums[2 * block + 1]}};
-  }
-};
-
 // What a type contributes to the tiles: its record, x terms, its parts per chunk (kParts: 1 or 2,
 // of 8 / kParts weight vectors and one scale each), the start of a super-block's sums and of a
 // part's integer dots, a part's scale lanes, and its codes: ForEachPartVector<G, kPart>(chunks,

@@ -29,8 +29,6 @@ namespace vllm::kernels {
 namespace {
 
 constexpr int32_t kGridBias = 128;  // grid values are stored plus 128, as unsigned bytes
-constexpr int32_t kQ5_0Bias = 16;   // Q5_0's q is its value plus 16
-constexpr int32_t kQ4_ZBias = 32;   // Q4_Z's code plus 32 − z is its value plus 32
 // The tile: 2 groups of 16 W rows × 6 x rows (12 accumulators and 12 integer dots).
 constexpr int kGridTileGroups = 2;
 constexpr int kGridTileRows = 6;
@@ -83,27 +81,6 @@ inline __m512 ChunkScales(const PackedQ5_1Record& record, int) { return HalfLane
 inline __m512 ChunkScales(const PackedIq4XsRecord& record, int chunk) {
   return ScaledLanes(HalfLanes(record.d), record.scales[chunk]);
 }
-
-// A chunk's d_x and the start of its integer dot, −kBias times the x sum.
-template <int32_t kBias>
-struct BiasedTerms {
-  float x_scale;
-  int32_t start;
-  static BiasedTerms Of(const PreparedActivations& x, int64_t block) {
-    return {x.q8_scales[block], -kBias * x.q8_sums[block]};
-  }
-};
-
-// Q4_1 / Q5_1 (unbiased codes): a chunk's d_x, its integer dot's start (0) and d_x · Σ x_q, the
-// factor of the mins.
-struct MinTerms {
-  float x_scale;
-  int32_t start;
-  float scaled_sum;
-  static MinTerms Of(const PreparedActivations& x, int64_t block) {
-    return {x.q8_scales[block], 0, x.q8_scales[block] * static_cast<float>(x.q8_sums[block])};
-  }
-};
 
 // The grid types' codes: weight vector K's codes of group g through the grid, plus 128. With
 // AVX512_VBMI compiled in (linear_packed_grid_vbmi_avx512.cc), vpermb looks up 64 bytes that

@@ -1,0 +1,257 @@
+// The AVX2 kernels of the packed Q4_0 / Q4_1 / Q4_Z / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 weights
+// (packed_nibble_layout.h), on the AVX-512 kernels' packing with their arithmetic in their order
+// (cpu/packed_grid_tiles_avx512.h), so the same bits. A tile is one group × R x rows, a chunk's
+// two halves of 8 W rows in turn. Per chunk, half and x row one exact integer dot, then
+//   acc += (scale · d_x) · Σ value·x_q     (scale: d, d·(ls − 32) for IQ4_XS, 2^(e − 128) MXFP4)
+//   acc += m · (d_x · Σ x_q)               (Q4_1, Q5_1: their mins m)
+// The integer dots: Q4_0 / Q4_1 / Q5_0 / Q5_1 / Q4_Z take their unsigned codes (Q4_0's nibble q,
+// value q − 8; Q5's q with the 5th bit; Q4_Z's nibble plus 32 − z) with the dot starting at −bias ·
+// Σ x_q, as the AVX-512 kernels do with their biases; the grid types look their signed values up
+// with vpshufb and move each value's sign onto x (|v| · sign(x, v), |v| ≤ 127), where the AVX-512
+// kernels add 128 to the grid: the same integers either way.
+#include <immintrin.h>
+
+#include <type_traits>
+
+#include "kernels/cpu/packed_nibbles_avx2.h"
+
+namespace vllm::kernels {
+namespace {
+
+constexpr int kTileRows = 4;
+constexpr int32_t kQ4_0Bias = 8;  // Q4_0's nibble is its value plus 8
+
+// What a type contributes to the tiles: its record, x terms, chunks per record, whether it has
+// mins and signed values, the weight vectors whose int16 pair sums may be added before widening
+// (kVectorsPerSum · 2 · max code · 127 < 2^15), a chunk's nibbles and scale lanes, and
+// Map<K>(codes): weight vector K's values from its nibbles, for one chunk's half (the object).
+
+// Q4_0 (q − 8) and Q4_1 (d q + m): the nibbles as they are.
+template <typename RecordType, bool kHasMins>
+struct PlainCodes {
+  using Record = RecordType;
+  using Terms = std::conditional_t<kHasMins, MinTerms, BiasedTerms<kQ4_0Bias>>;
+  static constexpr int kChunks = 1;
+  static constexpr bool kMins = kHasMins;
+  static constexpr bool kSigned = false;
+  static constexpr int kVectorsPerSum = 8;  // codes < 16
+  PlainCodes(const Record&, int) {}
+  static const uint8_t* Nibbles(const Record& record, int) { return record.nibbles; }
+  static __m256 Scales(const Record& record, int, int half) { return HalfLanes256(record.d, half); }
+  template <int K>
+  __m256i Map(__m256i codes) const {
+    return codes;
+  }
+};
+
+// Q5_0 (q − 16) and Q5_1 (d q + m): the nibbles with their 5th bits (bit K of the plane's bytes).
+template <typename RecordType>
+class FifthBitCodes {
+ public:
+  using Record = RecordType;
+  static constexpr bool kMins = std::is_same_v<Record, PackedQ5_1Record>;
+  using Terms = std::conditional_t<kMins, MinTerms, BiasedTerms<kQ5_0Bias>>;
+  static constexpr int kChunks = 1;
+  static constexpr bool kSigned = false;
+  static constexpr int kVectorsPerSum = 4;  // codes < 32
+  FifthBitCodes(const Record& record, int half)
+      : fifth_bits_(LoadHalf(record.codes.fifth_bits, half)) {}
+  static const uint8_t* Nibbles(const Record& record, int) { return record.codes.nibbles; }
+  static __m256 Scales(const Record& record, int, int half) { return HalfLanes256(record.d, half); }
+  template <int K>
+  __m256i Map(__m256i codes) const {
+    return _mm256_or_si256(
+        codes, _mm256_and_si256(MoveBits256<K, 4>(fifth_bits_), _mm256_set1_epi8(0x10)));
+  }
+
+ private:
+  __m256i fifth_bits_;
+};
+
+// Q4_Z: the nibbles plus each row's bias byte 32 − z (codes < 48).
+class ZeroPointCodes {
+ public:
+  using Record = PackedQ4_ZRecord;
+  using Terms = BiasedTerms<kQ4_ZBias>;
+  static constexpr int kChunks = 1;
+  static constexpr bool kMins = false;
+  static constexpr bool kSigned = false;
+  static constexpr int kVectorsPerSum = 2;
+  // vpshufb picks within each 128-bit lane, which holds the record's 16 bytes: 32-bit lane l of
+  // half h reads byte 8 h + l.
+  ZeroPointCodes(const Record& record, int half)
+      : biases_(_mm256_shuffle_epi8(
+            _mm256_broadcastsi128_si256(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(record.biases))),
+            _mm256_add_epi8(_mm256_set_epi32(0x07070707, 0x06060606, 0x05050505, 0x04040404,
+                                             0x03030303, 0x02020202, 0x01010101, 0x00000000),
+                            _mm256_set1_epi8(static_cast<char>(kRowsPerHalf * half))))) {}
+  static const uint8_t* Nibbles(const Record& record, int) { return record.nibbles; }
+  static __m256 Scales(const Record& record, int, int half) { return HalfLanes256(record.d, half); }
+  template <int K>
+  __m256i Map(__m256i codes) const {
+    return _mm256_add_epi8(codes, biases_);
+  }
+
+ private:
+  __m256i biases_;
+};
+
+// The grid types' nibbles looked up in their 16 signed values (MXFP4's doubled).
+template <typename RecordType, const int8_t (&kValues)[16]>
+class GridCodes {
+ public:
+  using Record = RecordType;
+  using Terms = BiasedTerms<0>;
+  static constexpr int kChunks = std::is_same_v<Record, PackedIq4XsRecord> ? 8 : 1;
+  static constexpr bool kMins = false;
+  static constexpr bool kSigned = true;
+  static constexpr int kVectorsPerSum = 1;  // |value| ≤ 127: one pair sum fills int16
+  GridCodes(const Record&, int)
+      : grid_(_mm256_broadcastsi128_si256(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(kValues)))) {}
+  static const uint8_t* Nibbles(const Record& record, int chunk) {
+    if constexpr (kChunks > 1) {
+      return record.nibbles[chunk];
+    } else {
+      return record.nibbles;
+    }
+  }
+  static __m256 Scales(const Record& record, int chunk, int half) {
+    if constexpr (std::is_same_v<Record, PackedMxfp4Record>) {
+      return E8m0HalfLanes256(record.e, half);
+    } else if constexpr (kChunks > 1) {
+      return ScaledLanes256(HalfLanes256(record.d, half), record.scales[chunk], half);
+    } else {
+      return HalfLanes256(record.d, half);
+    }
+  }
+  template <int K>
+  __m256i Map(__m256i codes) const {
+    return _mm256_shuffle_epi8(grid_, codes);
+  }
+
+ private:
+  __m256i grid_;
+};
+
+// The tile of W group `group` × x rows [first_x_row, + R).
+template <typename Codes, int R>
+void NibbleTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
+                const XTile<typename Codes::Terms, R>& x, float* y) {
+  using Record = typename Codes::Record;
+  constexpr int kChunks = Codes::kChunks;
+  constexpr int64_t kChunkRecordBytes = sizeof(Record) / kChunks;
+  const int64_t num_records = w.cols / (kChunks * kQuantBlockSize);
+  const Record* records = reinterpret_cast<const Record*>(w.data) + group * num_records;
+  __m256 acc[kHalvesPerGroup][R];
+  for (int half = 0; half < kHalvesPerGroup; ++half) {
+    for (int r = 0; r < R; ++r) acc[half][r] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < num_records; ++b) {
+    const Record& record = records[b];
+    for (int chunk = 0; chunk < kChunks; ++chunk) {
+      PrefetchAhead(reinterpret_cast<const uint8_t*>(&record) + chunk * kChunkRecordBytes,
+                    kChunkRecordBytes);
+      const int64_t xb = b * kChunks + chunk;
+      const typename Codes::Terms* terms = x.terms + xb * x.stride;
+      const uint8_t* nibbles = Codes::Nibbles(record, chunk);
+      for (int half = 0; half < kHalvesPerGroup; ++half) {
+        const Codes codes(record, half);
+        HalfDots<R, Codes::kVectorsPerSum> dots([&](int r) { return terms[r].start; });
+        // Weight vectors 0, 4, 1, 5, ...: the low and high nibbles of one load in turn.
+        ForEachIndex<8>([&]<int kIndex>() {
+          constexpr int K = kIndex % 2 * 4 + kIndex / 2;
+          const __m256i values = codes.template Map<K>(NibbleCodes<K>(nibbles, half));
+          if constexpr (Codes::kSigned) {
+            const __m256i magnitudes = _mm256_sign_epi8(values, values);
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+              dots.template Add<kIndex>(
+                  r, magnitudes, _mm256_sign_epi8(BroadcastFour256<K>(x.blocks[r][xb]), values));
+            }
+          } else {
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+              dots.template Add<kIndex>(r, values, BroadcastFour256<K>(x.blocks[r][xb]));
+            }
+          }
+        });
+        const __m256 scales = Codes::Scales(record, chunk, half);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          acc[half][r] = _mm256_fmadd_ps(
+              dots.Lanes(r), _mm256_mul_ps(scales, _mm256_set1_ps(terms[r].x_scale)), acc[half][r]);
+          if constexpr (Codes::kMins) {
+            acc[half][r] = _mm256_fmadd_ps(HalfLanes256(record.m, half),
+                                           _mm256_set1_ps(terms[r].scaled_sum), acc[half][r]);
+          }
+        }
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    for (int half = 0; half < kHalvesPerGroup; ++half) {
+      _mm256_storeu_ps(
+          y + (first_x_row + r) * w.rows + group * kNibbleRowsPerGroup + half * kRowsPerHalf,
+          acc[half][r]);
+    }
+  }
+}
+
+template <typename Codes>
+void NibbleRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
+                int64_t row_end, float* y) {
+  using Terms = typename Codes::Terms;
+  ForEachNibbleTile<Terms, /*kGroups=*/1, kTileRows>(
+      x, row_begin, row_end,
+      [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<Terms, R>& xt) {
+        NibbleTile<Codes, R>(w, group, first_x_row, xt, y);
+      });
+}
+
+}  // namespace
+
+void PrepareQ4_0TermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<BiasedTerms<kQ4_0Bias>>(x); }
+void PrepareGridTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<BiasedTerms<0>>(x); }
+void PrepareQ5_0TermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<BiasedTerms<kQ5_0Bias>>(x); }
+void PrepareMinTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<MinTerms>(x); }
+void PrepareZeroPointTermsAvx2(PreparedActivations& x) {
+  PrepareNibbleTerms<BiasedTerms<kQ4_ZBias>>(x);
+}
+
+void LinearRowsPackedQ4_0Avx2(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y) {
+  NibbleRows<PlainCodes<PackedIq4NlRecord, false>>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedQ4_1Avx2(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y) {
+  NibbleRows<PlainCodes<PackedQ4_1Record, true>>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedQ4_ZAvx2(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y) {
+  NibbleRows<ZeroPointCodes>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedQ5_0Avx2(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y) {
+  NibbleRows<FifthBitCodes<PackedQ5_0Record>>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedQ5_1Avx2(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y) {
+  NibbleRows<FifthBitCodes<PackedQ5_1Record>>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedIq4NlAvx2(const PackedWeightView& w, const PreparedActivations& x,
+                               int64_t row_begin, int64_t row_end, float* y) {
+  NibbleRows<GridCodes<PackedIq4NlRecord, kIq4NlValues>>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedIq4XsAvx2(const PackedWeightView& w, const PreparedActivations& x,
+                               int64_t row_begin, int64_t row_end, float* y) {
+  NibbleRows<GridCodes<PackedIq4XsRecord, kIq4NlValues>>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedMxfp4Avx2(const PackedWeightView& w, const PreparedActivations& x,
+                               int64_t row_begin, int64_t row_end, float* y) {
+  NibbleRows<GridCodes<PackedMxfp4Record, kMxfp4Values>>(w, x, row_begin, row_end, y);
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,294 @@
+// The AVX2 kernels for the packed K-quants (Q2_K ... Q6_K; packed_nibble_layout.h), on the AVX-512
+// kernels' packing and with their arithmetic in their order (cpu/linear_packed_kquants_avx512.cc),
+// so the same bits: x quantized with one scale d_x per super-block of 256 columns (kQ8K); per
+// super-block and half of a group (8 W rows, one per lane),
+//   Q4_K, Q5_K:  sum = −dmin · Σ_c mn_c · Σ_c x_q  +  Σ_c (d·sc_c) · Σ_c q·x_q
+//   Q6_K, Q3_K:  sum = Σ_h (d·sc_h) · Σ_h (q − bias)·x_q       (bias 32 / 4)
+//   Q2_K:        sum = −dmin · Σ_h mn_h · Σ_h x_q  +  Σ_h (d·sc_h) · Σ_h q·x_q
+//   acc += d_x · sum
+// (Σ_c: over chunk c, Σ_h: over half chunk h; every Σ·x_q an exact integer dot: vpmaddubsw and
+// vpmaddwd for the codes, vpmaddwd for the mins against pairs of x sums, the bias as the dot's
+// start.) A tile is one group × R x rows: per super-block, its first half's 8 rows over the 8
+// chunks, then the second half's from L1.
+#include <immintrin.h>
+
+#include <type_traits>
+
+#include "kernels/cpu/packed_nibbles_avx2.h"
+
+namespace vllm::kernels {
+namespace {
+
+// x rows per tile: each unpacked weight vector meets 4 x rows (4 int16 pair sums, 4 int32 dots
+// and 4 super-block sums in registers beside the codes and the x broadcast).
+constexpr int kTileRows = 4;
+
+// The start of a super-block's sums for half `half`, −dmin · Σ_s mn_s · Σ_s x_q over its 2 kPairs
+// sub-blocks s (an exact integer dot, kPairs vpmaddwd; StartMinSums in packed_nibbles_avx512.h),
+// for the R x rows of a tile. min_bytes[j][2l + i] holds row l's mn of sub-block 2j + i in its
+// bits [kMinShift, 8).
+template <int kMinShift, int kPairs, int R>
+inline void StartMinSums256(const uint8_t (&min_bytes)[kPairs][2 * kNibbleRowsPerGroup],
+                            const uint16_t* dmin, const MinPairTerms<kPairs>* terms, int half,
+                            __m256 (&sums)[R]) {
+  __m256i min_pairs[kPairs];
+  for (int j = 0; j < kPairs; ++j) {
+    min_pairs[j] = _mm256_srli_epi16(
+        _mm256_cvtepu8_epi16(_mm_loadu_si128(
+            reinterpret_cast<const __m128i*>(min_bytes[j] + 2 * kRowsPerHalf * half))),
+        kMinShift);
+  }
+  const __m256 negative_dmin = _mm256_sub_ps(_mm256_setzero_ps(), HalfLanes256(dmin, half));
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    __m256i min_dot = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int j = 0; j < kPairs; ++j) {
+      min_dot = _mm256_add_epi32(
+          min_dot, _mm256_madd_epi16(min_pairs[j], _mm256_set1_epi32(terms[r].sum_pairs[j])));
+    }
+    sums[r] = _mm256_mul_ps(_mm256_cvtepi32_ps(min_dot), negative_dmin);
+  }
+}
+
+// What a type contributes to the tiles (as the Codes of linear_packed_kquants_avx512.cc): its
+// record, x terms, parts per chunk (kParts: 1 or 2, of 8 / kParts weight vectors and one scale
+// each), the start of a super-block's sums and of a part's integer dots, a part's scale lanes, and
+// Vector<K>(chunk, half): weight vector K's unsigned codes. kVectorsPerSum: vectors whose int16
+// pair sums may be added before widening (kVectorsPerSum · 2 · max code · 127 < 2^15).
+
+// Q4_K and Q5_K: one part per chunk with a 6-bit scale, 6-bit mins.
+template <typename ChunkType>
+struct ScaleMinCodes {
+  using Record = PackedScaleMinRecord<ChunkType>;
+  using Chunk = ChunkType;
+  using Terms = MinPairTerms<kChunksPerSuperBlock / 2>;
+  static constexpr bool kFifthBits = std::is_same_v<ChunkType, PackedQ5_KChunk>;
+  static constexpr int kParts = 1;
+  static constexpr int kVectorsPerSum = kFifthBits ? 4 : 8;  // codes < 32 / < 16
+  template <int R>
+  static void StartSums(const Record& record, const Terms* terms, int half, __m256 (&sums)[R]) {
+    StartMinSums256</*kMinShift=*/0>(record.min_pairs, record.dmin, terms, half, sums);
+  }
+  template <int kPart>
+  static int32_t DotStart(const Terms&) {
+    return 0;
+  }
+  static __m256 PartScales(const Record& record, __m256 d, int chunk, int, int half) {
+    return ScaledLanes256(d, record.scales[chunk], half);
+  }
+  template <int K>
+  static __m256i Vector(const Chunk& chunk, int half) {
+    const __m256i low = NibbleCodes<K>(chunk.nibbles, half);
+    if constexpr (!kFifthBits) {
+      return low;
+    } else {
+      const __m256i fifth = MoveBits256<K, 4>(LoadHalf(chunk.fifth_bits, half));
+      return _mm256_or_si256(low, _mm256_and_si256(fifth, _mm256_set1_epi8(0x10)));
+    }
+  }
+};
+
+// Q6_K and Q3_K: no mins; the codes carry kBias; an int8 scale per half chunk.
+template <typename RecordType, int32_t kBias>
+struct BiasedHalves {
+  using Record = RecordType;
+  using Terms = BiasedHalfTerms<kBias>;
+  static constexpr int kParts = 2;
+  template <int R>
+  static void StartSums(const Record&, const Terms*, int, __m256 (&sums)[R]) {
+    for (int r = 0; r < R; ++r) sums[r] = _mm256_setzero_ps();
+  }
+  template <int kPart>
+  static int32_t DotStart(const Terms& terms) {
+    return terms.starts[kPart];
+  }
+  static __m256 PartScales(const Record& record, __m256 d, int chunk, int part, int half) {
+    return ScaledLanes256(d, record.scales[2 * chunk + part], half);
+  }
+};
+
+// Q6_K: q = low nibble + 16 · high crumb (codes < 64), value q − 32, sc int8.
+struct Q6_KCodes : BiasedHalves<PackedQ6_KRecord, 32> {
+  using Chunk = PackedQ6_KChunk;
+  static constexpr int kVectorsPerSum = 2;
+  template <int K>
+  static __m256i Vector(const Chunk& chunk, int half) {
+    const __m256i crumbs = MoveBits256<2 * (K % 4), 4>(LoadHalf(chunk.high_crumbs[K / 4], half));
+    return _mm256_or_si256(NibbleCodes<K>(chunk.nibbles, half),
+                           _mm256_and_si256(crumbs, _mm256_set1_epi8(0x30)));
+  }
+};
+
+// Q3_K and Q2_K's low 2 bits of weight vector K (bits [2j, 2j + 2) of its half's crumb plane,
+// j = K % 4).
+template <int K>
+inline __m256i CrumbCodes(const uint8_t (&low_crumbs)[2][64], int half) {
+  const __m256i crumbs = MoveBits256<2 * (K % 4), 0>(LoadHalf(low_crumbs[K / 4], half));
+  return _mm256_and_si256(crumbs, _mm256_set1_epi8(0x03));
+}
+
+// Q3_K: q = low crumb + 4 · third bit (codes < 8), value q − 4, sc − 32 int8.
+struct Q3_KCodes : BiasedHalves<PackedQ3_KRecord, 4> {
+  using Chunk = PackedQ3_KChunk;
+  static constexpr int kVectorsPerSum = 4;
+  template <int K>
+  static __m256i Vector(const Chunk& chunk, int half) {
+    const __m256i third = MoveBits256<K, 2>(LoadHalf(chunk.third_bits, half));
+    return _mm256_or_si256(CrumbCodes<K>(chunk.low_crumbs, half),
+                           _mm256_and_si256(third, _mm256_set1_epi8(0x04)));
+  }
+};
+
+// Q2_K: q = crumb (codes < 4), value d · sc · q − dmin · mn, sc and mn 4-bit (in one byte per
+// half).
+struct Q2_KCodes {
+  using Record = PackedQ2_KRecord;
+  using Chunk = PackedQ2_KChunk;
+  using Terms = MinPairTerms<kChunksPerSuperBlock>;
+  static constexpr int kParts = 2;
+  static constexpr int kVectorsPerSum = 4;
+  template <int R>
+  static void StartSums(const Record& record, const Terms* terms, int half, __m256 (&sums)[R]) {
+    StartMinSums256</*kMinShift=*/4>(record.scale_min_pairs, record.dmin, terms, half, sums);
+  }
+  template <int kPart>
+  static int32_t DotStart(const Terms&) {
+    return 0;
+  }
+  // The chunk's pairs widened: 32-bit lane l holds row 8 half + l's byte of part 0 in bits [0, 8)
+  // and of part 1 in bits [16, 24); sc is the low nibble of each.
+  static __m256 PartScales(const Record& record, __m256 d, int chunk, int part, int half) {
+    const __m256i pair = _mm256_cvtepu8_epi16(_mm_loadu_si128(
+        reinterpret_cast<const __m128i*>(record.scale_min_pairs[chunk] + 2 * kRowsPerHalf * half)));
+    const __m256i scales =
+        _mm256_and_si256(_mm256_srli_epi32(pair, 16 * part), _mm256_set1_epi32(0x0f));
+    return _mm256_mul_ps(d, _mm256_cvtepi32_ps(scales));
+  }
+  template <int K>
+  static __m256i Vector(const Chunk& chunk, int half) {
+    return CrumbCodes<K>(chunk.low_crumbs, half);
+  }
+};
+
+// The weight vector a part takes as its kIndex-th: a whole chunk's in the order 0, 4, 1, 5, ...
+// (the low and high nibbles of one 32-byte load in turn), a half chunk's in order.
+template <int kPart, int kVectors>
+constexpr int VectorOf(int index) {
+  return kVectors == 8 ? index % 2 * 4 + index / 2 : kPart * kVectors + index;
+}
+
+// Adds part kPart of a chunk's half `half` (scale lanes `scales`) to the super-block's sums of the
+// tile's R x rows.
+template <typename Codes, int kPart, int R>
+inline void AddPart(const typename Codes::Chunk& chunk, int half,
+                    const XTile<typename Codes::Terms, R>& x, int64_t xb,
+                    const typename Codes::Terms* terms, __m256 scales, __m256 (&sums)[R]) {
+  constexpr int kVectors = 8 / Codes::kParts;
+  HalfDots<R, Codes::kVectorsPerSum> dots(
+      [&](int r) { return Codes::template DotStart<kPart>(terms[r]); });
+  ForEachIndex<kVectors>([&]<int kIndex>() {
+    constexpr int K = VectorOf<kPart, kVectors>(kIndex);
+    const __m256i codes = Codes::template Vector<K>(chunk, half);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      dots.template Add<kIndex>(r, codes, BroadcastFour256<K>(x.blocks[r][xb]));
+    }
+  });
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) sums[r] = _mm256_fmadd_ps(dots.Lanes(r), scales, sums[r]);
+}
+
+// The tile of W group `group` × x rows [first_x_row, + R).
+template <typename Codes, int R>
+void StreamingTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
+                   const XTile<typename Codes::Terms, R>& x, float* y) {
+  using Record = typename Codes::Record;
+  using Terms = typename Codes::Terms;
+  constexpr int64_t kChunkRecordBytes = sizeof(Record) / kChunksPerSuperBlock;
+  constexpr int64_t kTermsPerSuperBlock = kChunksPerSuperBlock / ChunksPerTerms<Terms>();
+  const int64_t num_records = w.cols / kSuperBlockSize;
+  const Record* records = reinterpret_cast<const Record*>(w.data) + group * num_records;
+  __m256 acc[kHalvesPerGroup][R];
+  for (int half = 0; half < kHalvesPerGroup; ++half) {
+    for (int r = 0; r < R; ++r) acc[half][r] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < num_records; ++b) {
+    const Record& record = records[b];
+    const Terms* super_block_terms = x.terms + b * kTermsPerSuperBlock * x.stride;
+    for (int half = 0; half < kHalvesPerGroup; ++half) {
+      const __m256 d = HalfLanes256(record.d, half);
+      __m256 sums[R];
+      Codes::StartSums(record, super_block_terms, half, sums);
+      for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
+        if (half == 0) {
+          PrefetchAhead(reinterpret_cast<const uint8_t*>(&record) + chunk * kChunkRecordBytes,
+                        kChunkRecordBytes);
+        }
+        const int64_t xb = b * kChunksPerSuperBlock + chunk;
+        const Terms* terms = x.terms + xb / ChunksPerTerms<Terms>() * x.stride;
+        ForEachIndex<Codes::kParts>([&]<int kPart>() {
+          AddPart<Codes, kPart>(record.chunks[chunk], half, x, xb, terms,
+                                Codes::PartScales(record, d, chunk, kPart, half), sums);
+        });
+      }
+      // The super-block's chunks share one d_x (kQ8K): its first chunk's.
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        acc[half][r] =
+            _mm256_fmadd_ps(sums[r], _mm256_set1_ps(super_block_terms[r].x_scale), acc[half][r]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    for (int half = 0; half < kHalvesPerGroup; ++half) {
+      _mm256_storeu_ps(
+          y + (first_x_row + r) * w.rows + group * kNibbleRowsPerGroup + half * kRowsPerHalf,
+          acc[half][r]);
+    }
+  }
+}
+
+template <typename Codes>
+void KQuantRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
+                int64_t row_end, float* y) {
+  using Terms = typename Codes::Terms;
+  ForEachNibbleTile<Terms, /*kGroups=*/1, kTileRows>(
+      x, row_begin, row_end,
+      [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<Terms, R>& xt) {
+        StreamingTile<Codes, R>(w, group, first_x_row, xt, y);
+      });
+}
+
+}  // namespace
+
+void PrepareScaleMinTermsAvx2(PreparedActivations& x) {
+  PrepareNibbleTerms<ScaleMinCodes<PackedQ4_KChunk>::Terms>(x);
+}
+void PrepareQ2_KTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<Q2_KCodes::Terms>(x); }
+void PrepareQ3_KTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<Q3_KCodes::Terms>(x); }
+void PrepareQ6_KTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<Q6_KCodes::Terms>(x); }
+
+void LinearRowsPackedQ2_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y) {
+  KQuantRows<Q2_KCodes>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedQ3_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y) {
+  KQuantRows<Q3_KCodes>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedQ4_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y) {
+  KQuantRows<ScaleMinCodes<PackedQ4_KChunk>>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedQ5_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y) {
+  KQuantRows<ScaleMinCodes<PackedQ5_KChunk>>(w, x, row_begin, row_end, y);
+}
+void LinearRowsPackedQ6_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
+                              int64_t row_begin, int64_t row_end, float* y) {
+  KQuantRows<Q6_KCodes>(w, x, row_begin, row_end, y);
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,130 @@
+// What the AVX2 kernels of the nibble-packed types (packed_nibble_layout.h) share beyond
+// cpu/packed_nibble_tiles.h's terms and tile loop. They read the AVX-512 kernels' packing: a group
+// of 16 W rows is two halves of 8 rows, half h being bytes [32 h, 32 h + 32) of every 64-byte step
+// or bit plane (row 8 h + l in 32-bit lane l) and bytes [8 h, 8 h + 8) of every [16 rows] field.
+// Without vpdpbusd, vpmaddubsw multiplies the unsigned codes by x's signed bytes into pairwise
+// int16 sums and vpmaddwd by ones adds the pairs into int32 lanes: the same exact integer dots.
+// Included by each kernel's AVX2-flagged translation unit (internal linkage).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstring>
+#include <utility>
+
+#include "kernels/cpu/packed_nibble_tiles.h"
+
+namespace vllm::kernels {
+namespace {
+
+constexpr int kHalvesPerGroup = 2;
+constexpr int64_t kRowsPerHalf = kNibbleRowsPerGroup / kHalvesPerGroup;  // 8, one per lane
+
+// Calls f.template operator()<I>() for I = 0 ... N − 1.
+template <int N, typename F>
+inline void ForEachIndex(const F& f) {
+  [&]<int... I>(std::integer_sequence<int, I...>) { (f.template operator()<I>(), ...); }
+  (std::make_integer_sequence<int, N>());
+}
+
+// x values [4K, 4K + 4) of a chunk in every 32-bit lane (vpmaddubsw's signed operand).
+template <int K>
+inline __m256i BroadcastFour256(const BlockQ8_0& chunk) {
+  int32_t four;
+  std::memcpy(&four, chunk.qs + 4 * K, sizeof(four));
+  return _mm256_set1_epi32(four);
+}
+
+// Half `half`'s 32 bytes of a 64-byte step or bit plane.
+inline __m256i LoadHalf(const uint8_t* bytes64, int half) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes64 + 32 * half));
+}
+
+// A bit field of `plane` moved from bit kFrom to bit kTo of every byte (the other bits: garbage),
+// by 16-bit word shifts: a field inside its byte before and after the move stays clean.
+template <int kFrom, int kTo>
+inline __m256i MoveBits256(__m256i plane) {
+  if constexpr (kTo > kFrom) {
+    return _mm256_slli_epi16(plane, kTo - kFrom);
+  } else if constexpr (kTo < kFrom) {
+    return _mm256_srli_epi16(plane, kFrom - kTo);
+  } else {
+    return plane;
+  }
+}
+
+// Nibble code K of a chunk's half (values [4K, 4K + 4) of each of its 8 rows), bits 0 ... 3.
+template <int K>
+inline __m256i NibbleCodes(const uint8_t* nibbles, int half) {
+  __m256i codes = LoadHalf(nibbles + 64 * (K % 4), half);
+  if constexpr (K >= 4) codes = _mm256_srli_epi16(codes, 4);
+  return _mm256_and_si256(codes, _mm256_set1_epi8(0x0f));
+}
+
+// The f32 lanes of half `half` of 16 fp16 values ([16 rows]).
+inline __m256 HalfLanes256(const uint16_t* halves, int half) {
+  return _mm256_cvtph_ps(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(halves + kRowsPerHalf * half)));
+}
+
+// d times half `half` of 16 bytes ([16 rows]: a sub-block scale or min per row), as f32 lanes
+// (exact: d fp16, |byte| < 256).
+inline __m256 ScaledLanes256(__m256 d, const uint8_t* bytes, int half) {
+  return _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                              reinterpret_cast<const __m128i*>(bytes + kRowsPerHalf * half)))));
+}
+inline __m256 ScaledLanes256(__m256 d, const int8_t* bytes, int half) {
+  return _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(
+                              reinterpret_cast<const __m128i*>(bytes + kRowsPerHalf * half)))));
+}
+
+// E8m0ToFp32Half of half `half` of 16 exponent bytes ([16 rows]): (e − 1) << 23 as f32 bits, or
+// the subnormal 0x00200000 << e for e < 2.
+inline __m256 E8m0HalfLanes256(const uint8_t* exponents, int half) {
+  const __m256i e = _mm256_cvtepu8_epi32(
+      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(exponents + kRowsPerHalf * half)));
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  return _mm256_castsi256_ps(
+      _mm256_blendv_epi8(normal, subnormal, _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e)));
+}
+
+// Integer dots of 8 W rows (one per 32-bit lane) with R x rows, one weight vector at a time:
+// vpmaddubsw's int16 pair sums of kVectorsPerSum consecutive vectors are added in int16 (the
+// caller's bound: kVectorsPerSum · 2 · max code · 127 < 2^15, so they never saturate), then
+// widened by vpmaddwd into the int32 dots. Exact integers, so the grouping never changes a dot.
+template <int R, int kVectorsPerSum>
+class HalfDots {
+ public:
+  // Row r's dot starts at start(r) (a bias correction).
+  template <typename Start>
+  explicit HalfDots(const Start& start) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) dots_[r] = _mm256_set1_epi32(start(r));
+  }
+
+  // Adds weight vector number kIndex of the dot (unsigned codes) times x row r's 4 broadcast
+  // values (signed).
+  template <int kIndex>
+  void Add(int r, __m256i codes, __m256i x_four) {
+    const __m256i pairs = _mm256_maddubs_epi16(codes, x_four);
+    if constexpr (kIndex % kVectorsPerSum == 0) {
+      pairs_[r] = pairs;
+    } else {
+      pairs_[r] = _mm256_add_epi16(pairs_[r], pairs);
+    }
+    if constexpr (kIndex % kVectorsPerSum == kVectorsPerSum - 1) {
+      dots_[r] = _mm256_add_epi32(dots_[r], _mm256_madd_epi16(pairs_[r], _mm256_set1_epi16(1)));
+    }
+  }
+
+  // Row r's dot as f32 lanes (exact: |dot| < 2^24).
+  __m256 Lanes(int r) const { return _mm256_cvtepi32_ps(dots_[r]); }
+
+ private:
+  __m256i dots_[R];
+  __m256i pairs_[R];
+};
+
+}  // namespace
+}  // namespace vllm::kernels
