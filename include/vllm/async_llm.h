@@ -22,6 +22,7 @@
 #include "vllm/request_options.h"
 #include "vllm/sampling_params.h"
 #include "vllm/spec_decoding_stats.h"
+#include "vllm/validated_sampling_params.h"
 
 namespace vllm {
 
@@ -84,8 +85,9 @@ class AsyncLLM {
   AsyncLLM& operator=(const AsyncLLM&) = delete;
 
   // Adds a request (prompt text or token ids). Throws std::invalid_argument with vLLM's message
-  // when the engine refuses it. A structured-output constraint compiles on the compile threads
-  // (this call waits for it; the engine loop does not).
+  // when the engine refuses it (the params are checked here, once: this is where they come in). A
+  // structured-output constraint compiles on the compile threads (this call waits for it; the
+  // engine loop does not).
   std::shared_ptr<RequestOutputStream> Generate(
       const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
       const SamplingParams& params, int priority = 0);
@@ -95,6 +97,12 @@ class AsyncLLM {
   // compile-threads), so neither the engine loop nor the other requests wait for it; a cached
   // one is used at once. With too many constraints compiling, the stream ends with an error for
   // which overloaded() is true.
+  std::shared_ptr<RequestOutputStream> Submit(
+      const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
+      const ValidatedSamplingParams& params, const RequestOptions& options,
+      std::function<void()> listener);
+  // The same for params not checked yet: they are checked here (once), and invalid ones end the
+  // stream with vLLM's message, rejected() true.
   std::shared_ptr<RequestOutputStream> Submit(
       const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
       const SamplingParams& params, const RequestOptions& options, std::function<void()> listener);
@@ -123,14 +131,30 @@ class AsyncLLM {
   // Aborts a request (without waiting); its stream gets a final output with finish_reason "abort".
   void Abort(const std::string& request_id);
 
+  // vLLM's sleep mode on the engine thread (LLMEngine::Sleep): level 1 frees the KV cache, level 2
+  // also the weights' memory. With `abort_unfinished` the requests under way (compiling ones
+  // too) first end with finish_reason "abort", as vLLM's sleep(mode="abort"); without it an
+  // unfinished request makes it fail. Asleep, new requests are refused until WakeUp. Both throw
+  // std::runtime_error with the reason when the engine refuses.
+  void Sleep(int level, bool abort_unfinished);
+  // Restores what `tags` name ("weights", "kv_cache"; empty: both).
+  void WakeUp(const std::vector<std::string>& tags = {});
+  bool is_sleeping();
+  // Requests not finished yet: compiling their constraint, waiting or running.
+  int num_unfinished_requests();
+
   // Engine counters, read through the engine thread.
   int num_running_requests();
   int64_t num_free_kv_blocks();
   // Counters as of the last step, without waiting for the engine thread.
   EngineStatsSnapshot stats() const;
 
-  // The model's tokenizer (immutable; safe to use from any thread).
+  // The model's tokenizer (immutable; safe to use from any thread); only when has_tokenizer()
+  // (false under --skip-tokenizer-init).
+  bool has_tokenizer() const;
   const Tokenizer& tokenizer() const;
+  // The ids a prompt may hold: the tokenizer's vocabulary, or without one the model's.
+  int64_t prompt_vocab_size() const;
   int64_t max_model_len() const;
   // Sampling defaults of the model (its generation_config.json, else SamplingParams').
   SamplingParams default_sampling_params() const;
@@ -142,7 +166,7 @@ class AsyncLLM {
   // Submit's path for a request with a structured-output constraint: compile, then add.
   void SubmitConstrained(const std::string& request_id,
                          const std::variant<std::string, std::vector<int32_t>>& prompt,
-                         const SamplingParams& params, const RequestOptions& options,
+                         const ValidatedSamplingParams& params, const RequestOptions& options,
                          std::shared_ptr<RequestOutputStream> stream);
 
   std::unique_ptr<Impl> impl_;

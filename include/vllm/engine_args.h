@@ -37,6 +37,12 @@ struct EngineArgs {
   // revision (empty: `revision`).
   std::string tokenizer;
   std::string tokenizer_revision;
+  // --tokenizer-mode auto|slow|mistral: which tokenizer file of a directory loads (mistral:
+  // tekken.json; auto takes it when there is no tokenizer.json; slow loads what auto does).
+  std::string tokenizer_mode = "auto";
+  // --skip-tokenizer-init: load no tokenizer; prompts must be token ids and outputs carry token
+  // ids with empty text (vLLM's detokenize=False).
+  bool skip_tokenizer_init = false;
   // -t/--threads: worker threads, 0 (one per CPU) or 1 to ThreadPool::MaxThreads() (a few per
   // CPU); anything else is refused.
   int num_threads = 0;
@@ -66,6 +72,9 @@ struct EngineArgs {
   // --disable-hybrid-kv-cache-manager: one KV cache group of every layer, so a sliding-window
   // layer keeps every block of a sequence as a full-attention one does (no window freeing).
   bool disable_hybrid_kv_cache_manager = false;
+  // --disable-sliding-window: vLLM's cap of the context to a sliding-window model's window
+  // (max_model_len, by default and at most), within which every layer attends as a global one.
+  bool disable_sliding_window = false;
   std::optional<SpeculativeConfig> speculative_config;  // --speculative-config JSON
   // vLLM's max_logprobs: the most logprobs (and prompt_logprobs) a request may ask for per
   // position; -1: no limit (a request's -1, the whole vocabulary, is then allowed).
@@ -79,10 +88,29 @@ struct EngineArgs {
   // --convert auto|embed|classify: the pooling task family of a pooling runner (auto: classify
   // when the model has a classification head, else embed).
   std::string convert = "auto";
-  // --hf-overrides: a JSON object whose keys replace config.json's (empty: none). Supported:
-  // architectures, classifier_from_token, is_original_qwen3_reranker, is_matryoshka,
-  // matryoshka_dimensions (e.g. Qwen3-Reranker as Qwen3ForSequenceClassification).
+  // --hf-overrides: a JSON object whose keys replace config.json's (empty: none), e.g.
+  // {"rope_theta": 1e6} or Qwen3-Reranker as Qwen3ForSequenceClassification; a GGUF file takes
+  // the keys with a metadata twin.
   std::string hf_overrides;
+  // --pooler-config (or --override-pooler-config): a JSON object replacing the model's pooling
+  // type and the normalize / dimensions / use_activation defaults of requests (empty: none).
+  std::string pooler_config;
+  // --generation-config auto|vllm|DIR: where the default sampling params come from (auto: the
+  // model directory's generation_config.json; vllm: none, SamplingParams' own; DIR: that
+  // directory's, its EOS ids too). --override-generation-config: a JSON object whose
+  // repetition_penalty, temperature, top_k, top_p, min_p and max_new_tokens replace those
+  // defaults (empty: none).
+  std::string generation_config = "auto";
+  std::string override_generation_config;
+  // --logprobs-mode: what a sampled token's logprobs are computed from. raw_logprobs /
+  // raw_logits: the model's logits before any processing; processed_logprobs /
+  // processed_logits: after the logits processors, the grammar's mask, the temperature and the
+  // top-k / top-p / min-p filters (filtered tokens -inf), as the sampler draws from them.
+  std::string logprobs_mode = "raw_logprobs";
+  // --rope-scaling (a JSON object; empty: the model's) and --rope-theta: vLLM's shorthands for
+  // the rope_scaling and rope_theta overrides, which they replace.
+  std::string rope_scaling;
+  std::optional<double> rope_theta;
   // Structured-output constraints (JSON schema, regex, choice, grammar) compile on threads of
   // their own, off the engine loop, within these limits; one over a limit is refused with an
   // error naming its flag. A cached constraint needs no compile.

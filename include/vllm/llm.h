@@ -13,6 +13,7 @@
 #include "vllm/outputs.h"
 #include "vllm/pooling_params.h"
 #include "vllm/sampling_params.h"
+#include "vllm/validated_sampling_params.h"
 
 namespace vllm {
 
@@ -30,6 +31,9 @@ class LLM {
   // parameter the engine refuses (the message is vLLM's).
   std::vector<RequestOutput> Generate(const std::vector<std::string>& prompts,
                                       const SamplingParams& params, bool use_tqdm = true);
+  // The same with params checked already where they came in (they are not checked again).
+  std::vector<RequestOutput> Generate(const std::vector<std::string>& prompts,
+                                      const ValidatedSamplingParams& params, bool use_tqdm = true);
   std::vector<RequestOutput> Generate(const std::vector<std::string>& prompts,
                                       const std::vector<SamplingParams>& params,
                                       bool use_tqdm = true);
@@ -76,7 +80,7 @@ class LLM {
  private:
   template <typename Prompt>
   std::vector<RequestOutput> Run(const std::vector<Prompt>& prompts,
-                                 const std::vector<SamplingParams>& params, bool use_tqdm);
+                                 const std::vector<ValidatedSamplingParams>& params, bool use_tqdm);
 
   // Runs interrupt_check_; if it throws, calls abort_requests before the exception propagates.
   void CheckInterrupt(const std::function<void()>& abort_requests) const;

@@ -14,9 +14,12 @@
 #include "cli/speculative_config_flag.h"
 #include "common/logging.h"
 #include "engine/llm_engine.h"
+#include "engine/task_flag.h"
 #include "model/hf_overrides.h"
 #include "model/model_loader.h"
+#include "model/pooler_config_flag.h"
 #include "server/openai/json.h"
+#include "tokenizer/tokenizer_mode.h"
 #include "vllm/llm.h"
 
 namespace vllm {
@@ -28,6 +31,7 @@ struct GenerateOptions {
   std::string prompts_file;
   SamplingParams sampling;
   int64_t seed = -1;
+  ValidatedSamplingParams validated_sampling;  // `sampling` once the options are checked
 };
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -41,9 +45,8 @@ int RunOne(const GenerateOptions& options) {
     std::cerr << "error: " << engine.error() << "\n";
     return 1;
   }
-  SamplingParams params = options.sampling;
-  params.output_kind = RequestOutputKind::kDelta;
-  Status added = (*engine)->AddRequest("0", options.prompt, params);
+  Status added = (*engine)->AddRequest(
+      "0", options.prompt, options.validated_sampling.WithOutputKind(RequestOutputKind::kDelta));
   if (!added.ok()) {
     std::cerr << "error: " << added.message() << "\n";
     return 1;
@@ -92,7 +95,8 @@ int RunFile(const GenerateOptions& options) {
   for (std::string line; std::getline(in, line);) prompts.push_back(line);
   try {
     LLM llm(options.engine);
-    auto outputs = llm.Generate(prompts, options.sampling, /*use_tqdm=*/::isatty(STDERR_FILENO));
+    auto outputs =
+        llm.Generate(prompts, options.validated_sampling, /*use_tqdm=*/::isatty(STDERR_FILENO));
     for (size_t i = 0; i < outputs.size(); ++i) {
       // Byte tokens that form no UTF-8 character (cut at max_tokens, or a random-weight model's)
       // print as U+FFFD instead of failing the dump.
@@ -147,9 +151,24 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
                      "(default: the model's)");
   command.add_option("--tokenizer-revision", args.tokenizer_revision,
                      "Revision of a --tokenizer id (default: --revision)");
-  command.add_option("--hf-token", args.hf_token,
-                     "Hugging Face token for gated or private ids (default: HF_TOKEN, then the "
-                     "token file of `huggingface-cli login`)");
+  command
+      .add_option("--tokenizer-mode", args.tokenizer_mode,
+                  "auto: tokenizer.json, else tekken.json; slow: the same tokenizer as auto (one "
+                  "exact implementation per type); mistral: tekken.json")
+      ->capture_default_str()
+      ->check([](const std::string& mode) {
+        auto parsed = ParseTokenizerMode(mode);
+        return parsed.ok() ? std::string() : parsed.error();
+      });
+  command.add_flag("--skip-tokenizer-init,!--no-skip-tokenizer-init", args.skip_tokenizer_init,
+                   "Load no tokenizer: prompts must be token ids, outputs carry token ids and "
+                   "empty text");
+  // Bare, as vLLM's: the token of `huggingface-cli login`, which the default already reads.
+  command
+      .add_option("--hf-token", args.hf_token,
+                  "Hugging Face token for gated or private ids (default, or given bare: "
+                  "HF_TOKEN, then the token file of `huggingface-cli login`)")
+      ->expected(0, 1);
   command.add_option("-t,--threads", args.num_threads, "Worker threads (0: one per core)");
   command.add_option("--dtype", args.dtype, "Linear weights: auto|float32|bfloat16|float16")
       ->capture_default_str();
@@ -179,6 +198,10 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
   command.add_flag("--disable-hybrid-kv-cache-manager,!--no-disable-hybrid-kv-cache-manager",
                    args.disable_hybrid_kv_cache_manager,
                    "Keep every KV block of sliding-window layers (no freeing outside the window)");
+  command.add_flag("--disable-sliding-window,!--no-disable-sliding-window",
+                   args.disable_sliding_window,
+                   "Cap the context (--max-model-len) to a sliding-window model's window, within "
+                   "which every layer attends as a global one");
   command.add_option_function<std::string>(
       "--max-model-len",
       [&args](const std::string& text) {
@@ -210,6 +233,34 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
                   "Pooling task family: auto|embed|classify (auto: classify with a "
                   "classification head)")
       ->capture_default_str();
+  // Defined after --runner / --convert so that its callback runs last: a given --task replaces
+  // them, as in vLLM.
+  command.add_option_function<std::string>(
+      "--task",
+      [&args](const std::string& task) {
+        if (Status applied = ApplyDeprecatedTask(task, &args); !applied.ok()) {
+          throw CLI::ValidationError(applied.message());
+        }
+      },
+      "Deprecated (vLLM 0.10): generate|transcription as --runner generate; "
+      "embed|embedding|classify|score as --runner pooling --convert embed|classify|auto; auto");
+  command
+      .add_option("--generation-config", args.generation_config,
+                  "Default sampling params: auto (the model directory's generation_config.json), "
+                  "vllm (none: vLLM's defaults) or a directory holding generation_config.json")
+      ->capture_default_str();
+  command.add_option("--override-generation-config", args.override_generation_config,
+                     "JSON object replacing default sampling params, e.g. '{\"temperature\": "
+                     "0.5, \"max_new_tokens\": 256}' (keys: repetition_penalty, temperature, "
+                     "top_k, top_p, min_p, max_new_tokens)");
+  command
+      .add_option("--logprobs-mode", args.logprobs_mode,
+                  "What returned logprobs are computed from: raw_logprobs|raw_logits (the model's "
+                  "logits) or processed_logprobs|processed_logits (after penalties, temperature "
+                  "and top-k/top-p/min-p, as sampled)")
+      ->check(
+          CLI::IsMember({"raw_logprobs", "raw_logits", "processed_logprobs", "processed_logits"}))
+      ->capture_default_str();
   command.add_option_function<std::string>(
       "--hf-overrides",
       [&args](const std::string& text) {
@@ -217,9 +268,37 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
         if (!overrides) throw CLI::ValidationError(overrides.error());
         args.hf_overrides = text;
       },
-      "JSON replacing config.json keys, e.g. '{\"architectures\": "
+      "JSON replacing config.json keys (a GGUF file: its metadata twins), e.g. "
+      "'{\"rope_theta\": 1e6, \"max_position_embeddings\": 8192}' or '{\"architectures\": "
       "[\"Qwen3ForSequenceClassification\"], \"classifier_from_token\": [\"no\", \"yes\"], "
       "\"is_original_qwen3_reranker\": true}'");
+  command.add_option_function<std::string>(
+      "--pooler-config,--override-pooler-config",
+      [&args](const std::string& text) {
+        auto flag = ParsePoolerConfigFlag(text);
+        if (!flag) throw CLI::ValidationError(flag.error());
+        args.pooler_config = text;
+      },
+      "JSON replacing the model's pooling: pooling_type (CLS, MEAN, LAST, ALL) and the request "
+      "defaults normalize, dimensions, activation, e.g. '{\"pooling_type\": \"MEAN\", "
+      "\"normalize\": false}'");
+  command.add_option_function<std::string>(
+      "--rope-scaling",
+      [&args](const std::string& text) {
+        auto overrides = AddRopeOverrides(nlohmann::json::object(), text, std::nullopt);
+        if (!overrides) throw CLI::ValidationError(overrides.error());
+        args.rope_scaling = text;
+      },
+      "RoPE scaling as JSON, replacing config.json's rope_scaling, e.g. '{\"rope_type\": "
+      "\"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 32768}'");
+  command.add_option_function<double>(
+      "--rope-theta",
+      [&args](double theta) {
+        auto overrides = AddRopeOverrides(nlohmann::json::object(), "", theta);
+        if (!overrides) throw CLI::ValidationError(overrides.error());
+        args.rope_theta = theta;
+      },
+      "RoPE base frequency, replacing config.json's rope_theta");
   command.add_option_function<std::string>(
       "--speculative-config",
       [&args](const std::string& text) {
@@ -269,10 +348,12 @@ void RegisterGenerateCommand(CLI::App& app) {
   command->add_flag("--ignore-eos", options->sampling.ignore_eos, "Keep generating after EOS");
   command->callback([options, prompt, file] {
     if (options->seed >= 0) options->sampling.seed = options->seed;
-    if (std::string error = options->sampling.Validate(); !error.empty()) {
-      std::cerr << "error: " << error << "\n";
+    auto validated = ValidatedSamplingParams::Validate(options->sampling);
+    if (!validated) {
+      std::cerr << "error: " << validated.error() << "\n";
       std::exit(1);
     }
+    options->validated_sampling = std::move(*validated);
     if (prompt->count() == 0 && file->count() == 0) {
       std::cerr << "error: give --prompt or --prompts-file\n";
       std::exit(1);

@@ -12,6 +12,7 @@
 #include "cli/cpu_resources.h"
 #include "cli/default_model.h"
 #include "cli/generate_command.h"
+#include "cli/guided_decoding_flags.h"
 #include "cli/vllm_serve_flags.h"
 #include "common/available_memory.h"
 #include "common/logging.h"
@@ -50,6 +51,7 @@ struct ServeOptions {
   std::string tool_call_parser;
   std::string reasoning_parser;
   std::string structured_outputs_config;         // JSON; empty: the defaults
+  GuidedDecodingFlags guided_decoding;           // vLLM 0.10's spelling of its keys
   std::optional<double> gpu_memory_utilization;  // vLLM's; a share of RAM for the KV cache
   server::TlsOptions tls;                        // --ssl-*: HTTPS when a certificate is given
   std::string root_path;
@@ -116,6 +118,11 @@ int RunServer(ServeOptions options) {
       return 1;
     }
     structured_outputs_config = *config;
+  }
+  if (Status guided = ApplyGuidedDecodingFlags(options.guided_decoding, &structured_outputs_config);
+      !guided.ok()) {
+    std::cerr << "error: " << guided.message() << "\n";
+    return 1;
   }
   std::shared_ptr<server::TlsContext> tls_context;
   if (!options.tls.certfile.empty() || !options.tls.keyfile.empty()) {
@@ -404,6 +411,7 @@ void RegisterServeCommand(CLI::App& app) {
           },
           "vLLM's HTTP log level, here the log level: critical|error|warning|info|debug|trace")
       ->check(CLI::IsMember({"critical", "error", "warning", "info", "debug", "trace"}));
+  AddGuidedDecodingFlags(*command, options->guided_decoding);
   const std::shared_ptr<GivenServeFlags> vllm_flags = RegisterVllmServeFlags(*command);
   command->callback([options, vllm_flags, command] {
     Status ready = CheckGivenFlags(*vllm_flags);

@@ -23,9 +23,15 @@ constexpr std::string_view kNoLora = "LoRA adapters are not supported by this bu
 constexpr std::string_view kNoPython = "this build runs no Python code, so no Python class loads";
 constexpr std::string_view kNoMultimodal = "no multimodal model runs in this build yet";
 constexpr std::string_view kNoGpu = "a GPU setting: nothing to tune on CPU";
+constexpr std::string_view kPoolerConfig =
+    "pooling_type (CLS, MEAN, LAST, ALL), normalize, dimensions, activation; STEP pooling, "
+    "chunked processing and logit_bias are refused";
 constexpr std::string_view kNotYet = "not supported yet; only vLLM's default is accepted";
 
-// vLLM 0.10's `vllm serve --help` in its order, then the flags 0.11 added.
+// vLLM 0.10's `vllm serve --help` in its order, then the flags 0.11 added. Checked against vLLM's
+// source (spellings, short forms, value or not): arg_utils.py's EngineArgs.add_cli_args of a
+// 0.10.1-era and a 0.11.1-era release; a flag either takes as bool (0.10's BooleanOptionalAction,
+// 0.11's deprecated --guided-decoding-* of type=bool) is kNegatable here, so --name=true works.
 constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--headless", "", kFlag, kRefused, "false", kNoParallel},
     {"--api-server-count", "-asc", kValue, kRefused, "1",
@@ -78,10 +84,13 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--enable-tokenizer-info-endpoint", "", kNegatable, kIgnored, "false",
      "no /tokenizer_info endpoint"},
     {"--model", "-m", kValue, kImplemented, "", "or the positional model"},
-    {"--task", "", kValue, kRefused, "auto",
-     "vLLM 0.10 replaced it by --runner and --convert, which this build takes"},
+    {"--task", "", kValue, kMapped, "",
+     "deprecated, with a warning: generate as --runner generate; embed, classify and score as "
+     "--runner pooling --convert embed / classify / auto; reward refused"},
     {"--tokenizer", "", kValue, kImplemented, "", "issue 43, model sources"},
-    {"--tokenizer-mode", "", kValue, kRefused, "auto", kNotYet},
+    {"--tokenizer-mode", "", kValue, kImplemented, "",
+     "auto, slow (the same tokenizer as auto: one exact implementation per type), mistral "
+     "(tekken.json); custom is refused"},
     {"--trust-remote-code", "", kNegatable, kIgnored, "false",
      "this build never runs a model's code"},
     {"--dtype", "", kValue, kImplemented, "", "the linear weights' type"},
@@ -91,8 +100,9 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--allowed-local-media-path", "", kValue, kIgnored, "", kNoMultimodal},
     {"--revision", "", kValue, kImplemented, "", "issue 43, model sources"},
     {"--code-revision", "", kValue, kIgnored, "", "this build never runs a model's code"},
-    {"--rope-scaling", "", kValue, kRefused, "", kNotYet},
-    {"--rope-theta", "", kValue, kRefused, "", kNotYet},
+    {"--rope-scaling", "", kValue, kImplemented, "",
+     "the rope_scaling override (linear, yarn, llama3, longrope; a GGUF file: linear, yarn)"},
+    {"--rope-theta", "", kValue, kImplemented, "", "the rope_theta override"},
     {"--tokenizer-revision", "", kValue, kImplemented, "", "issue 43, model sources"},
     {"--max-model-len", "", kValue, kImplemented, "",
      "1k / 1K / -1 forms; above the model's context only with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"},
@@ -100,27 +110,36 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--enforce-eager", "", kNegatable, kIgnored, "", "there are no CUDA graphs on CPU"},
     {"--max-seq-len-to-capture", "", kValue, kIgnored, "", "there are no CUDA graphs on CPU"},
     {"--max-logprobs", "", kValue, kImplemented, "", "-1: the vocabulary size"},
-    {"--logprobs-mode", "", kValue, kRefused, "raw_logprobs", kNotYet},
-    {"--disable-sliding-window", "", kNegatable, kRefused, "false", kNotYet},
+    {"--logprobs-mode", "", kValue, kImplemented, "",
+     "raw_logprobs, raw_logits, processed_logprobs, processed_logits; raw is before the grammar's "
+     "mask too"},
+    {"--disable-sliding-window", "", kNegatable, kImplemented, "",
+     "caps the context to the model's window; refused for windows that look both ways"},
     {"--disable-cascade-attn", "", kNegatable, kIgnored, "true|false",
      "there is no cascade attention on CPU"},
-    {"--skip-tokenizer-init", "", kNegatable, kRefused, "false", kNotYet},
+    {"--skip-tokenizer-init", "", kNegatable, kImplemented, "",
+     "completions take token-id prompts and return token ids (return_token_ids) with empty text"},
     {"--enable-prompt-embeds", "", kNegatable, kRefused, "false", kNotYet},
     {"--served-model-name", "", kValues, kImplemented, "", ""},
     {"--disable-async-output-proc", "", kFlag, kIgnored, "true",
      "outputs are processed on the engine thread"},
-    {"--config-format", "", kValue, kRefused, "auto|hf", kNotYet},
+    {"--config-format", "", kValue, kRefused, "auto|hf",
+     "config.json is read as Hugging Face's; mistral's params.json is not supported"},
     {"--hf-token", "", kValue, kImplemented, "", "issue 43, model sources"},
-    {"--hf-overrides", "", kValue, kImplemented, "", ""},
+    {"--hf-overrides", "", kValue, kImplemented, "",
+     "any config.json key; a GGUF file takes those with a metadata twin (docs/serve_flags.md)"},
     {"--override-neuron-config", "", kValue, kIgnored, "", "a Neuron setting"},
-    {"--override-pooler-config", "", kValue, kRefused, "", kNotYet},
+    {"--override-pooler-config", "", kValue, kImplemented, "", kPoolerConfig},
     {"--logits-processor-pattern", "", kValue, kRefused, "", kNoPython},
-    {"--generation-config", "", kValue, kRefused, "auto", kNotYet},
-    {"--override-generation-config", "", kValue, kRefused, "", kNotYet},
+    {"--generation-config", "", kValue, kImplemented, "",
+     "auto, vllm, or a directory holding generation_config.json"},
+    {"--override-generation-config", "", kValue, kImplemented, "",
+     "repetition_penalty, temperature, top_k, top_p, min_p, max_new_tokens"},
     {"--enable-sleep-mode", "", kNegatable, kIgnored, "false", "no /sleep endpoint"},
     {"--model-impl", "", kValue, kRefused, "auto|vllm",
      "the models are this build's own; transformers' cannot run here"},
-    {"--override-attention-dtype", "", kValue, kRefused, "", kNotYet},
+    {"--override-attention-dtype", "", kValue, kRefused, "",
+     "the attention kernels follow --kv-cache-dtype; no other override"},
     {"--load-format", "", kValue, kRefused, "auto|gguf|safetensors",
      "GGUF and safetensors load; other formats are not supported"},
     {"--download-dir", "", kValue, kImplemented, "", "issue 43, model sources"},
@@ -128,14 +147,15 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--ignore-patterns", "", kValues, kIgnored, "", "no loader takes file patterns"},
     {"--use-tqdm-on-load", "", kNegatable, kIgnored, "true|false", "loading shows no bar"},
     {"--pt-load-map-location", "", kValue, kIgnored, "", "no PyTorch checkpoints load here"},
-    {"--guided-decoding-backend", "", kValue, kIgnored, "auto",
-     "structured outputs use this build's own grammar engine"},
-    {"--guided-decoding-disable-fallback", "", kNegatable, kIgnored, "false",
-     "use --structured-outputs-config"},
-    {"--guided-decoding-disable-any-whitespace", "", kNegatable, kIgnored, "false",
-     "use --structured-outputs-config"},
-    {"--guided-decoding-disable-additional-properties", "", kNegatable, kIgnored, "false",
-     "use --structured-outputs-config"},
+    {"--guided-decoding-backend", "", kValue, kMapped, "",
+     "vLLM's backends are all this build's own grammar engine; other names refused"},
+    {"--guided-decoding-disable-fallback", "", kNegatable, kImplemented, "",
+     "as --structured-outputs-config's key, which it replaces (one backend: nothing to fall back "
+     "to)"},
+    {"--guided-decoding-disable-any-whitespace", "", kNegatable, kImplemented, "",
+     "as --structured-outputs-config's key, which it replaces"},
+    {"--guided-decoding-disable-additional-properties", "", kNegatable, kImplemented, "",
+     "as --structured-outputs-config's key, which it replaces"},
     {"--reasoning-parser", "", kValue, kImplemented, "", ""},
     {"--distributed-executor-backend", "", kValue, kIgnored, "mp|uni",
      "the engine runs in this process"},
@@ -228,7 +248,9 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     // vLLM 0.11.
     {"--enable-log-requests", "", kNegatable, kImplemented, "", "issue 43, request logging"},
     {"--enable-log-outputs", "", kNegatable, kIgnored, "false", "request logs hold no outputs"},
-    {"--uds", "", kValue, kRefused, "", "UNIX sockets are not supported yet; use --host/--port"},
+    {"--uds", "", kValue, kRefused, "",
+     "the HTTP sessions are built on TCP streams (TLS over them), not UNIX sockets yet; use "
+     "--host 127.0.0.1 --port"},
     {"--h11-max-incomplete-event-size", "", kValue, kIgnored, "",
      "--max-request-body-bytes bounds a request"},
     {"--h11-max-header-count", "", kValue, kIgnored, "",
@@ -241,7 +263,7 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--runner", "", kValue, kImplemented, "", ""},
     {"--convert", "", kValue, kImplemented, "", ""},
     {"--kv-cache-memory-bytes", "", kValue, kImplemented, "", ""},
-    {"--pooler-config", "", kValue, kRefused, "", kNotYet},
+    {"--pooler-config", "", kValue, kImplemented, "", kPoolerConfig},
     {"--logits-processors", "", kValues, kRefused, "", kNoPython},
     {"--io-processor-plugin", "", kValue, kRefused, "", kNoPython},
     {"--decode-context-parallel-size", "-dcp", kValue, kRefused, "1", kNoParallel},
@@ -256,6 +278,22 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--mm-encoder-tp-mode", "", kValue, kIgnored, "", kNoMultimodal},
     {"--skip-mm-profiling", "", kNegatable, kIgnored, "true|false", kNoMultimodal},
     {"--safetensors-load-strategy", "", kValue, kIgnored, "", "safetensors are memory-mapped"},
+    // Later 0.11.x releases.
+    {"--allowed-media-domains", "", kValues, kIgnored, "", kNoMultimodal},
+    {"--all2all-backend", "", kValue, kIgnored, "", kNoParallel},
+    {"--enable-dbo", "", kNegatable, kIgnored, "false", kNoGpu},
+    {"--dbo-decode-token-threshold", "", kValue, kIgnored, "", kNoGpu},
+    {"--dbo-prefill-token-threshold", "", kValue, kIgnored, "", kNoGpu},
+    {"--disable-nccl-for-dp-synchronization", "", kNegatable, kIgnored, "false", kNoParallel},
+    {"--expert-placement-strategy", "", kValue, kIgnored, "", kNoParallel},
+    {"--mamba-block-size", "", kValue, kIgnored, "", "no Mamba model runs in this build"},
+    {"--enable-mm-embeds", "", kNegatable, kIgnored, "false", kNoMultimodal},
+    {"--mm-processor-cache-type", "", kValue, kIgnored, "", kNoMultimodal},
+    {"--mm-shm-cache-max-object-size-mb", "", kValue, kIgnored, "", kNoMultimodal},
+    {"--mm-encoder-attn-backend", "", kValue, kIgnored, "", kNoMultimodal},
+    {"--video-pruning-rate", "", kValue, kIgnored, "", kNoMultimodal},
+    {"--aggregate-engine-logging", "", kFlag, kIgnored, "true",
+     "one engine: its statistics are the aggregate"},
 });
 
 bool IsSameHere(std::string_view same_here, std::string_view value) {

@@ -98,11 +98,12 @@ TEST(VllmServeFlagsTest, RefusesWhatCannotBeHonouredNamingTheFlag) {
   EXPECT_THAT(refused.message(),
               HasSubstr("--tensor-parallel-size 2: tensor, pipeline and data parallelism are not "
                         "available in this build yet (issue 46)"));
-  ServeApp rope;
-  rope.Parse({"m.gguf", "--rope-theta", "1e6"});
-  EXPECT_THAT(CheckGivenFlags(*rope.given).message(), HasSubstr("--rope-theta 1e6: not supported"));
+  ServeApp prompt_embeds;
+  prompt_embeds.Parse({"m.gguf", "--enable-prompt-embeds"});
+  EXPECT_THAT(CheckGivenFlags(*prompt_embeds.given).message(),
+              HasSubstr("--enable-prompt-embeds: not supported"));
   ServeApp mode;
-  mode.Parse({"m.gguf", "--tokenizer-mode", "auto", "--no-skip-tokenizer-init"});
+  mode.Parse({"m.gguf", "--config-format", "hf", "--no-enable-prompt-embeds"});
   EXPECT_TRUE(CheckGivenFlags(*mode.given).ok());
 }
 
@@ -119,6 +120,17 @@ TEST(VllmServeFlagsTest, NormalizesShortFormsAndUnderscoresOnly) {
                           "--data-parallel-size-local", "1", "-t", "2", "-q", "q8_0",
                           "--max-model-len=a_b", "--compilation-config", "3",
                           "--compilation-config=3", "-tpx", "value_with_underscore"));
+}
+
+// Flags of later 0.11.x releases (checked against their arg_utils.py) are vLLM's too.
+TEST(VllmServeFlagsTest, TakesTheFlagsOfLater011Releases) {
+  ServeApp serve;
+  serve.Parse({"m.gguf", "--aggregate-engine-logging", "--no-enable-dbo", "--all2all-backend",
+               "naive", "--allowed-media-domains", "a.com", "b.com", "--mamba-block-size", "16"});
+  EXPECT_EQ(serve.given->values.at("--aggregate-engine-logging"), "true");
+  EXPECT_EQ(serve.given->values.at("--enable-dbo"), "false");
+  EXPECT_EQ(serve.given->values.at("--allowed-media-domains"), "a.com b.com");
+  EXPECT_TRUE(CheckGivenFlags(*serve.given).ok());
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ EOF
   --max-logprobs 5 --enable-chunked-prefill --swap-space 4 -tp 1 -pp=1 -dp 1 \
   --dtype auto --max-model-len 256 --block-size 16 --disable-log-stats \
   --uvicorn-log-level info --disable-custom-all-reduce --distributed-executor-backend mp \
-  --tokenizer-mode auto --load-format auto --max-seq-len-to-capture 8192 \
+  --tokenizer-mode auto --no-skip-tokenizer-init --load-format auto --max-seq-len-to-capture 8192 \
   --disable-frontend-multiprocessing --chat-template-content-format auto \
   --enable-auto-tool-choice --tool-call-parser hermes --generation-config auto \
   --num-scheduler-steps 1 --compilation-config '{"level": 3}' --cuda-graph-sizes 1 2 4 \
@@ -61,6 +61,9 @@ EOF
   --limit-mm-per-prompt '{"image": 0}' --no-enable-prompt-embeds --max_num_seqs 8 \
   --disable-log-requests --max-log-len 100 --response-role assistant --root-path /api \
   --download-dir "$work/hf" --revision main --tokenizer "$model" \
+  --task generate --guided-decoding-backend xgrammar --guided-decoding-disable-fallback \
+  --logprobs-mode raw_logits --disable-sliding-window --config-format hf \
+  --override-pooler-config '{"pooling_type": "MEAN"}' --hf-token \
   >"$work/log" 2>&1 &
 server_pid=$!
 
@@ -96,13 +99,30 @@ too_many=$(curl -sS -o "$work/too_many" -w '%{http_code}' \
   -d '{"model": "stories", "prompt": "Once", "max_tokens": 2, "logprobs": 6}')
 [[ "$too_many" == 400 ]] || { echo "logprobs 6 over --max-logprobs 5: $too_many"; exit 1; }
 grep -q "greater than max allowed: 5" "$work/too_many"
+# --logprobs-mode raw_logits: the greedy token's value is its logit (here above 0), which no
+# log-probability is.
+raw_logit=$(curl -sS "http://127.0.0.1:$port/v1/completions" -H "Authorization: Bearer secret" \
+  -H "Content-Type: application/json" \
+  -d '{"model": "stories", "prompt": "Once upon a time", "max_tokens": 1, "temperature": 0,
+       "logprobs": 1}' | sed -n 's/.*"token_logprobs":\[\([^],]*\)\].*/\1/p')
+awk -v value="$raw_logit" 'BEGIN { exit !(value > 0) }' || { echo "raw logit: $raw_logit"; exit 1; }
+grep -q -- "--task generate is deprecated" "$work/log" || { cat "$work/log"; echo "no --task warning"; exit 1; }
 kill "$server_pid"
 wait "$server_pid" || true
 server_pid=""
 
 expect_error "--tensor-parallel-size 2: tensor, pipeline and data parallelism are not available \
 in this build yet (issue 46)" "$vllm" serve "$model" -tp 2
-expect_error "--rope-theta 1000000: not supported yet" "$vllm" serve "$model" --rope-theta 1000000
+expect_error "--enable-prompt-embeds: not supported yet" "$vllm" serve "$model" \
+  --enable-prompt-embeds
+expect_error "--pooler-config: step_tag_id is not supported" "$vllm" serve "$model" \
+  --pooler-config '{"step_tag_id": 3}'
+expect_error "--task reward: reward models" "$vllm" serve "$model" --task reward
+expect_error "--guided-decoding-backend llguidance2: not one of vLLM's backends" \
+  "$vllm" serve "$model" --guided-decoding-backend llguidance2
+expect_error "--generation-config $work/none: not auto, vllm or a directory" \
+  "$vllm" serve "$model" --generation-config "$work/none"
+expect_error "--config-format mistral: " "$vllm" serve "$model" --config-format mistral
 expect_error "User-specified max_model_len (100000) is greater than the derived max_model_len" \
   "$vllm" serve "$model" --max-model-len 100000 --port 0
 expect_error "The following argument was not expected: --enforce-eagre" \

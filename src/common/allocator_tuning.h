@@ -13,7 +13,8 @@ namespace vllm {
 void KeepFreedBuffersForReuse();
 
 // Hands the heap's free pages back to the kernel, wherever they lie (after a load has freed its
-// conversion buffers, which KeepFreedBuffersForReuse would otherwise keep). glibc only.
+// conversion buffers, and when the engine has gone idle after work: pages KeepFreedBuffersForReuse
+// would otherwise keep). glibc only.
 void ReturnFreeHeapPages();
 
 }  // namespace vllm

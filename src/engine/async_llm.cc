@@ -5,16 +5,19 @@
 #include "vllm/async_llm.h"
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <map>
 #include <stdexcept>
 #include <thread>
 
+#include "common/allocator_tuning.h"
 #include "engine/llm_engine.h"
 #include "model/layers/pooler.h"
 #include "model/model_config.h"
 #include "structured_output/grammar_compile_pool.h"
+#include "tokenizer/tokenizer.h"
 
 namespace vllm {
 
@@ -143,7 +146,7 @@ struct AsyncLLM::Impl {
     std::lock_guard<std::mutex> lock(stats_mutex);
     stats = {current.num_running,       current.num_waiting,     current.kv_cache_usage,
              current.num_free_blocks,   current.num_preemptions, current.prefix_cache_queries,
-             current.prefix_cache_hits, current.spec_decoding, current.iteration_tokens};
+             current.prefix_cache_hits, current.spec_decoding,   current.iteration_tokens};
   }
 
   // Runs `fn` on the engine thread and waits for its result.
@@ -158,7 +161,7 @@ struct AsyncLLM::Impl {
   // Engine thread: adds a request whose constraint compiled (or failed to), unless it was
   // aborted meanwhile (Abort then ended its stream).
   void AddCompiled(const std::string& request_id, const std::shared_ptr<Compiling>& entry,
-                   GrammarCompilePool::Result grammar, const SamplingParams& params,
+                   GrammarCompilePool::Result grammar, const ValidatedSamplingParams& params,
                    const RequestOptions& options) {
     {
       std::lock_guard<std::mutex> lock(compiling_mutex);
@@ -208,13 +211,27 @@ struct AsyncLLM::Impl {
     }
   }
 
+  // Heap pages that finished requests freed go back to the OS once the engine has had no work for
+  // this long: under load glibc keeps up to 1 GiB of them for reuse (allocator_tuning.h), which
+  // after one very large request would otherwise stay resident for good.
+  static constexpr std::chrono::seconds kIdleBeforeHeapTrim{1};
+
   void Loop() {
+    bool stepped_since_heap_trim = false;
     while (true) {
       std::deque<std::function<void()>> pending;
       {
         std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock,
-                  [this] { return stop || !commands.empty() || engine->HasUnfinishedRequests(); });
+        auto has_work = [this] {
+          return stop || !commands.empty() || engine->HasUnfinishedRequests();
+        };
+        if (stepped_since_heap_trim && !wake.wait_for(lock, kIdleBeforeHeapTrim, has_work)) {
+          lock.unlock();
+          ReturnFreeHeapPages();
+          stepped_since_heap_trim = false;
+          continue;
+        }
+        wake.wait(lock, has_work);
         if (stop) break;
         pending.swap(commands);
       }
@@ -223,6 +240,7 @@ struct AsyncLLM::Impl {
         PublishStats();
         continue;
       }
+      stepped_since_heap_trim = true;
       if (!engine->pooling_tasks().empty()) {
         StepPooling();
         continue;
@@ -270,13 +288,15 @@ AsyncLLM::~AsyncLLM() {
 
 std::shared_ptr<RequestOutputStream> AsyncLLM::Generate(
     const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
-    const SamplingParams& params, int priority) {
+    const SamplingParams& unchecked_params, int priority) {
+  auto params = ValidatedSamplingParams::Validate(unchecked_params);
+  if (!params) throw std::invalid_argument(params.error());
   auto stream = std::make_shared<RequestOutputStream>();
   std::shared_ptr<const CompiledGrammar> grammar;
-  if (params.structured_outputs) {  // compiled here, on the compile threads
+  if ((*params)->structured_outputs) {  // compiled here, on the compile threads
     std::promise<GrammarCompilePool::Result> compiled;
     auto result = compiled.get_future();
-    if (!impl_->compile_pool->Submit(*params.structured_outputs, {},
+    if (!impl_->compile_pool->Submit(*(*params)->structured_outputs, {},
                                      [&compiled](GrammarCompilePool::Result done) {
                                        compiled.set_value(std::move(done));
                                      })) {
@@ -288,7 +308,7 @@ std::shared_ptr<RequestOutputStream> AsyncLLM::Generate(
   }
   Status status = impl_->Call([&] {
     Status added =
-        impl_->engine->AddRequest(request_id, prompt, params, {.priority = priority}, grammar);
+        impl_->engine->AddRequest(request_id, prompt, *params, {.priority = priority}, grammar);
     if (added.ok()) impl_->streams[request_id] = stream;
     return added;
   });
@@ -299,9 +319,22 @@ std::shared_ptr<RequestOutputStream> AsyncLLM::Generate(
 std::shared_ptr<RequestOutputStream> AsyncLLM::Submit(
     const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
     const SamplingParams& params, const RequestOptions& options, std::function<void()> listener) {
+  auto validated = ValidatedSamplingParams::Validate(params);
+  if (validated) return Submit(request_id, prompt, *validated, options, std::move(listener));
   auto stream = std::make_shared<RequestOutputStream>();
   stream->SetListener(std::move(listener));
-  if (params.structured_outputs) {
+  // On the engine thread, as every refusal is, so the listener never runs on the caller's.
+  impl_->Post([stream, error = validated.error()] { stream->Fail(error, true); });
+  return stream;
+}
+
+std::shared_ptr<RequestOutputStream> AsyncLLM::Submit(
+    const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
+    const ValidatedSamplingParams& params, const RequestOptions& options,
+    std::function<void()> listener) {
+  auto stream = std::make_shared<RequestOutputStream>();
+  stream->SetListener(std::move(listener));
+  if (params->structured_outputs) {
     SubmitConstrained(request_id, prompt, params, options, stream);
     return stream;
   }
@@ -317,12 +350,13 @@ std::shared_ptr<RequestOutputStream> AsyncLLM::Submit(
 }
 
 void AsyncLLM::SubmitConstrained(const std::string& request_id, const PromptInput& prompt,
-                                 const SamplingParams& params, const RequestOptions& options,
+                                 const ValidatedSamplingParams& params,
+                                 const RequestOptions& options,
                                  std::shared_ptr<RequestOutputStream> stream) {
   auto entry = std::make_shared<Impl::Compiling>();
   entry->stream = stream;
   entry->prompt = prompt;
-  entry->n = params.n;
+  entry->n = params->n;
   {
     std::lock_guard<std::mutex> lock(impl_->compiling_mutex);
     if (!impl_->compiling.emplace(request_id, entry).second) {
@@ -333,7 +367,7 @@ void AsyncLLM::SubmitConstrained(const std::string& request_id, const PromptInpu
     }
   }
   const bool queued = impl_->compile_pool->Submit(
-      *params.structured_outputs, [entry] { return entry->aborted.load(); },
+      *params->structured_outputs, [entry] { return entry->aborted.load(); },
       [this, entry, request_id, params, options](GrammarCompilePool::Result grammar) {
         impl_->Post([this, entry, request_id, params, options, grammar = std::move(grammar)] {
           impl_->AddCompiled(request_id, entry, grammar, params, options);
@@ -429,11 +463,66 @@ void AsyncLLM::Abort(const std::string& request_id) {
   impl_->Post([this, request_id] { impl_->Deliver(impl_->engine->AbortRequests({request_id})); });
 }
 
+void AsyncLLM::Sleep(int level, bool abort_unfinished) {
+  if (abort_unfinished) {
+    std::vector<std::string> compiling_ids;
+    {
+      std::lock_guard<std::mutex> lock(impl_->compiling_mutex);
+      for (const auto& [id, entry] : impl_->compiling) compiling_ids.push_back(id);
+    }
+    for (const std::string& id : compiling_ids) Abort(id);  // queued before the sleep below
+  }
+  Status slept = impl_->Call([&] {
+    if (abort_unfinished) {
+      std::vector<std::string> ids;
+      for (const auto& [id, stream] : impl_->streams) ids.push_back(id);
+      impl_->Deliver(impl_->engine->AbortRequests(ids));
+      std::vector<std::string> pooling_ids;
+      for (auto& [id, done] : impl_->pooling_done) {
+        done(nullptr, "the request was aborted: the engine went to sleep", false);
+        pooling_ids.push_back(id);
+      }
+      impl_->engine->AbortPoolingRequests(pooling_ids);
+      impl_->pooling_done.clear();
+    }
+    Status status = impl_->engine->Sleep(level);
+    impl_->PublishStats();
+    return status;
+  });
+  if (!slept.ok()) throw std::runtime_error(slept.message());
+}
+
+void AsyncLLM::WakeUp(const std::vector<std::string>& tags) {
+  Status woken = impl_->Call([&] { return impl_->engine->WakeUp(tags); });
+  if (!woken.ok()) throw std::runtime_error(woken.message());
+}
+
+bool AsyncLLM::is_sleeping() {
+  return impl_->Call([&] { return impl_->engine->is_sleeping(); });
+}
+
+int AsyncLLM::num_unfinished_requests() {
+  int num_compiling = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl_->compiling_mutex);
+    num_compiling = static_cast<int>(impl_->compiling.size());
+  }
+  return num_compiling + impl_->Call([&] {
+    return static_cast<int>(impl_->streams.size() + impl_->pooling_done.size());
+  });
+}
+
 EngineStatsSnapshot AsyncLLM::stats() const {
   std::lock_guard<std::mutex> lock(impl_->stats_mutex);
   return impl_->stats;
 }
 
+bool AsyncLLM::has_tokenizer() const { return impl_->engine->has_tokenizer(); }
+int64_t AsyncLLM::prompt_vocab_size() const {
+  const LLMEngine& engine = *impl_->engine;
+  return engine.has_tokenizer() ? engine.tokenizer().vocab_size()
+                                : engine.model_config().vocab_size;
+}
 const Tokenizer& AsyncLLM::tokenizer() const { return impl_->engine->tokenizer(); }
 
 int64_t AsyncLLM::max_model_len() const { return impl_->engine->max_model_len(); }

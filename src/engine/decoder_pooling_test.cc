@@ -248,7 +248,7 @@ TEST(Qwen3RerankerTest, BadOverridesAreRefusedClearly) {
   auto message = [&](const std::string& overrides) {
     return ThrownMessage([&] { LLM llm(Args(files.gguf, overrides)); });
   };
-  EXPECT_NE(message(R"({"num_labels": 3})").find("key 'num_labels' is not supported"),
+  EXPECT_NE(message(R"({"num_labels": 3})").find("key 'num_labels' has no GGUF metadata twin"),
             std::string::npos);
   EXPECT_NE(message("[1, 2]").find("must be a JSON object"), std::string::npos);
   EXPECT_NE(message(R"({"classifier_from_token": ["yes"], "is_original_qwen3_reranker": true})")

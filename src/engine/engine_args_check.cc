@@ -5,6 +5,7 @@
 
 #include "common/logging.h"
 #include "common/thread_pool.h"
+#include "sampling/logprobs_mode.h"
 
 namespace vllm {
 
@@ -15,6 +16,12 @@ Status CheckEngineArgs(const EngineArgs& args) {
   if (args.max_logprobs < -1) {
     return Error{"max_logprobs must be -1 (no limit) or at least 0, got " +
                  std::to_string(args.max_logprobs)};
+  }
+  if (!ParseLogprobsMode(args.logprobs_mode)) {
+    return Error{
+        "logprobs_mode (--logprobs-mode) must be raw_logprobs, raw_logits, "
+        "processed_logprobs or processed_logits, got '" +
+        args.logprobs_mode + "'"};
   }
   return Status::Ok();
 }

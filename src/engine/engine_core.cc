@@ -74,8 +74,18 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                  "'"};
   }
   const ModelConfig& model_config = model.config();
-  const int64_t derived_max_model_len =
-      model_config.max_position_embeddings - model_config.position_offset;
+  int64_t derived_max_model_len = model_config.DerivedMaxModelLen();
+  const bool caps_to_window = args.disable_sliding_window && model_config.sliding_window > 0;
+  if (caps_to_window) {
+    // Windows that look both ways (W / 2 each side) hold fewer positions than the context.
+    if (model_config.is_encoder || model_config.bidirectional_attention) {
+      return Error{"--disable-sliding-window: " + model_config.architecture +
+                   " attends bidirectionally within its window, which this build cannot disable"};
+    }
+    derived_max_model_len = derived_max_model_len > 0
+                                ? std::min(derived_max_model_len, model_config.sliding_window)
+                                : model_config.sliding_window;
+  }
   VLLM_RETURN_IF_ERROR(CheckMaxModelLen(core->config_.max_model_len, derived_max_model_len));
   if (core->config_.max_model_len <= 0) core->config_.max_model_len = derived_max_model_len;
   auto is_pooling = UsesPoolingRunner(args, model_config);
@@ -91,7 +101,8 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
     return Error{"--block-size, --max-num-seqs and --max-num-batched-tokens must be positive"};
   }
   // KV cache groups of layers sharing a block table (vLLM's hybrid KV cache manager).
-  const KvCacheLayout layout = core->config_.disable_hybrid_kv_cache_manager
+  // Within the window nothing leaves it: capped to it, every layer keeps all its blocks.
+  const KvCacheLayout layout = core->config_.disable_hybrid_kv_cache_manager || caps_to_window
                                    ? SingleGroupKvCacheLayout(model_config.num_layers)
                                    : KvCacheLayoutOf(model_config);
   std::optional<NgramProposer::Options> ngram_proposer;
@@ -183,8 +194,9 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
 
 Status EngineCore::AddRequest(EngineCoreRequest core_request) {
   if (is_sleeping()) {
-    return Error{"the engine is sleeping (its KV cache is freed): call wake_up() before adding "
-                 "requests"};
+    return Error{
+        "the engine is sleeping (its KV cache is freed): call wake_up() before adding "
+        "requests"};
   }
   // params were validated once, at the edge (LLMEngine::AddRequest), not again per child here.
   VLLM_RETURN_IF_ERROR(
@@ -218,12 +230,15 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
     pooling_specs_[id] = std::move(*core_request.pooling);
     return Status::Ok();
   }
-  runner_->AddRequest(id,
-                      {.params = std::move(core_request.params),
-                       .bad_words_token_ids = std::move(core_request.bad_words_token_ids),
-                       .eos_token_id = core_request.eos_token_id,
-                       .grammar = std::move(core_request.grammar),
-                       .grammar_after_token_ids = std::move(core_request.grammar_after_token_ids)});
+  runner_->AddRequest(
+      id, {.params = std::move(core_request.params),
+           .bad_words_token_ids = std::move(core_request.bad_words_token_ids),
+           .eos_token_id = core_request.eos_token_id,
+           .grammar = std::move(core_request.grammar),
+           .grammar_after_token_ids = std::move(core_request.grammar_after_token_ids),
+           // Checked by CheckEngineArgs.
+           .logprobs_mode =
+               ParseLogprobsMode(config_.logprobs_mode).value_or(LogprobsMode::kRawLogprobs)});
   return Status::Ok();
 }
 

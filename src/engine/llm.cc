@@ -33,6 +33,20 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_;
 };
 
+// The one check of a call's params, before any of its requests starts: std::invalid_argument
+// with vLLM's message for invalid ones.
+ValidatedSamplingParams Check(const SamplingParams& params) {
+  auto validated = ValidatedSamplingParams::Validate(params);
+  if (!validated) throw std::invalid_argument(validated.error());
+  return std::move(*validated);
+}
+
+std::vector<ValidatedSamplingParams> Check(const std::vector<SamplingParams>& params) {
+  std::vector<ValidatedSamplingParams> validated;
+  for (const SamplingParams& request_params : params) validated.push_back(Check(request_params));
+  return validated;
+}
+
 }  // namespace
 
 LLM::LLM(const EngineArgs& args) {
@@ -55,14 +69,14 @@ void LLM::CheckInterrupt(const std::function<void()>& abort_requests) const {
 
 template <typename Prompt>
 std::vector<RequestOutput> LLM::Run(const std::vector<Prompt>& prompts,
-                                    const std::vector<SamplingParams>& params, bool use_tqdm) {
+                                    const std::vector<ValidatedSamplingParams>& params,
+                                    bool use_tqdm) {
   if (params.size() != prompts.size()) {
     throw std::invalid_argument("The lengths of prompts and sampling_params must be the same.");
   }
   for (size_t i = 0; i < prompts.size(); ++i) {
-    SamplingParams final_only = params[i];
-    final_only.output_kind = RequestOutputKind::kFinalOnly;
-    Status status = engine_->AddRequest(std::to_string(i), prompts[i], final_only);
+    Status status = engine_->AddRequest(std::to_string(i), prompts[i],
+                                        params[i].WithOutputKind(RequestOutputKind::kFinalOnly));
     if (!status.ok()) {
       std::vector<std::string> added;
       for (size_t j = 0; j < i; ++j) added.push_back(std::to_string(j));
@@ -97,25 +111,31 @@ std::vector<RequestOutput> LLM::Run(const std::vector<Prompt>& prompts,
 
 std::vector<RequestOutput> LLM::Generate(const std::vector<std::string>& prompts,
                                          const SamplingParams& params, bool use_tqdm) {
-  return Run(prompts, std::vector<SamplingParams>(prompts.size(), params), use_tqdm);
+  return Generate(prompts, Check(params), use_tqdm);
+}
+
+std::vector<RequestOutput> LLM::Generate(const std::vector<std::string>& prompts,
+                                         const ValidatedSamplingParams& params, bool use_tqdm) {
+  return Run(prompts, std::vector<ValidatedSamplingParams>(prompts.size(), params), use_tqdm);
 }
 
 std::vector<RequestOutput> LLM::Generate(const std::vector<std::string>& prompts,
                                          const std::vector<SamplingParams>& params, bool use_tqdm) {
-  return Run(prompts, params, use_tqdm);
+  return Run(prompts, Check(params), use_tqdm);
 }
 
 std::vector<RequestOutput> LLM::GenerateFromTokenIds(
     const std::vector<std::vector<int32_t>>& prompt_token_ids, const SamplingParams& params,
     bool use_tqdm) {
-  return Run(prompt_token_ids, std::vector<SamplingParams>(prompt_token_ids.size(), params),
+  return Run(prompt_token_ids,
+             std::vector<ValidatedSamplingParams>(prompt_token_ids.size(), Check(params)),
              use_tqdm);
 }
 
 std::vector<RequestOutput> LLM::GenerateFromTokenIds(
     const std::vector<std::vector<int32_t>>& prompt_token_ids,
     const std::vector<SamplingParams>& params, bool use_tqdm) {
-  return Run(prompt_token_ids, params, use_tqdm);
+  return Run(prompt_token_ids, Check(params), use_tqdm);
 }
 
 }  // namespace vllm

@@ -12,7 +12,13 @@ namespace vllm {
 
 std::vector<BeamSearchOutput> LLM::BeamSearch(const std::vector<PromptInput>& prompts,
                                               const BeamSearchParams& params) {
-  if (std::string error = params.Validate(); !error.empty()) throw std::invalid_argument(error);
+  // The one check of the search's params: each step's requests take the checked step params.
+  auto step_params = ValidatedSamplingParams::BeamSearchStep(params);
+  if (!step_params) throw std::invalid_argument(step_params.error());
+  if (!engine_->has_tokenizer()) {
+    throw std::invalid_argument(
+        "beam search needs a tokenizer, so it can't be used with 'skip_tokenizer_init'");
+  }
   const Tokenizer& tokenizer = engine_->tokenizer();
   std::vector<vllm::BeamSearch> searches;
   for (const PromptInput& prompt : prompts) {
@@ -24,13 +30,12 @@ std::vector<BeamSearchOutput> LLM::BeamSearch(const std::vector<PromptInput>& pr
                                                     .eos_token_id = tokenizer.eos_id(),
                                                     .max_model_len = engine_->max_model_len()});
   }
-  const SamplingParams step_params = params.StepParams();
   bool refused = false;  // the engine refused a request (vs. failed a step)
   auto step = [&](const std::vector<const std::vector<int32_t>*>& sequences,
                   int) -> Expected<std::vector<std::optional<PositionLogprobs>>> {
     const std::string prefix = "beam-";
     for (size_t i = 0; i < sequences.size(); ++i) {
-      Status status = engine_->AddRequest(prefix + std::to_string(i), *sequences[i], step_params);
+      Status status = engine_->AddRequest(prefix + std::to_string(i), *sequences[i], *step_params);
       if (!status.ok()) {
         std::vector<std::string> added;
         for (size_t j = 0; j < i; ++j) added.push_back(prefix + std::to_string(j));

@@ -2,89 +2,74 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
-#include <type_traits>
 
 #include "engine/engine_args_check.h"
+#include "engine/generation_config.h"
 #include "engine/llm_engine_impl.h"
 #include "engine/model_paths.h"
 #include "engine/pooling_tasks.h"
+#include "engine/skip_tokenizer_init.h"
 #include "model/hf_overrides.h"
 #include "model/kv_cache_dtype.h"
 #include "model/model_loader.h"
+#include "model/pooler_config_flag.h"
 #include "tokenizer/hf/hf_tokenizer.h"
+#include "tokenizer/tekken_tokenizer.h"
 #include "tokenizer/token_bytes.h"
+#include "tokenizer/tokenizer_mode.h"
 
 namespace vllm {
 
-// generation_config.json → sampling defaults and extra EOS ids (absent file: none).
-Status ReadGenerationConfig(const std::string& dir, SamplingParams* defaults,
-                            std::vector<int32_t>* eos_ids) {
-  const std::filesystem::path path = std::filesystem::path(dir) / "generation_config.json";
+Status LLMEngine::LoadTokenizer(const std::string& model_path, const std::string& tokenizer_path,
+                                const std::string& tokenizer_mode) {
+  auto mode = ParseTokenizerMode(tokenizer_mode);
+  if (!mode) return Error{mode.error()};
   std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) return Status::Ok();
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  const nlohmann::json config = nlohmann::json::parse(text.str(), nullptr, false);
-  if (!config.is_object()) return Error{path.string() + " is not a JSON object"};
-  ForEachSamplingField([&](const auto& field) {
-    using Number = typename std::decay_t<decltype(field)>::Type;
-    if constexpr (std::is_arithmetic_v<Number>) {
-      auto it = config.find(field.name);
-      if (field.sources.generation_config && it != config.end() && it->is_number()) {
-        defaults->*field.member = it->template get<Number>();
-      }
-    }
-  });
-  if (auto it = config.find("eos_token_id"); it != config.end()) {
-    if (it->is_number_integer()) eos_ids->push_back(it->get<int32_t>());
-    if (it->is_array()) {
-      for (const auto& id : *it) {
-        if (id.is_number_integer()) eos_ids->push_back(id.get<int32_t>());
-      }
-    }
-  }
-  if (std::string invalid = defaults->Validate(); !invalid.empty()) {
-    return Error{path.string() + ": " + invalid};
-  }
-  return Status::Ok();
-}
-
-Status LLMEngine::LoadTokenizer(const std::string& model_path, const std::string& tokenizer_path) {
-  std::error_code error;
-  if (!std::filesystem::is_directory(tokenizer_path, error)) {
-    // The model's own GGUF file, or another whose vocabulary --tokenizer names (read, then closed:
-    // the tokenizer copies what it needs).
-    std::unique_ptr<GgufFile> opened;
-    if (tokenizer_path != model_path || impl_->model.is_directory()) {
-      auto file = GgufFile::Open(tokenizer_path);
-      if (!file) return Error{"--tokenizer " + tokenizer_path + ": " + file.error()};
-      opened = std::move(*file);
-    }
-    const GgufFile& file = opened ? *opened : *impl_->model.gguf;
-    auto tokenizer = LoadTokenizerFromGguf(file);
-    if (!tokenizer) return Error{tokenizer_path + ": " + tokenizer.error()};
-    impl_->tokenizer = std::move(*tokenizer);
-    auto chat_template = file.GetString("tokenizer.chat_template");
-    if (chat_template.ok() && chat_template->has_value()) impl_->chat_template = **chat_template;
-  } else {
-    auto tokenizer = LoadTokenizerFromHfDir(tokenizer_path);
-    if (!tokenizer) return Error{tokenizer.error()};
-    impl_->tokenizer = std::move(*tokenizer);
+  if (std::filesystem::is_directory(tokenizer_path, error)) {
+    auto loaded = LoadTokenizerFromDirectory(tokenizer_path, *mode);
+    if (!loaded) return Error{loaded.error()};
+    impl_->tokenizer = std::move(loaded->tokenizer);
     auto chat_template = ReadHfChatTemplate(tokenizer_path);
     if (!chat_template) return Error{tokenizer_path + ": " + chat_template.error()};
     impl_->chat_template = std::move(*chat_template);
+    if (impl_->chat_template.empty() && loaded->is_tekken) {
+      impl_->chat_template = MistralInstructChatTemplate();
+    }
+    return Status::Ok();
   }
-  if (!impl_->model.is_directory()) return Status::Ok();
-  return ReadGenerationConfig(model_path, &impl_->default_sampling_params,
-                              &impl_->generation_eos_ids);
+  if (tokenizer_path.ends_with(".json")) {  // --tokenizer .../tekken.json
+    auto tokenizer = LoadTekkenTokenizer(tokenizer_path);
+    if (!tokenizer) return Error{"--tokenizer " + tokenizer.error()};
+    impl_->tokenizer = std::move(*tokenizer);
+    impl_->chat_template = MistralInstructChatTemplate();
+    return Status::Ok();
+  }
+  if (*mode == TokenizerMode::kMistral) {
+    return Error{
+        "--tokenizer-mode mistral needs a tekken.json, beside the model or named by "
+        "--tokenizer; " +
+        tokenizer_path + " is a GGUF file"};
+  }
+  // The model's own GGUF file, or another whose vocabulary --tokenizer names (read, then closed:
+  // the tokenizer copies what it needs).
+  std::unique_ptr<GgufFile> opened;
+  if (tokenizer_path != model_path || impl_->model.is_directory()) {
+    auto file = GgufFile::Open(tokenizer_path);
+    if (!file) return Error{"--tokenizer " + tokenizer_path + ": " + file.error()};
+    opened = std::move(*file);
+  }
+  const GgufFile& file = opened ? *opened : *impl_->model.gguf;
+  auto tokenizer = LoadTokenizerFromGguf(file);
+  if (!tokenizer) return Error{tokenizer_path + ": " + tokenizer.error()};
+  impl_->tokenizer = std::move(*tokenizer);
+  auto chat_template = file.GetString("tokenizer.chat_template");
+  if (chat_template.ok() && chat_template->has_value()) impl_->chat_template = **chat_template;
+  return Status::Ok();
 }
 
 Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   VLLM_RETURN_IF_ERROR(CheckEngineArgs(args));
+  VLLM_RETURN_IF_ERROR(CheckGenerationConfigArgs(args));
   if (args.structured_outputs_compile_threads < 1 || args.structured_outputs_compile_threads > 64) {
     return Error{"--structured-outputs-compile-threads must be between 1 and 64, not " +
                  std::to_string(args.structured_outputs_compile_threads)};
@@ -100,17 +85,35 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   impl.pool = std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
   auto linear_type = LinearTypeFor(args.dtype, args.quantization);
   if (!linear_type) return Error{linear_type.error()};
-  auto hf_overrides = ParseHfOverrides(args.hf_overrides);
+  auto parsed_overrides = ParseHfOverrides(args.hf_overrides);
+  if (!parsed_overrides) return Error{parsed_overrides.error()};
+  auto hf_overrides =
+      AddRopeOverrides(std::move(*parsed_overrides), args.rope_scaling, args.rope_theta);
   if (!hf_overrides) return Error{hf_overrides.error()};
   auto paths = ResolveModelPaths(args);
   if (!paths) return Error{paths.error()};
-  auto model = LoadModelFromPath(
-      paths->model,
-      {.pool = impl.pool.get(), .linear_type = *linear_type, .max_model_len = args.max_model_len},
-      *hf_overrides, args.quantization);
+  auto pooler_config_flag = ParsePoolerConfigFlag(args.pooler_config);
+  if (!pooler_config_flag) return Error{pooler_config_flag.error()};
+  auto model = LoadModelFromPath(paths->model,
+                                 {.pool = impl.pool.get(),
+                                  .linear_type = *linear_type,
+                                  .max_model_len = args.max_model_len,
+                                  .pooler_config_flag = *pooler_config_flag},
+                                 *hf_overrides, args.quantization);
   if (!model) return Error{model.error()};
   impl.model = std::move(*model);
-  VLLM_RETURN_IF_ERROR(engine->LoadTokenizer(paths->model, paths->tokenizer));
+  if (args.skip_tokenizer_init) {
+    // An unknown mode is refused even so, as vLLM's argument choices refuse it.
+    if (auto mode = ParseTokenizerMode(args.tokenizer_mode); !mode) return Error{mode.error()};
+  } else {
+    VLLM_RETURN_IF_ERROR(
+        engine->LoadTokenizer(paths->model, paths->tokenizer, args.tokenizer_mode));
+  }
+  auto generation_config =
+      LoadGenerationConfig(args, impl.model.is_directory() ? paths->model : std::string());
+  if (!generation_config) return Error{generation_config.error()};
+  impl.default_sampling_params = std::move(generation_config->default_sampling_params);
+  impl.generation_eos_ids = std::move(generation_config->eos_token_ids);
   // --kv-cache-dtype auto becomes the model's activation dtype, which the core cannot see.
   auto kv_cache_dtype =
       ParseKvCacheDtype(args.kv_cache_dtype, AutoKvCacheDtype(impl.model, *linear_type));
@@ -127,7 +130,7 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
     impl.pooling_tasks = std::move(*tasks);
     impl.model_name = args.model;
   }
-  impl.output_processor = std::make_unique<OutputProcessor>(*impl.tokenizer);
+  impl.output_processor = std::make_unique<OutputProcessor>(impl.tokenizer.get());
   if (args.seed) impl.request_seeds.emplace(static_cast<uint64_t>(*args.seed));
   Impl* built = &impl;
   impl.structured_output_compiler = std::make_unique<StructuredOutputCompiler>(
@@ -157,6 +160,7 @@ StructuredOutputCompiler& LLMEngine::structured_output_compiler() {
 }
 const std::vector<std::string>& LLMEngine::pooling_tasks() const { return impl_->pooling_tasks; }
 bool LLMEngine::HasUnfinishedRequests() const { return impl_->core->HasUnfinishedRequests(); }
+bool LLMEngine::has_tokenizer() const { return impl_->tokenizer != nullptr; }
 const Tokenizer& LLMEngine::tokenizer() const { return *impl_->tokenizer; }
 int64_t LLMEngine::max_model_len() const { return impl_->core->max_model_len(); }
 const std::string& LLMEngine::chat_template() const { return impl_->chat_template; }
@@ -167,33 +171,29 @@ const ModelConfig& LLMEngine::model_config() const { return impl_->model_config(
 EngineStats LLMEngine::stats() const { return impl_->core->stats(); }
 
 Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& prompt,
-                             const SamplingParams& params, const RequestOptions& options) {
-  if (std::string error = params.Validate(); !error.empty()) return Error{error};
+                             const ValidatedSamplingParams& params, const RequestOptions& options) {
   if (impl_->output_processor->Has(request_id)) {
     return Error{"request id '" + request_id + "' is already in use"};
   }
+  if (!impl_->tokenizer) VLLM_RETURN_IF_ERROR(CheckRequestWithoutTokenizer(prompt, *params));
   std::shared_ptr<const CompiledGrammar> grammar;
-  if (params.structured_outputs) {
-    auto compiled = impl_->structured_output_compiler->Compile(*params.structured_outputs);
+  if (params->structured_outputs) {
+    auto compiled = impl_->structured_output_compiler->Compile(*params->structured_outputs);
     if (!compiled) return Error{compiled.error()};
     grammar = std::move(*compiled);
   }
-  return AddValidatedRequest(request_id, prompt, params, options, std::move(grammar));
+  return AddRequest(request_id, prompt, params, options, std::move(grammar));
 }
 
 Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& prompt,
-                             const SamplingParams& params, const RequestOptions& options,
+                             const ValidatedSamplingParams& validated,
+                             const RequestOptions& options,
                              std::shared_ptr<const CompiledGrammar> grammar) {
-  if (std::string error = params.Validate(); !error.empty()) return Error{error};
-  return AddValidatedRequest(request_id, prompt, params, options, std::move(grammar));
-}
-
-Status LLMEngine::AddValidatedRequest(const std::string& request_id, const PromptInput& prompt,
-                                      const SamplingParams& params, const RequestOptions& options,
-                                      std::shared_ptr<const CompiledGrammar> grammar) {
+  const SamplingParams& params = *validated;
   if (impl_->output_processor->Has(request_id)) {
     return Error{"request id '" + request_id + "' is already in use"};
   }
+  if (!impl_->tokenizer) VLLM_RETURN_IF_ERROR(CheckRequestWithoutTokenizer(prompt, params));
   if (params.structured_outputs.has_value() != (grammar != nullptr)) {
     return Error{grammar ? "a grammar was given for a request without structured outputs"
                          : "the request's structured outputs constraint was not compiled"};
@@ -238,10 +238,12 @@ Status LLMEngine::AddValidatedRequest(const std::string& request_id, const Promp
     child_params.n = 1;
     if (seed) child_params.seed = *seed + i;
     std::optional<int32_t> eos_id;
-    if (impl_->tokenizer->eos_id() >= 0) eos_id = impl_->tokenizer->eos_id();
+    // Without a tokenizer only generation_config.json's EOS ids stop a sequence, as in vLLM.
+    const int32_t tokenizer_eos_id = impl_->tokenizer ? impl_->tokenizer->eos_id() : -1;
+    if (tokenizer_eos_id >= 0) eos_id = tokenizer_eos_id;
     if (!params.ignore_eos) {  // the generation config's other EOS ids stop it too
       for (int32_t id : impl_->generation_eos_ids) {
-        if (id != impl_->tokenizer->eos_id()) child_params.stop_token_ids.push_back(id);
+        if (id != tokenizer_eos_id) child_params.stop_token_ids.push_back(id);
       }
     }
     Status status = impl_->core->AddRequest({.request_id = child_ids[i],

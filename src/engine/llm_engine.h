@@ -15,6 +15,7 @@
 #include "vllm/pooling_params.h"
 #include "vllm/request_options.h"
 #include "vllm/sampling_params.h"
+#include "vllm/validated_sampling_params.h"
 
 namespace vllm {
 
@@ -38,15 +39,17 @@ class LLMEngine {
   static Expected<std::unique_ptr<LLMEngine>> Create(const EngineArgs& args);
   ~LLMEngine();
 
-  // A structured output constraint in `params` is compiled here, on the calling thread, within
-  // the compiler's limits (an invalid one, or one over a limit, is refused).
+  // `params` were checked where the request came in (ValidatedSamplingParams), so they are not
+  // checked again here. A structured output constraint in them is compiled here, on the calling
+  // thread, within the compiler's limits (one over a limit, or one that cannot compile, is
+  // refused).
   Status AddRequest(const std::string& request_id, const PromptInput& prompt,
-                    const SamplingParams& params, const RequestOptions& options = {});
+                    const ValidatedSamplingParams& params, const RequestOptions& options = {});
   // The same with the constraint already compiled (AsyncLLM compiles off the engine thread):
-  // `grammar` is structured_output_compiler()'s grammar of params.structured_outputs, null
+  // `grammar` is structured_output_compiler()'s grammar of params->structured_outputs, null
   // when it has none. Compiles nothing.
   Status AddRequest(const std::string& request_id, const PromptInput& prompt,
-                    const SamplingParams& params, const RequestOptions& options,
+                    const ValidatedSamplingParams& params, const RequestOptions& options,
                     std::shared_ptr<const CompiledGrammar> grammar);
   // Compiles structured-output constraints over this model's vocabulary (indexed on the first
   // compile), within the --structured-outputs-* limits. Thread-safe: use it from any thread.
@@ -66,6 +69,9 @@ class LLMEngine {
   const std::vector<std::string>& pooling_tasks() const;
   bool HasUnfinishedRequests() const;
 
+  // false under --skip-tokenizer-init: then tokenizer() must not be called, prompts are token
+  // ids and outputs have empty text.
+  bool has_tokenizer() const;
   const Tokenizer& tokenizer() const;
   int64_t max_model_len() const;
   // The model's chat template (GGUF tokenizer.chat_template or the directory's); may be empty.
@@ -92,15 +98,11 @@ class LLMEngine {
 
   LLMEngine();
 
-  // Both AddRequests after SamplingParams::Validate: the one check of a request's params (the
-  // engine core does not repeat it per child).
-  Status AddValidatedRequest(const std::string& request_id, const PromptInput& prompt,
-                             const SamplingParams& params, const RequestOptions& options,
-                             std::shared_ptr<const CompiledGrammar> grammar);
   // Loads the tokenizer and chat template from `tokenizer_path` (the loaded model's GGUF file
-  // when it is `model_path`, else a tokenizer directory or a GGUF file), and a model directory's
-  // generation config from `model_path`.
-  Status LoadTokenizer(const std::string& model_path, const std::string& tokenizer_path);
+  // when it is `model_path`, else a tokenizer directory, a GGUF file or a tekken.json file) as
+  // --tokenizer-mode chooses.
+  Status LoadTokenizer(const std::string& model_path, const std::string& tokenizer_path,
+                       const std::string& tokenizer_mode);
 
   std::unique_ptr<Impl> impl_;
 };

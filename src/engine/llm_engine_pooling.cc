@@ -6,6 +6,7 @@
 #include "engine/llm_engine.h"
 #include "engine/llm_engine_impl.h"
 #include "engine/pooling_tasks.h"
+#include "engine/skip_tokenizer_init.h"
 
 namespace vllm {
 namespace {
@@ -41,6 +42,9 @@ Status LLMEngine::AddPoolingRequest(const std::string& request_id, const Pooling
   }
   auto spec = ResolvePoolingSpec(task, params, model_config(), impl_->model_name);
   if (!spec) return Error{spec.error()};
+  if (!impl_->tokenizer && !std::holds_alternative<std::vector<int32_t>>(prompt)) {
+    return Error{kTextPromptWithoutTokenizer};
+  }
   std::vector<int32_t> token_ids;
   if (const auto* text = std::get_if<std::string>(&prompt)) {
     token_ids = impl_->tokenizer->Encode(*text, /*add_special_tokens=*/true);

@@ -17,8 +17,10 @@ void OutputProcessor::AddRequest(const std::string& request_id, const std::strin
   if (params.prompt_logprobs) state.prompt_logprobs.emplace(1);  // none for the first token
   for (size_t i = 0; i < child_ids.size(); ++i) {
     Sequence sequence;
-    sequence.detokenizer = std::make_unique<IncrementalDetokenizer>(tokenizer_, prompt_token_ids,
-                                                                    params.skip_special_tokens);
+    if (tokenizer_) {
+      sequence.detokenizer = std::make_unique<IncrementalDetokenizer>(*tokenizer_, prompt_token_ids,
+                                                                      params.skip_special_tokens);
+    }
     sequence.output.index = static_cast<int>(i);
     state.sequences.push_back(std::move(sequence));
     child_to_parent_[child_ids[i]] = {request_id, static_cast<int>(i)};
@@ -34,14 +36,17 @@ std::vector<std::string> OutputProcessor::ChildIds(const std::string& request_id
   return ids;
 }
 
+std::string OutputProcessor::DecodeToken(int32_t id) const {
+  return tokenizer_ ? tokenizer_->Decode({&id, 1}, false) : std::string();
+}
+
 PositionLogprobs OutputProcessor::ToPositionLogprobs(const TokenLogprobs& logprobs) const {
   PositionLogprobs position;
   for (size_t rank = 0; rank < logprobs.top.size(); ++rank) {
     const auto [id, logprob] = logprobs.top[rank];
-    position[id] = {logprob, static_cast<int>(rank) + 1, tokenizer_.Decode({&id, 1}, false)};
+    position[id] = {logprob, static_cast<int>(rank) + 1, DecodeToken(id)};
   }
-  position[logprobs.token_id] = {logprobs.logprob, logprobs.rank,
-                                 tokenizer_.Decode({&logprobs.token_id, 1}, false)};
+  position[logprobs.token_id] = {logprobs.logprob, logprobs.rank, DecodeToken(logprobs.token_id)};
   return position;
 }
 
@@ -101,7 +106,7 @@ std::vector<RequestOutput> OutputProcessor::Process(const std::vector<EngineCore
       const bool is_stop_token = i + 1 == new_ids.size() &&
                                  core_output.status == RequestStatus::kFinishedStopped &&
                                  !state.params.include_stop_str_in_output;
-      if (!is_stop_token) {
+      if (!is_stop_token && sequence.detokenizer) {
         stopped = AppendText(state.params, sequence.detokenizer->Step(new_ids[i]), &sequence);
       }
     }
@@ -109,7 +114,8 @@ std::vector<RequestOutput> OutputProcessor::Process(const std::vector<EngineCore
       stopped_child_ids->push_back(core_output.request_id);
     } else if (IsFinished(core_output.status)) {
       // The held-back tail may itself complete a stop string; that sets the reason.
-      if (!AppendText(state.params, sequence.detokenizer->Flush(), &sequence)) {
+      const std::string tail = sequence.detokenizer ? sequence.detokenizer->Flush() : "";
+      if (!AppendText(state.params, tail, &sequence)) {
         sequence.output.finish_reason = FinishReason(core_output.status);
         if (core_output.stop_token_id) sequence.output.stop_reason = *core_output.stop_token_id;
       }

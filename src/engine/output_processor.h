@@ -18,7 +18,9 @@ namespace vllm {
 
 class OutputProcessor {
  public:
-  explicit OutputProcessor(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+  explicit OutputProcessor(const Tokenizer& tokenizer) : tokenizer_(&tokenizer) {}
+  // nullptr: --skip-tokenizer-init, where outputs carry token ids and empty text.
+  explicit OutputProcessor(const Tokenizer* tokenizer) : tokenizer_(tokenizer) {}
 
   // Registers a request and its n child ids (the ids the engine core sees).
   void AddRequest(const std::string& request_id, const std::string& prompt,
@@ -63,13 +65,15 @@ class OutputProcessor {
     bool prompt_logprobs_sent = false;  // delta mode sends them once
   };
 
+  // One token's text; empty without a tokenizer (vLLM's decoded_token None).
+  std::string DecodeToken(int32_t id) const;
   // One position's logprobs (the token and the top ones), decoded.
   PositionLogprobs ToPositionLogprobs(const TokenLogprobs& logprobs) const;
   // Appends new text to a sequence and applies stop strings; returns true when one matched.
   bool AppendText(const SamplingParams& params, const std::string& delta, Sequence* sequence);
   RequestOutput MakeOutput(const std::string& request_id, RequestState& state, bool finished);
 
-  const Tokenizer& tokenizer_;
+  const Tokenizer* tokenizer_;
   std::map<std::string, RequestState> requests_;
   std::map<std::string, std::pair<std::string, int>> child_to_parent_;  // child → (parent, index)
 };

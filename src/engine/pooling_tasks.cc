@@ -76,7 +76,7 @@ Expected<PoolingSpec> ResolvePoolingSpec(const std::string& task, const PoolingP
   if (task == "classify" || (task == "score" && classifier)) {
     if (params.dimensions) return Error{"dimensions is not supported for classification"};
     spec.classify = true;
-    if (params.use_activation.value_or(true)) {
+    if (params.use_activation.value_or(config.pooler.default_use_activation.value_or(true))) {
       spec.activation =
           config.num_labels == 1 ? PoolingActivation::kSigmoid : PoolingActivation::kSoftmax;
     }
@@ -87,10 +87,11 @@ Expected<PoolingSpec> ResolvePoolingSpec(const std::string& task, const PoolingP
     return Error{"unknown pooling task '" + task + "'"};
   }
   if (task != "encode" && spec.pooling_type == PoolingType::kAll) spec.pooling_type = default_type;
-  spec.normalize = params.normalize.value_or(task != "encode");
-  if (params.dimensions) {
-    VLLM_RETURN_IF_ERROR(CheckDimensions(*params.dimensions, config, model_name));
-    spec.dimensions = *params.dimensions;
+  spec.normalize =
+      params.normalize.value_or(config.pooler.default_normalize.value_or(task != "encode"));
+  if (auto dimensions = params.dimensions ? params.dimensions : config.pooler.default_dimensions) {
+    VLLM_RETURN_IF_ERROR(CheckDimensions(*dimensions, config, model_name));
+    spec.dimensions = *dimensions;
   }
   return spec;
 }

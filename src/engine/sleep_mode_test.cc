@@ -25,7 +25,7 @@ int64_t ResidentBytes() {
 // Runs one greedy request to its end: its token ids.
 std::vector<int32_t> Complete(LLMEngine& engine, const std::string& request_id,
                               const std::string& prompt) {
-  EXPECT_TRUE(engine.AddRequest(request_id, prompt, Greedy(24)).ok());
+  EXPECT_TRUE(engine.AddRequest(request_id, prompt, Checked(Greedy(24))).ok());
   std::vector<int32_t> token_ids;
   while (engine.HasUnfinishedRequests()) {
     auto outputs = engine.Step();
@@ -56,7 +56,7 @@ TEST_P(SleepModeTest, FreesTheKvCacheAndWakesUpToTheSameOutputs) {
   ASSERT_TRUE((*engine)->Sleep(GetParam()).ok());
   EXPECT_TRUE((*engine)->is_sleeping());
   EXPECT_LT(ResidentBytes(), resident_awake - (int64_t{48} << 20));
-  Status refused = (*engine)->AddRequest("b", "The dog", Greedy(4));
+  Status refused = (*engine)->AddRequest("b", "The dog", Checked(Greedy(4)));
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.message(), HasSubstr("sleeping"));
 
@@ -92,7 +92,7 @@ TEST(SleepModeTest, RefusesWhileBusyAndBadArguments) {
   auto engine = LLMEngine::Create(StoriesArgs());
   ASSERT_TRUE(engine.ok()) << engine.error();
   EXPECT_THAT((*engine)->Sleep(3).message(), HasSubstr("sleep level must be 1 or 2"));
-  ASSERT_TRUE((*engine)->AddRequest("a", "The dog", Greedy(8)).ok());
+  ASSERT_TRUE((*engine)->AddRequest("a", "The dog", Checked(Greedy(8))).ok());
   EXPECT_THAT((*engine)->Sleep(1).message(), HasSubstr("requests are unfinished"));
   EXPECT_FALSE((*engine)->is_sleeping());
   (*engine)->AbortRequests({"a"});
@@ -113,7 +113,7 @@ TEST(SleepModeTest, ResetPrefixCacheForgetsCachedBlocksOnlyWhenIdle) {
   EXPECT_EQ(Complete(**engine, "b", LongPrompt()), first);
   EXPECT_GT((*engine)->stats().prefix_cache_hits, hits);  // the cache works
 
-  ASSERT_TRUE((*engine)->AddRequest("busy", "The dog", Greedy(8)).ok());
+  ASSERT_TRUE((*engine)->AddRequest("busy", "The dog", Checked(Greedy(8))).ok());
   ASSERT_TRUE((*engine)->Step().ok());
   EXPECT_FALSE((*engine)->ResetPrefixCache());  // a running request holds blocks
   (*engine)->AbortRequests({"busy"});

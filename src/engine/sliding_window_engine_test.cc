@@ -180,6 +180,22 @@ TEST_F(SlidingWindowEngineTest, TheCacheMustHoldOneRequestOfMaxModelLen) {
               ::testing::HasSubstr("the KV cache holds 71 blocks, fewer than the 72"));
 }
 
+// vLLM's --disable-sliding-window: the context becomes the window (a longer one is refused as
+// past the model's).
+TEST_F(SlidingWindowEngineTest, DisablingTheSlidingWindowCapsTheContextToIt) {
+  EngineArgs args = Args(/*hybrid=*/true);
+  args.disable_sliding_window = true;
+  args.max_model_len = 0;  // the model's
+  auto core = EngineCore::Create(*loaded_.model, args);
+  ASSERT_TRUE(core.ok()) << core.error();
+  EXPECT_EQ((*core)->max_model_len(), kWindow);
+  args.max_model_len = kWindow + 1;
+  core = EngineCore::Create(*loaded_.model, args);
+  ASSERT_FALSE(core.ok());
+  EXPECT_THAT(core.error(), ::testing::HasSubstr("User-specified max_model_len (13) is greater "
+                                                 "than the derived max_model_len"));
+}
+
 TEST_F(SlidingWindowEngineTest, FreeingOutsideTheWindowChangesNoLogitAndBoundsTheBlocksHeld) {
   std::unique_ptr<EngineCore> full = Core(Args(/*hybrid=*/false));
   std::unique_ptr<EngineCore> hybrid = Core(Args(/*hybrid=*/true));

@@ -81,7 +81,7 @@ Status CheckDraftModel(const ModelConfig& target, const ModelConfig& draft, int6
     return Error{"--speculative-config: the draft model (" + draft.architecture +
                  ") is an encoder, not a generative model"};
   }
-  const int64_t draft_max_model_len = draft.max_position_embeddings - draft.position_offset;
+  const int64_t draft_max_model_len = draft.DerivedMaxModelLen();
   if (draft_max_model_len < max_model_len) {
     return Error{"--speculative-config: the draft model's max_model_len (" +
                  std::to_string(draft_max_model_len) + ") is less than the engine's (" +

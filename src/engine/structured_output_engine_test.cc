@@ -184,11 +184,12 @@ TEST(StructuredOutputEngineTest, ConstraintStartsAfterTheMarker) {
   // " Lily", the choice takes over.
   auto engine = LLMEngine::Create(StoriesArgs());
   ASSERT_TRUE(engine.ok()) << engine.error();
-  ASSERT_TRUE((*engine)
-                  ->AddRequest("a", "Once upon a time",
-                               Constrained({.choice = std::vector<std::string>{" The end."}}),
-                               {.structured_output_after = "Lily"})
-                  .ok());
+  ASSERT_TRUE(
+      (*engine)
+          ->AddRequest("a", "Once upon a time",
+                       Checked(Constrained({.choice = std::vector<std::string>{" The end."}})),
+                       {.structured_output_after = "Lily"})
+          .ok());
   std::string text;
   while ((*engine)->HasUnfinishedRequests()) {
     auto outputs = (*engine)->Step();

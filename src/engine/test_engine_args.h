@@ -3,10 +3,14 @@
 // is quick to reserve, where the default would cost each test process hundreds of MiB.
 #pragma once
 
+#include <stdexcept>
 #include <string>
+#include <utility>
 
+#include "common/expected.h"
 #include "vllm/engine_args.h"
 #include "vllm/sampling_params.h"
+#include "vllm/validated_sampling_params.h"
 
 namespace vllm {
 
@@ -21,6 +25,14 @@ inline EngineArgs TestArgs(const std::string& model) {
 // The real demo model in ../shared.
 inline EngineArgs StoriesArgs() {
   return TestArgs(std::string(VLLM_SHARED_DIR) + "/models/stories260K.gguf");
+}
+
+// `params` checked as an entry point checks them, for LLMEngine::AddRequest (throws
+// std::invalid_argument with vLLM's message when they are invalid).
+inline ValidatedSamplingParams Checked(const SamplingParams& params) {
+  auto validated = ValidatedSamplingParams::Validate(params);
+  if (!validated) throw std::invalid_argument(validated.error());
+  return std::move(*validated);
 }
 
 // Greedy decoding of max_tokens tokens.

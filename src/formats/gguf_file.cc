@@ -1,5 +1,6 @@
 #include "formats/gguf_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -320,6 +321,30 @@ Expected<std::unique_ptr<GgufFile>> GgufFile::Parse(const uint8_t* data, size_t 
 const GgufValue* GgufFile::Find(const std::string& key) const {
   auto it = metadata_.find(key);
   return it == metadata_.end() ? nullptr : &it->second;
+}
+
+void GgufFile::SetMetadata(const std::string& key, GgufValue value) {
+  if (!metadata_.contains(key)) metadata_order_.push_back(key);
+  metadata_[key] = std::move(value);
+}
+
+void GgufFile::EraseMetadata(const std::string& key) {
+  if (metadata_.erase(key) == 0) return;
+  metadata_order_.erase(std::find(metadata_order_.begin(), metadata_order_.end(), key));
+}
+
+Status GgufFile::AdoptShardTensors(std::unique_ptr<GgufFile> shard) {
+  for (GgufTensor& tensor : shard->tensors_) {
+    if (tensor_index_.count(tensor.name) != 0) {
+      return Error{"tensor '" + tensor.name + "' is in more than one shard"};
+    }
+    tensor_index_.emplace(tensor.name, tensors_.size());
+    tensors_.push_back(std::move(tensor));  // its data still points into the shard's mapping
+  }
+  shard->tensors_.clear();
+  shard->tensor_index_.clear();
+  shards_.push_back(std::move(shard));
+  return Status::Ok();
 }
 
 const GgufTensor* GgufFile::FindTensor(const std::string& name) const {

@@ -49,6 +49,11 @@ class GgufFile {
   const GgufValue* Find(const std::string& key) const;
   const GgufTensor* FindTensor(const std::string& name) const;
 
+  // Replaces (or adds, last in order) a metadata value, or erases the key: --hf-overrides
+  // rewrite the model's keys before its config is read.
+  void SetMetadata(const std::string& key, GgufValue value);
+  void EraseMetadata(const std::string& key);
+
   // Typed lookups. nullopt when the key is absent; an error when it holds the wrong type.
   Expected<std::optional<std::string>> GetString(const std::string& key) const;
   Expected<std::optional<int64_t>> GetInt(const std::string& key) const;   // any integer type
@@ -57,6 +62,10 @@ class GgufFile {
   Expected<std::optional<std::vector<std::string>>> GetStringArray(const std::string& key) const;
   Expected<std::optional<std::vector<double>>> GetFloatArray(const std::string& key) const;
   Expected<std::optional<std::vector<int64_t>>> GetIntArray(const std::string& key) const;
+
+  // Takes in the tensors of another shard of the same split model (gguf_split_set.h), whose
+  // mapping this file then keeps alive; a tensor name both hold is an error.
+  Status AdoptShardTensors(std::unique_ptr<GgufFile> shard);
 
  private:
   GgufFile() = default;
@@ -67,6 +76,7 @@ class GgufFile {
   std::vector<std::string> metadata_order_;
   std::vector<GgufTensor> tensors_;
   std::map<std::string, size_t> tensor_index_;
+  std::vector<std::unique_ptr<GgufFile>> shards_;  // the split's other files; theirs: none
 
   friend class GgufParser;
   template <typename File>

@@ -11,7 +11,9 @@
 //   GET /_log                               the requests before it: [{method, url, range, auth}]
 // A repo holding a file `.token` is gated: without `Authorization: Bearer <its text>` every API
 // and resolve request answers 401. Options (startFakeHub's, or --drop-once PATH on the command
-// line): dropOnce, files whose first /blob/ GET sends half the bytes and drops the connection.
+// line): dropOnce, files whose first /blob/ GET sends half the bytes and drops the connection;
+// corrupt (--corrupt PATH), files whose /blob/ bytes always come with their first byte changed
+// (their X-Linked-Etag still the true sha256).
 // Run as a program, it prints its port on stdout and serves until stdin closes or it is killed.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -32,7 +34,7 @@ function filesUnder(dir) {
   return files.sort();
 }
 
-export function startFakeHub(root, { dropOnce = [] } = {}) {
+export function startFakeHub(root, { dropOnce = [], corrupt = [] } = {}) {
   const log = [];
   const dropped = new Set();
   const server = http.createServer((request, response) => {
@@ -74,7 +76,8 @@ export function startFakeHub(root, { dropOnce = [] } = {}) {
       const range = /^bytes=(\d+)-$/.exec(request.headers.range ?? '');
       const start = range ? Number(range[1]) : 0;
       if (start >= bytes.length && bytes.length > 0) return send(416);
-      const body = bytes.subarray(start);
+      const body = Buffer.from(bytes.subarray(start));
+      if (corrupt.includes(rest) && start === 0 && body.length > 0) body[0] ^= 0xff;
       response.writeHead(range ? 206 : 200, { 'content-length': body.length,
         ...(range ? { 'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}` } : {}) });
       if (dropOnce.includes(rest) && !dropped.has(rest)) {
@@ -109,12 +112,14 @@ export function startFakeHub(root, { dropOnce = [] } = {}) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
-  const dropOnce = [];
-  for (let i = args.indexOf('--drop-once'); i >= 0; i = args.indexOf('--drop-once')) {
-    dropOnce.push(args[i + 1]);
-    args.splice(i, 2);
+  const options = { dropOnce: [], corrupt: [] };
+  for (const [flag, list] of [['--drop-once', options.dropOnce], ['--corrupt', options.corrupt]]) {
+    for (let i = args.indexOf(flag); i >= 0; i = args.indexOf(flag)) {
+      list.push(args[i + 1]);
+      args.splice(i, 2);
+    }
   }
-  const hub = await startFakeHub(args[0], { dropOnce });
+  const hub = await startFakeHub(args[0], options);
   console.log(hub.port);
   process.stdin.on('end', () => process.exit(0));
   process.stdin.resume();

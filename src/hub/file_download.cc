@@ -13,9 +13,11 @@
 #include <utility>
 
 #include "common/logging.h"
+#include "hub/ascii_lower.h"
 #include "hub/download_progress.h"
 #include "hub/hf_cache.h"
 #include "hub/hub_api.h"
+#include "hub/sha256_digest.h"
 
 namespace vllm::hub {
 namespace {
@@ -74,11 +76,12 @@ class FileLock {
 
 // One try: the bytes of `url` from the size of `incomplete` on, appended to it (or written from
 // the start when the server ignores the Range). `retryable`: whether another try may succeed (a
-// lost connection or a server error, not a 4xx).
+// lost connection or a server error, not a 4xx). With `sha256`, the whole file's digest (the
+// bytes kept from an earlier try read back, the new ones hashed as they are written).
 Status DownloadOnce(const HttpClient& client, const std::string& url,
                     const std::filesystem::path& incomplete, int64_t expected_size,
                     const std::string& name, const std::string& repo, const std::string& commit,
-                    bool* retryable) {
+                    bool* retryable, std::string* sha256) {
   *retryable = false;
   std::error_code error;
   int64_t offset = std::filesystem::exists(incomplete, error)
@@ -88,6 +91,7 @@ Status DownloadOnce(const HttpClient& client, const std::string& url,
   if (expected_size > 0 && offset >= expected_size) offset = 0;  // nothing to ask for: restart
   std::FILE* output = nullptr;
   std::optional<DownloadProgress> progress;
+  std::optional<Sha256Digest> digest;
   HttpClient::BodySink sink{
       .on_start = [&](const HttpResponse& response) -> Status {
         const bool resumed = response.status == 206 && offset > 0;
@@ -101,6 +105,10 @@ Status DownloadOnce(const HttpClient& client, const std::string& url,
         if (output == nullptr) {
           return Error{"cannot write " + incomplete.string() + ": " + std::strerror(errno)};
         }
+        if (sha256 != nullptr) {
+          digest.emplace();
+          if (resumed) VLLM_RETURN_IF_ERROR(digest->UpdateFromFile(incomplete, offset));
+        }
         const int64_t length = HeaderNumber(response, "content-length");
         progress.emplace(name, length > 0 ? offset + length : expected_size, offset);
         return Status::Ok();
@@ -109,6 +117,7 @@ Status DownloadOnce(const HttpClient& client, const std::string& url,
         if (std::fwrite(data, 1, size, output) != size) {
           return Error{"cannot write " + incomplete.string() + ": " + std::strerror(errno)};
         }
+        if (digest) digest->Update(data, size);
         progress->Advance(static_cast<int64_t>(size));
         return Status::Ok();
       }};
@@ -123,6 +132,7 @@ Status DownloadOnce(const HttpClient& client, const std::string& url,
     return Error{HubErrorMessage(*response, repo, commit)};
   }
   if (!closed) return Error{"cannot write " + incomplete.string()};
+  if (digest) *sha256 = digest->HexDigest();
   progress->Finish();
   return Status::Ok();
 }
@@ -160,11 +170,14 @@ Status DownloadRepoFile(const HttpClient& client, const std::string& endpoint,
     if (error)
       return Error{"cannot create " + blob.parent_path().string() + ": " + error.message()};
     const std::filesystem::path incomplete = blob.string() + ".incomplete";
+    // An LFS file's etag is its sha256; a small file's is a git blob id, not checked.
+    const bool check_sha256 = IsSha256Hex(*etag);
+    std::string sha256;
     double delay = options.retry_delay_seconds;
     for (int attempt = 1;; ++attempt) {
       bool retryable = false;
       Status status = DownloadOnce(client, bytes_url, incomplete, size, repo + "/" + file, repo,
-                                   commit, &retryable);
+                                   commit, &retryable, check_sha256 ? &sha256 : nullptr);
       if (status.ok() && size > 0) {
         const auto got = static_cast<int64_t>(std::filesystem::file_size(incomplete, error));
         if (got != size) {
@@ -181,6 +194,13 @@ Status DownloadRepoFile(const HttpClient& client, const std::string& endpoint,
                          << options.max_attempts << ", resuming)";
       std::this_thread::sleep_for(std::chrono::duration<double>(delay));
       delay *= 2;
+    }
+    if (check_sha256 && sha256 != AsciiLower(*etag)) {
+      // Bytes that are wrong cannot be resumed from: none are kept.
+      std::filesystem::remove(incomplete, error);
+      return Error{"downloading " + file + " of " + repo + ": the file's sha256 is " + sha256 +
+                   ", not the hub's " + *etag +
+                   " (corrupted in transfer?); the download was removed, run again to retry"};
     }
     std::filesystem::rename(incomplete, blob, error);
     if (error) return Error{"cannot rename " + incomplete.string() + ": " + error.message()};

@@ -35,7 +35,8 @@ void WriteFile(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-// `node fake_hub.mjs ROOT --drop-once model.safetensors`, stopped by closing its stdin.
+// `node fake_hub.mjs ROOT --drop-once model.safetensors --corrupt m-BAD.gguf`, stopped by
+// closing its stdin.
 class FakeHub {
  public:
   explicit FakeHub(const std::string& root) {
@@ -49,7 +50,7 @@ class FakeHub {
       ::close(to_child[1]);
       ::close(from_child[0]);
       ::execl(VLLM_NODE, VLLM_NODE, VLLM_FAKE_HUB, root.c_str(), "--drop-once", "model.safetensors",
-              static_cast<char*>(nullptr));
+              "--corrupt", "m-BAD.gguf", static_cast<char*>(nullptr));
       ::_exit(127);
     }
     ::close(to_child[0]);
@@ -91,6 +92,10 @@ class HubDownloadTest : public ::testing::Test {
     WriteFile(root / "org/checkpoint/model.safetensors", weights_);
     WriteFile(root / "org/gguf/m-Q4_K_M.gguf", "q4 bytes");
     WriteFile(root / "org/gguf/m-Q8_0.gguf", "q8 bytes");
+    WriteFile(root / "org/corrupt/m-BAD.gguf", "bytes the hub corrupts");
+    WriteFile(root / "org/split/m-Q4_K_M-00001-of-00002.gguf", "first shard");
+    WriteFile(root / "org/split/m-Q4_K_M-00002-of-00002.gguf", "second shard");
+    WriteFile(root / "org/split/m-Q8_0.gguf", "q8 bytes");
     WriteFile(root / "org/gated/config.json", "{}");
     WriteFile(root / "org/gated/model.safetensors", "secret");
     WriteFile(root / "org/gated/.token", "hf_secret");
@@ -155,6 +160,37 @@ TEST_F(HubDownloadTest, GgufTagFetchesOnlyThatFile) {
   const fs::path repo = RepoCacheDir(dir_.File("elsewhere"), "org/gguf");
   EXPECT_EQ(std::distance(fs::directory_iterator(repo / "blobs"), fs::directory_iterator()), 1);
   EXPECT_FALSE(fs::exists(Repo("org/gguf")));  // nothing in the environment's cache
+}
+
+TEST_F(HubDownloadTest, SplitGgufTagFetchesEveryShard) {
+  auto path = ResolveModel("org/split:Q4_K_M", {});
+  ASSERT_TRUE(path) << path.error();
+  EXPECT_EQ(fs::path(*path).filename(), "m-Q4_K_M-00001-of-00002.gguf");
+  EXPECT_EQ(ReadFile(*path), "first shard");
+  EXPECT_EQ(ReadFile(fs::path(*path).parent_path() / "m-Q4_K_M-00002-of-00002.gguf"),
+            "second shard");
+  EXPECT_FALSE(fs::exists(fs::path(*path).parent_path() / "m-Q8_0.gguf"));
+  // Offline, the set resolves from the cache; with a shard gone, it is not whole there.
+  env_.Set("HF_HUB_OFFLINE", "1");
+  EXPECT_EQ(*ResolveModel("org/split:Q4_K_M", {}), *path);
+  fs::remove(fs::path(*path).parent_path() / "m-Q4_K_M-00002-of-00002.gguf");
+  auto partial = ResolveModel("org/split:Q4_K_M", {});
+  ASSERT_FALSE(partial);
+  EXPECT_NE(partial.error().find("shard m-Q4_K_M-00002-of-00002.gguf of the split GGUF"),
+            std::string::npos)
+      << partial.error();
+}
+
+TEST_F(HubDownloadTest, FileNotMatchingItsSha256IsRefusedAndNotKept) {
+  auto path = ResolveModel("org/corrupt:BAD", {});
+  ASSERT_FALSE(path);
+  EXPECT_NE(path.error().find("m-BAD.gguf of org/corrupt: the file's sha256 is "),
+            std::string::npos)
+      << path.error();
+  EXPECT_NE(path.error().find("corrupted in transfer"), std::string::npos);
+  // Neither the blob, nor a partial file, nor a snapshot link is left.
+  EXPECT_TRUE(fs::is_empty(Repo("org/corrupt") / "blobs"));
+  EXPECT_FALSE(fs::exists(Repo("org/corrupt") / "snapshots"));
 }
 
 TEST_F(HubDownloadTest, GatedMissingAndRevisionErrorsAreClear) {

@@ -134,10 +134,24 @@ TEST(RepoFilesTest, GgufTagsMatchAsLlamaCppHf) {
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().find("no GGUF file of o/r matches the tag 'Q5_K_S'"),
             std::string::npos);
-  auto sharded = ChooseGgufFile(files, "Q6_K", "o/r");
-  ASSERT_FALSE(sharded);
-  EXPECT_NE(sharded.error().find("big-Q6_K-00001-of-00002.gguf of o/r is one shard"),
-            std::string::npos);
+  // A split set is one candidate: its first shard, which needs every shard.
+  EXPECT_EQ(*ChooseGgufFile(files, "Q6_K", "o/r"), "big-Q6_K-00001-of-00002.gguf");
+  EXPECT_EQ(
+      *GgufSetFiles(files, "big-Q6_K-00001-of-00002.gguf", "o/r"),
+      (std::vector<std::string>{"big-Q6_K-00001-of-00002.gguf", "big-Q6_K-00002-of-00002.gguf"}));
+  EXPECT_EQ(*GgufSetFiles(files, "model-Q4_K.gguf", "o/r"),
+            std::vector<std::string>{"model-Q4_K.gguf"});
+  auto second = GgufSetFiles(files, "big-Q6_K-00002-of-00002.gguf", "o/r");
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error(),
+            "big-Q6_K-00002-of-00002.gguf of o/r is one shard of a split GGUF: name its first, "
+            "big-Q6_K-00001-of-00002.gguf");
+  auto lacking =
+      GgufSetFiles({"big-Q6_K-00001-of-00002.gguf"}, "big-Q6_K-00001-of-00002.gguf", "o/r");
+  ASSERT_FALSE(lacking);
+  EXPECT_EQ(lacking.error(),
+            "shard big-Q6_K-00002-of-00002.gguf of the split GGUF big-Q6_K-00001-of-00002.gguf "
+            "is not in o/r");
   auto ambiguous = ChooseGgufFile({"a-Q4_0.gguf", "b-Q4_0.gguf"}, "Q4_0", "o/r");
   ASSERT_FALSE(ambiguous);
   EXPECT_NE(ambiguous.error().find("matches several GGUF files"), std::string::npos);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <regex>
 
 #include "hub/ascii_lower.h"
@@ -20,11 +21,10 @@ bool IsGguf(const std::string& file) {
 
 // The text a sharded set's files share ("model-Q4_K_M" of "model-Q4_K_M-00001-of-00003.gguf"),
 // or the file itself when it is no shard.
-std::string ShardSetName(const std::string& file, bool* sharded) {
+std::string ShardSetName(const std::string& file) {
   static const std::regex kShard("^(.*)-[0-9]{5}-of-[0-9]{5}\\.gguf$", std::regex::icase);
   std::smatch match;
-  *sharded = std::regex_match(file, match, kShard);
-  return *sharded ? match[1].str() : file;
+  return std::regex_match(file, match, kShard) ? match[1].str() : file;
 }
 
 // `tag` occurs in `name` (both lowercase) after the start or a non-alphanumeric character and
@@ -102,16 +102,13 @@ Expected<std::string> ChooseGgufFile(const std::vector<std::string>& files, cons
   // Candidates: single files and sharded sets, each by its set name.
   std::vector<std::string> candidates;
   std::vector<std::string> first_files;
-  std::vector<bool> is_sharded;
   for (const std::string& file : files) {
     if (!IsGguf(file)) continue;
-    bool sharded = false;
-    std::string set = ShardSetName(file, &sharded);
+    std::string set = ShardSetName(file);
     auto known = std::find(candidates.begin(), candidates.end(), set);
     if (known == candidates.end()) {
       candidates.push_back(set);
       first_files.push_back(file);
-      is_sharded.push_back(sharded);
     } else if (file < first_files[known - candidates.begin()]) {
       first_files[known - candidates.begin()] = file;
     }
@@ -141,12 +138,31 @@ Expected<std::string> ChooseGgufFile(const std::vector<std::string>& files, cons
                  "' matches several GGUF files of " + repo + " (" + names + "): name one with " +
                  repo + "/FILE.gguf"};
   }
-  if (is_sharded[matches[0]]) {
-    return Error{first_files[matches[0]] + " of " + repo +
-                 " is one shard of a split GGUF, which vllm-cpp cannot load: merge the shards "
-                 "with llama-gguf-split --merge and give the merged file"};
-  }
   return first_files[matches[0]];
+}
+
+Expected<std::vector<std::string>> GgufSetFiles(const std::vector<std::string>& files,
+                                                const std::string& chosen,
+                                                const std::string& repo) {
+  static const std::regex kShard("^(.*)-([0-9]{5})-of-([0-9]{5})\\.gguf$", std::regex::icase);
+  std::smatch match;
+  if (!std::regex_match(chosen, match, kShard)) return std::vector<std::string>{chosen};
+  const std::string count = match[3].str();
+  if (match[2].str() != "00001") {
+    return Error{chosen + " of " + repo + " is one shard of a split GGUF: name its first, " +
+                 match[1].str() + "-00001-of-" + count + ".gguf"};
+  }
+  std::vector<std::string> shards;
+  for (int index = 1; index <= std::stoi(count); ++index) {
+    char number[8];
+    std::snprintf(number, sizeof(number), "%05d", index);
+    const std::string shard = match[1].str() + "-" + number + "-of-" + count + ".gguf";
+    if (std::find(files.begin(), files.end(), shard) == files.end()) {
+      return Error{"shard " + shard + " of the split GGUF " + chosen + " is not in " + repo};
+    }
+    shards.push_back(shard);
+  }
+  return shards;
 }
 
 }  // namespace vllm::hub

@@ -27,9 +27,15 @@ Expected<std::vector<std::string>> SelectCheckpointFiles(const std::vector<std::
 // The GGUF file of `files` that `tag` names: the one whose file name carries the tag
 // (case-insensitive, between separators: Q4_K is not Q4_K_M, Q4_K_M not IQ4_K_M); with no tag
 // the only file, else the Q4_K_M one (the hub's default). mmproj files are never picked. Errors:
-// no GGUF file, no match, several matches (the ambiguous tag), and a sharded set
-// (-00001-of-0000N.gguf), which the loader cannot read.
+// no GGUF file, no match, several matches (the ambiguous tag). A split set (-00001-of-0000N.gguf
+// ...) is one candidate, its first shard the answer.
 Expected<std::string> ChooseGgufFile(const std::vector<std::string>& files, const std::string& tag,
                                      const std::string& repo);
+
+// The files a chosen GGUF file needs: itself, or every shard of its split set when it is a
+// first shard (the loader finds the others beside it). Errors: a shard other than the first,
+// and a shard `files` lacks, by name.
+Expected<std::vector<std::string>> GgufSetFiles(const std::vector<std::string>& files,
+                                                const std::string& chosen, const std::string& repo);
 
 }  // namespace vllm::hub

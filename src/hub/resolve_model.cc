@@ -47,7 +47,9 @@ Expected<RepoChoice> Choose(const ModelId& id, const std::vector<std::string>& f
     // A shard, or a file name the tag rules refuse, is caught by the same choice.
     auto file = ChooseGgufFile({id.gguf_file}, "", id.repo);
     if (!file) return Error{file.error()};
-    return RepoChoice{.files = {*file}, .path = *file};
+    auto set = GgufSetFiles(files, *file, id.repo);
+    if (!set) return Error{set.error()};
+    return RepoChoice{.files = std::move(*set), .path = *file};
   }
   const bool tokenizer_only =
       part == RepoPart::kTokenizer &&
@@ -59,7 +61,9 @@ Expected<RepoChoice> Choose(const ModelId& id, const std::vector<std::string>& f
   }
   auto file = ChooseGgufFile(files, id.gguf_tag, id.repo);
   if (!file) return Error{file.error()};
-  return RepoChoice{.files = {*file}, .path = *file};
+  auto set = GgufSetFiles(files, *file, id.repo);
+  if (!set) return Error{set.error()};
+  return RepoChoice{.files = std::move(*set), .path = *file};
 }
 
 // The choice when every file it needs is in the snapshot (config.json, fetched last, stands for

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "formats/gguf_writer.h"
 #include "formats/safetensors_writer.h"
 #include "kernels/ops.h"
 #include "model/hf_export.h"
@@ -425,6 +426,78 @@ TEST(HfConfigTest, GemmaLayerTypesAndMultimodalTextConfig) {
       &derived);
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.error().find("layer_types"), std::string::npos);
+}
+
+// --hf-overrides and --rope-scaling as the loader applies them: the logits of a model whose
+// config.json (or GGUF metadata) says what the override says.
+class HfOverridesLogitsTest : public ::testing::Test {
+ protected:
+  std::vector<float> Logits(const std::string& path, const nlohmann::json& overrides) {
+    auto loaded = LoadModelFromPath(path, {.pool = &pool_}, overrides);
+    EXPECT_TRUE(loaded.ok()) << loaded.error();
+    if (!loaded.ok()) return {};
+    return PrefillLogits(*loaded->model, tokens_);
+  }
+
+  const std::string stories_ = std::string(VLLM_SHARED_DIR) + "/models/stories260K.gguf";
+  const std::vector<int32_t> tokens_ = {1, 400, 261, 306, 271, 300, 420, 289, 311, 500, 263};
+  const fs::path root_ = TestDir("overrides");
+  ThreadPool pool_{ThreadPool::Options{.num_threads = 2}};
+};
+
+TEST_F(HfOverridesLogitsTest, RopeThetaOverrideOfADirectoryIsItsConfigSayingSo) {
+  auto file = GgufFile::Open(stories_);
+  ASSERT_TRUE(file.ok()) << file.error();
+  const std::string dir = (root_ / "hf").string();
+  Status exported =
+      WriteHfCheckpointFromGguf(**file, dir, std::string(VLLM_SHARED_DIR) + "/tokenizers/llama2");
+  ASSERT_TRUE(exported.ok()) << exported.message();
+  const std::vector<float> original = Logits(dir, nlohmann::json::object());
+  const std::vector<float> overridden = Logits(dir, {{"rope_theta", 1e6}});
+  EXPECT_NE(overridden, original);
+
+  std::ifstream config_file(fs::path(dir) / "config.json");
+  nlohmann::json config = nlohmann::json::parse(config_file);
+  config_file.close();
+  config["rope_theta"] = 1e6;
+  std::ofstream(fs::path(dir) / "config.json") << config.dump();
+  EXPECT_EQ(Logits(dir, nlohmann::json::object()), overridden);
+  fs::remove_all(root_);
+}
+
+TEST_F(HfOverridesLogitsTest, GgufRopeScalingOverrideIsTheMetadataWritten) {
+  auto file = GgufFile::Open(stories_);
+  ASSERT_TRUE(file.ok()) << file.error();
+  // stories260K again, with linear scaling x2 written in its metadata.
+  const std::string scaled = (root_ / "scaled.gguf").string();
+  GgufWriter writer;
+  for (const auto& key : (*file)->metadata_order()) writer.AddMetadata(key, *(*file)->Find(key));
+  writer.AddMetadata("llama.rope.scaling.type", GgufValue::String("linear"));
+  writer.AddMetadata("llama.rope.scaling.factor", GgufValue::Float32(2.0f));
+  for (const GgufTensor& tensor : (*file)->tensors()) {
+    writer.AddTensor(tensor.name, tensor.shape, tensor.type);
+  }
+  ASSERT_TRUE(writer.Begin(scaled).ok());
+  for (size_t i = 0; i < (*file)->tensors().size(); ++i) {
+    const GgufTensor& tensor = (*file)->tensors()[i];
+    ASSERT_TRUE(writer.WriteTensorData(i, tensor.data, tensor.num_bytes).ok());
+  }
+  ASSERT_TRUE(writer.Finish().ok());
+
+  const nlohmann::json linear = {{"rope_scaling", {{"rope_type", "linear"}, {"factor", 2.0}}}};
+  const std::vector<float> overridden = Logits(stories_, linear);
+  EXPECT_NE(overridden, Logits(stories_, nlohmann::json::object()));
+  EXPECT_EQ(overridden, Logits(scaled, nlohmann::json::object()));
+  // And the override undoes it: rope_scaling replaced by none.
+  EXPECT_EQ(Logits(scaled, {{"rope_scaling", nullptr}}),
+            Logits(stories_, nlohmann::json::object()));
+  fs::remove_all(root_);
+}
+
+TEST_F(HfOverridesLogitsTest, AShapeOverrideFailsOnTheLoadersErrorNamingTheTensor) {
+  auto loaded = LoadModelFromPath(stories_, {.pool = &pool_}, {{"hidden_size", 96}});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.error().find("token_embd.weight"), std::string::npos) << loaded.error();
 }
 
 }  // namespace

@@ -11,10 +11,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr const char* kSupportedKeys[] = {"architectures", "classifier_from_token",
-                                          "is_original_qwen3_reranker", "is_matryoshka",
-                                          "matryoshka_dimensions"};
-
 // Architectures vLLM serves with the pooling runner by default.
 bool IsPoolingArchitectureName(const std::string& name) {
   return name.ends_with("Model") || name.ends_with("ForSequenceClassification");
@@ -39,6 +35,39 @@ int64_t HfVocabTokenId(const Json& tokenizer, const std::string& token) {
   return it != vocab->end() && it->is_number_integer() ? it->get<int64_t>() : -1;
 }
 
+// The shapes of the RoPE keys, checked when the flags are read rather than at load.
+Status CheckRopeKeys(const Json& overrides, const std::string& flag) {
+  if (auto it = overrides.find("rope_scaling");
+      it != overrides.end() && !it->is_null() && !it->is_object()) {
+    return Error{flag +
+                 ": rope_scaling must be a JSON object, e.g. {\"rope_type\": \"yarn\", "
+                 "\"factor\": 4.0, \"original_max_position_embeddings\": 32768}"};
+  }
+  if (auto it = overrides.find("rope_theta");
+      it != overrides.end() && !(it->is_number() && it->get<double>() > 0)) {
+    return Error{flag + ": rope_theta must be a positive number"};
+  }
+  return Status::Ok();
+}
+
+// config.json's nested configs, which vLLM updates key by key; quantization_config stays a plain
+// object in transformers, replaced whole.
+bool IsNestedConfigKey(const std::string& key) {
+  return key.ends_with("_config") && key != "quantization_config";
+}
+
+// vLLM's recursive update of a nested config: objects merge, anything else replaces.
+void MergeRecursively(Json* target, const Json& updates) {
+  for (const auto& [key, value] : updates.items()) {
+    auto it = target->find(key);
+    if (value.is_object() && it != target->end() && it->is_object()) {
+      MergeRecursively(&*it, value);
+    } else {
+      (*target)[key] = value;
+    }
+  }
+}
+
 }  // namespace
 
 Expected<Json> ParseHfOverrides(const std::string& text) {
@@ -47,29 +76,44 @@ Expected<Json> ParseHfOverrides(const std::string& text) {
   if (overrides.is_discarded() || !overrides.is_object()) {
     return Error{"--hf-overrides must be a JSON object"};
   }
-  std::string supported;
-  for (const char* key : kSupportedKeys)
-    supported += (supported.empty() ? "" : ", ") + std::string(key);
-  for (const auto& [key, value] : overrides.items()) {
-    if (std::find(std::begin(kSupportedKeys), std::end(kSupportedKeys), key) ==
-        std::end(kSupportedKeys)) {
-      return Error{"--hf-overrides: key '" + key + "' is not supported (supported: " + supported +
-                   ")"};
-    }
-  }
   if (auto it = overrides.find("architectures"); it != overrides.end()) {
     if (!it->is_array() || it->size() != 1 || !it->front().is_string()) {
       return Error{"--hf-overrides: architectures must be a list of one architecture name"};
     }
   }
+  VLLM_RETURN_IF_ERROR(CheckRopeKeys(overrides, "--hf-overrides"));
   PoolerConfig checked;
   Status status = ReadHfPoolingKeys(overrides, &checked);
   if (!status.ok()) return Error{"--hf-overrides: " + status.message()};
   return overrides;
 }
 
+Expected<Json> AddRopeOverrides(Json overrides, const std::string& rope_scaling,
+                                std::optional<double> rope_theta) {
+  if (!rope_scaling.empty()) {
+    Json scaling = Json::parse(rope_scaling, nullptr, /*allow_exceptions=*/false);
+    if (scaling.is_discarded()) return Error{"--rope-scaling must be a JSON object"};
+    VLLM_RETURN_IF_ERROR(
+        CheckRopeKeys(Json::object({{"rope_scaling", scaling}}), "--rope-scaling"));
+    overrides["rope_scaling"] = std::move(scaling);
+  }
+  if (rope_theta) {
+    VLLM_RETURN_IF_ERROR(
+        CheckRopeKeys(Json::object({{"rope_theta", *rope_theta}}), "--rope-theta"));
+    overrides["rope_theta"] = *rope_theta;
+  }
+  return overrides;
+}
+
 Json MergeHfOverrides(Json config_json, const Json& overrides) {
-  for (const auto& [key, value] : overrides.items()) config_json[key] = value;
+  for (const auto& [key, value] : overrides.items()) {
+    auto it = config_json.find(key);
+    if (IsNestedConfigKey(key) && value.is_object() && it != config_json.end() && it->is_object()) {
+      MergeRecursively(&*it, value);
+    } else {
+      config_json[key] = value;
+    }
+  }
   return config_json;
 }
 

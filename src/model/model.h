@@ -12,6 +12,7 @@
 #include "model/forward_batch.h"
 #include "model/kv_storage.h"
 #include "model/model_config.h"
+#include "model/pooler_config_flag.h"
 
 namespace vllm {
 
@@ -56,6 +57,8 @@ struct ModelLoadOptions {
   // position with its long factors when this exceeds the pretraining context, and with its short
   // ones otherwise, as vLLM does (so keys never change factors as a sequence grows).
   int64_t max_model_len = 0;
+  // vLLM's --pooler-config, replacing the pooling the model's files set.
+  PoolerConfigFlag pooler_config_flag;
 };
 
 class TensorSource;

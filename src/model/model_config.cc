@@ -53,6 +53,17 @@ float ModelConfig::AttentionScale() const {
   return attention_scale > 0 ? attention_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
+int64_t ModelConfig::DerivedMaxModelLen() const {
+  double length = static_cast<double>(max_position_embeddings);
+  if (rope_yarn_factor > 0) {
+    length = static_cast<double>(rope_original_context_length) * rope_yarn_factor;
+  } else if (rope_position_scale != 1.0f && architecture != "gemma3" &&
+             architecture != "gemma-embedding") {
+    length /= rope_position_scale;
+  }
+  return static_cast<int64_t>(length) - position_offset;
+}
+
 Status ReadGgufInt(const GgufFile& file, const std::string& key, int64_t* out) {
   auto value = file.GetInt(key);
   if (!value) return Error{value.error()};
@@ -88,6 +99,8 @@ Expected<ModelConfig> ModelConfigFromGguf(const GgufFile& file) {
   VLLM_RETURN_IF_ERROR(
       ReadGgufFloat(file, a + ".attention.layer_norm_rms_epsilon", &config.rms_norm_eps));
   VLLM_RETURN_IF_ERROR(ReadGgufFloat(file, a + ".rope.freq_base", &config.rope_theta));
+  // As config.json's sliding_window, for every family (the family's reader sets its pattern).
+  VLLM_RETURN_IF_ERROR(ReadGgufInt(file, a + ".attention.sliding_window", &config.sliding_window));
   auto scaling_type = file.GetString(a + ".rope.scaling.type");
   if (!scaling_type) return Error{scaling_type.error()};
   float scaling_factor = 1.0f;

@@ -78,6 +78,10 @@ struct ModelConfig {
     return global ? 0 : sliding_window;
   }
   float AttentionScale() const;
+  // vLLM's derived max_model_len: the context length raised by rope_scaling's factor (YaRN's from
+  // its original context); llama3 and LongRoPE scaling, and Gemma 3 (whose context already counts
+  // its scaling), keep the context length.
+  int64_t DerivedMaxModelLen() const;
 
   Status Validate() const;
 };

@@ -4,6 +4,8 @@
 
 #include "common/allocator_tuning.h"
 #include "common/join.h"
+#include "formats/gguf_split_set.h"
+#include "model/gguf_hf_overrides.h"
 #include "model/hf_overrides.h"
 #include "model/hf_quant/quantization_config.h"
 
@@ -40,7 +42,7 @@ Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoad
     VLLM_RETURN_IF_ERROR(CheckClassifierBuilt(*loaded.model));
     return loaded;
   }
-  auto file = GgufFile::Open(path);
+  auto file = OpenGgufSplitSet(path);  // a split model's other shards too
   if (!file) return Error{file.error()};
   if (!method.empty()) {
     return Error{path + ": --quantization " + method +
@@ -48,6 +50,8 @@ Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoad
                  "keep their own types (q8_0, q6_k or q4_k convert its linear weights at load)"};
   }
   loaded.gguf = std::move(*file);
+  Status overridden = ApplyHfOverridesToGgufMetadata(hf_overrides, loaded.gguf.get());
+  if (!overridden.ok()) return Error{path + ": " + overridden.message()};
   auto config = ModelConfigFromGguf(*loaded.gguf);
   if (!config) return Error{path + ": " + config.error()};
   VLLM_RETURN_IF_ERROR(ApplyHfOverridesToGguf(hf_overrides, *loaded.gguf, &*config));

@@ -2,12 +2,13 @@
 // sentence-transformers' modules.json + 1_Pooling/config.json (+ a Normalize module) in a model
 // directory, or "<arch>.pooling_type" in a GGUF file; Matryoshka dimensions and a classifier
 // made of output-head rows (vLLM's classifier_from_token, Qwen3-Reranker) from config.json or
-// --hf-overrides. The server and the API never override what the model fixes here; they only
-// pick among what it allows.
+// --hf-overrides. Only --pooler-config (pooler_config_flag.h) replaces what the model fixes here;
+// requests only pick among what it allows.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct PoolerConfig {
   std::vector<std::string> classifier_from_token;
   bool is_original_qwen3_reranker = false;
   std::vector<int32_t> classifier_token_ids;  // classifier_from_token resolved in the vocabulary
+  // --pooler-config's defaults for requests that leave normalize / dimensions / use_activation
+  // unset (unset here: vLLM's per-task defaults).
+  std::optional<bool> default_normalize;
+  std::optional<int64_t> default_dimensions;
+  std::optional<bool> default_use_activation;
 };
 
 // "CLS", "MEAN", "LAST", "ALL" (vLLM's spelling, any case) → the type; an error names the others.

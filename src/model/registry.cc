@@ -48,7 +48,9 @@ Expected<std::unique_ptr<Model>> LoadModel(const TensorSource& source, const Mod
     return Error{"unsupported architecture '" + config.architecture +
                  "' (supported: " + SupportedArchitectureNames(false) + ")"};
   }
-  return architecture->create(source, config, options);
+  ModelConfig flagged = config;
+  ApplyPoolerConfigFlag(options.pooler_config_flag, &flagged.pooler);
+  return architecture->create(source, flagged, options);
 }
 
 Expected<std::unique_ptr<Model>> LoadModelFromGguf(const GgufFile& file,

@@ -88,6 +88,24 @@ class AsyncEngine {
 
   void Abort(const std::string& request_id) { Running().Abort(request_id); }
 
+  // vLLM's sleep mode (RuntimeError when the engine refuses): these wait for the engine thread.
+  void Sleep(int level, bool abort_unfinished) {
+    py::gil_scoped_release release;
+    Running().Sleep(level, abort_unfinished);
+  }
+  void WakeUp(const std::vector<std::string>& tags) {
+    py::gil_scoped_release release;
+    Running().WakeUp(tags);
+  }
+  bool IsSleeping() {
+    py::gil_scoped_release release;
+    return Running().is_sleeping();
+  }
+  int NumUnfinishedRequests() {
+    py::gil_scoped_release release;
+    return Running().num_unfinished_requests();
+  }
+
   // A pooling request ("encode", "embed", "classify") without waiting: `on_done` gets
   // ((request_id, prompt_token_ids, values), "", False) once it finishes, or (None, error,
   // rejected) when the engine refused or failed it.
@@ -147,6 +165,10 @@ void BindAsyncEngine(py::module_& module) {
       .def("submit", &AsyncEngine::Submit, py::arg("request_id"), py::arg("prompt"),
            py::arg("params"), py::arg("priority"), py::arg("on_output"))
       .def("abort", &AsyncEngine::Abort, py::arg("request_id"))
+      .def("sleep", &AsyncEngine::Sleep, py::arg("level"), py::arg("abort_unfinished"))
+      .def("wake_up", &AsyncEngine::WakeUp, py::arg("tags"))
+      .def_property_readonly("is_sleeping", &AsyncEngine::IsSleeping)
+      .def_property_readonly("num_unfinished_requests", &AsyncEngine::NumUnfinishedRequests)
       .def("submit_pooling", &AsyncEngine::SubmitPooling, py::arg("request_id"), py::arg("prompt"),
            py::arg("task"), py::arg("params"), py::arg("on_done"))
       .def("shutdown", &AsyncEngine::Shutdown)

@@ -44,7 +44,10 @@ void DefModelProperties(pybind11::class_<Class>& cls, Model model) {
   namespace py = pybind11;
   cls.def_property_readonly(
          "tokenizer",
-         [model](const Class& self) -> const Tokenizer& { return model(self).tokenizer(); },
+         // None under skip_tokenizer_init.
+         [model](const Class& self) -> const Tokenizer* {
+           return model(self).has_tokenizer() ? &model(self).tokenizer() : nullptr;
+         },
          py::return_value_policy::reference_internal)
       .def_property_readonly(
           "chat_template",

@@ -49,11 +49,14 @@ class Engine {
   }
 
   // Throws ValueError (std::invalid_argument) with vLLM's message when the engine refuses it.
+  // The params are checked here, once: the binding is where a Python request comes in.
   void AddRequest(const std::string& request_id, const PromptInput& prompt,
                   const SamplingParams& params, int priority) {
+    auto validated = ValidatedSamplingParams::Validate(params);
+    if (!validated) throw std::invalid_argument(validated.error());
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex_);
-    Status status = engine_->AddRequest(request_id, prompt, params, {.priority = priority});
+    Status status = engine_->AddRequest(request_id, prompt, *validated, {.priority = priority});
     if (!status.ok()) throw std::invalid_argument(status.message());
   }
 

@@ -3,6 +3,7 @@
 // vLLM's full signatures and fill these in.
 #include <pybind11/stl.h>
 
+#include "engine/task_flag.h"
 #include "python/bindings.h"
 #include "vllm/engine_args.h"
 #include "vllm/pooling_params.h"
@@ -29,6 +30,8 @@ void BindParams(py::module_& module) {
       .def_readwrite("hf_token", &EngineArgs::hf_token)
       .def_readwrite("tokenizer", &EngineArgs::tokenizer)
       .def_readwrite("tokenizer_revision", &EngineArgs::tokenizer_revision)
+      .def_readwrite("tokenizer_mode", &EngineArgs::tokenizer_mode)
+      .def_readwrite("skip_tokenizer_init", &EngineArgs::skip_tokenizer_init)
       .def_readwrite("num_threads", &EngineArgs::num_threads)
       .def_readwrite("dtype", &EngineArgs::dtype)
       .def_readwrite("quantization", &EngineArgs::quantization)
@@ -46,7 +49,23 @@ void BindParams(py::module_& module) {
       .def_readwrite("max_logprobs", &EngineArgs::max_logprobs)
       .def_readwrite("runner", &EngineArgs::runner)
       .def_readwrite("convert", &EngineArgs::convert)
-      .def_readwrite("hf_overrides", &EngineArgs::hf_overrides);
+      .def_readwrite("hf_overrides", &EngineArgs::hf_overrides)
+      .def_readwrite("generation_config", &EngineArgs::generation_config)
+      .def_readwrite("override_generation_config", &EngineArgs::override_generation_config)
+      .def_readwrite("logprobs_mode", &EngineArgs::logprobs_mode)
+      .def_readwrite("disable_sliding_window", &EngineArgs::disable_sliding_window)
+      .def_readwrite("rope_scaling", &EngineArgs::rope_scaling)
+      .def_readwrite("rope_theta", &EngineArgs::rope_theta)
+      .def_readwrite("pooler_config", &EngineArgs::pooler_config);
+  // LLM(task=...): vLLM 0.10's deprecated spelling of runner / convert, mapped as --task is.
+  module.def(
+      "apply_deprecated_task",
+      [](EngineArgs& args, const std::string& task) {
+        if (Status applied = ApplyDeprecatedTask(task, &args); !applied.ok()) {
+          throw py::value_error(applied.message());
+        }
+      },
+      py::arg("args"), py::arg("task"));
 
   py::class_<PoolingParams>(module, "PoolingParams")
       .def(py::init<>())

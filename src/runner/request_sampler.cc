@@ -64,10 +64,13 @@ SampledResult RequestSampler::SampleRow(std::span<const int32_t> prompt,
                                         int64_t vocab_size, std::optional<int32_t> draft_token_id) {
   const SamplingParams& params = inputs_.params;
   SampledResult result;
-  // Logprobs come from the raw logits, before any processing (vLLM's default mode).
+  // The raw logprobs modes read the logits before any processing; unlike vLLM's, before the
+  // grammar's mask too.
   std::vector<float> raw;
   const bool constrained = GrammarApplies(output);
-  if (params.logprobs || constrained) raw.assign(row, row + vocab_size);
+  if ((params.logprobs && IsRaw(inputs_.logprobs_mode)) || constrained) {
+    raw.assign(row, row + vocab_size);
+  }
   LogitsContext context{prompt, output, inputs_.bad_words_token_ids, params.stop_token_ids};
   if (inputs_.eos_token_id && !params.ignore_eos) {
     context.min_tokens_stop_ids.push_back(*inputs_.eos_token_id);
@@ -95,7 +98,17 @@ SampledResult RequestSampler::SampleRow(std::span<const int32_t> prompt,
   }
   if (constrained) matcher_->AcceptToken(result.token_id);
   if (params.logprobs) {
-    result.logprobs = ComputeLogprobs(raw.data(), vocab_size, result.token_id, *params.logprobs);
+    const LogprobsMode mode = inputs_.logprobs_mode;
+    const float* values = raw.data();
+    std::vector<float> processed;
+    if (!IsRaw(mode)) {  // what the sampler drew from
+      processed.resize(vocab_size);
+      sampler_.Process(sampled_row, vocab_size, processed.data());
+      values = processed.data();
+    }
+    result.logprobs = ReturnsLogits(mode)
+                          ? RankLogits(values, vocab_size, result.token_id, *params.logprobs)
+                          : ComputeLogprobs(values, vocab_size, result.token_id, *params.logprobs);
   }
   return result;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sampling/logits_processors.h"
+#include "sampling/logprobs_mode.h"
 #include "sampling/sampler.h"
 #include "structured_output/grammar_matcher.h"
 #include "vllm/sampling_params.h"
@@ -25,6 +26,7 @@ struct SamplingInputs {
   // The constraint starts once the output ends with these ids (the reasoning's end marker);
   // empty: from the first output token.
   std::vector<int32_t> grammar_after_token_ids;
+  LogprobsMode logprobs_mode = LogprobsMode::kRawLogprobs;  // the engine's --logprobs-mode
 };
 
 // One sampled token.

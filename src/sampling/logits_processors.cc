@@ -62,12 +62,11 @@ void ApplyLogitsProcessors(const SamplingParams& params, const LogitsContext& co
   }
 }
 
-TokenLogprobs ComputeLogprobs(const float* logits, int64_t vocab_size, int32_t token_id,
-                              int num_top) {
-  const float max_logit = *std::max_element(logits, logits + vocab_size);
-  double sum = 0.0;
-  for (int64_t i = 0; i < vocab_size; ++i) sum += std::exp(double{logits[i]} - max_logit);
-  const float log_normalizer = max_logit + static_cast<float>(std::log(sum));
+namespace {
+
+// `logits` ranked, each value less `log_normalizer` (0: the logits as they are).
+TokenLogprobs RankShifted(const float* logits, int64_t vocab_size, int32_t token_id, int num_top,
+                          float log_normalizer) {
   TokenLogprobs result;
   result.token_id = token_id;
   result.logprob = logits[token_id] - log_normalizer;
@@ -91,6 +90,21 @@ TokenLogprobs ComputeLogprobs(const float* logits, int64_t vocab_size, int32_t t
     }
   }
   return result;
+}
+
+}  // namespace
+
+TokenLogprobs ComputeLogprobs(const float* logits, int64_t vocab_size, int32_t token_id,
+                              int num_top) {
+  const float max_logit = *std::max_element(logits, logits + vocab_size);
+  double sum = 0.0;
+  for (int64_t i = 0; i < vocab_size; ++i) sum += std::exp(double{logits[i]} - max_logit);
+  const float log_normalizer = max_logit + static_cast<float>(std::log(sum));
+  return RankShifted(logits, vocab_size, token_id, num_top, log_normalizer);
+}
+
+TokenLogprobs RankLogits(const float* logits, int64_t vocab_size, int32_t token_id, int num_top) {
+  return RankShifted(logits, vocab_size, token_id, num_top, 0.0f);
 }
 
 }  // namespace vllm

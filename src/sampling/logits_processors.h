@@ -35,4 +35,8 @@ struct TokenLogprobs {
 TokenLogprobs ComputeLogprobs(const float* logits, int64_t vocab_size, int32_t token_id,
                               int num_top);
 
+// The same ranking of `logits` themselves, unnormalized (vLLM's raw_logits / processed_logits
+// logprobs modes): `logprob` and `top` hold logits.
+TokenLogprobs RankLogits(const float* logits, int64_t vocab_size, int32_t token_id, int num_top);
+
 }  // namespace vllm

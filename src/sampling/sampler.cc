@@ -41,6 +41,20 @@ int32_t Sampler::SampleWithDraft(const float* logits, int64_t vocab_size, int32_
   return Draw(count);
 }
 
+void Sampler::Process(const float* logits, int64_t vocab_size, float* out) {
+  if (IsGreedy(options_)) {
+    std::copy(logits, logits + vocab_size, out);
+    return;
+  }
+  for (int64_t i = 0; i < vocab_size; ++i) out[i] = logits[i] / options_.temperature;
+  const int64_t kept = Filter(logits, vocab_size);
+  if (kept == vocab_size) return;
+  std::vector<float> kept_logits(kept);
+  for (int64_t i = 0; i < kept; ++i) kept_logits[i] = out[candidates_[i].second];
+  std::fill(out, out + vocab_size, -INFINITY);
+  for (int64_t i = 0; i < kept; ++i) out[candidates_[i].second] = kept_logits[i];
+}
+
 int64_t Sampler::Filter(const float* logits, int64_t vocab_size) {
   // Softmax of logits / temperature, in a numerically stable form.
   float max_logit = *std::max_element(logits, logits + vocab_size);

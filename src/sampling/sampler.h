@@ -33,6 +33,11 @@ class Sampler {
   // as Sample's. The draft is accepted iff the result equals it.
   int32_t SampleWithDraft(const float* logits, int64_t vocab_size, int32_t draft_token_id);
 
+  // The logits Sample draws from (vLLM's processed logits): greedy, `logits` as they are; else
+  // divided by the temperature, with the tokens top-k, top-p and min-p drop at -inf. out:
+  // [vocab_size].
+  void Process(const float* logits, int64_t vocab_size, float* out);
+
  private:
   // Fills candidates_ with the temperature-scaled probabilities (unnormalized) and returns how
   // many of its first entries survive top-k, top-p and min-p.

@@ -155,6 +155,10 @@ RequestHandler MakeApiRouter(ServingContext& context, ApiOptions options) {
     RequestMeta meta;
     const Route* route = FindRoute(request, options.api_key, &not_routed, &meta.path_params);
     if (route == nullptr) return SendError(*writer, not_routed);
+    const std::string_view target(request.target().data(), request.target().size());
+    if (const size_t mark = target.find('?'); mark != std::string_view::npos) {
+      meta.query = std::string(target.substr(mark + 1));
+    }
     if (auto header = request.find("X-Request-Id"); header != request.end()) {
       meta.request_id_header = std::string(header->value().data(), header->value().size());
     }

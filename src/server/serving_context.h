@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/metrics.h"
+#include "server/openai/responses/event_log.h"
 #include "server/openai/responses/store.h"
 #include "server/openai/structured_outputs_request.h"
 #include "server/request_limits.h"
@@ -51,7 +52,8 @@ struct ServingContext {
   std::string response_role = "assistant";
   RequestLogOptions request_log;  // --enable-log-requests, --max-log-len
   ActiveRequests active_requests;
-  ResponseStore responses;  // /v1/responses' stored responses
+  ResponseStore responses;            // /v1/responses' stored responses
+  ResponseEventLogs response_events;  // the events of background streamed responses
   // Set once a shutdown began: new generation requests get 503.
   std::atomic<bool> shutting_down{false};
 

@@ -1,7 +1,8 @@
 // Compiles structured-output constraints off the caller's thread (the engine loop): a fixed
 // number of threads, a bounded number of distinct constraints queued or compiling, and one
-// compile per constraint however many requests wait for it. A cached grammar, an invalid
-// constraint and one over the size limit are answered at once, without a thread.
+// compile per constraint however many requests wait for it. A cached grammar and a constraint
+// over the size limit are answered at once, without a thread. Constraints come checked
+// (StructuredOutputsParams::Validate, where the request came in).
 #pragma once
 
 #include <condition_variable>
@@ -43,10 +44,10 @@ class GrammarCompilePool {
   GrammarCompilePool& operator=(const GrammarCompilePool&) = delete;
 
   // Compiles `params` and calls `done` once with the grammar or the error: on the calling thread
-  // when the answer is at hand (a cached grammar, an invalid constraint, one over the size
-  // limit), otherwise on a pool thread. `cancelled` (may be empty; polled from a pool thread)
-  // says the caller no longer needs the grammar: a compile stops once all its callers have
-  // cancelled (their `done` then gets an error). False, and `done` never called, when
+  // when the answer is at hand (a cached grammar, a constraint over the size limit), otherwise
+  // on a pool thread. `cancelled` (may be empty; polled from a pool thread) says the caller no
+  // longer needs the grammar: a compile stops once all its callers have cancelled (their `done`
+  // then gets an error). False, and `done` never called, when
   // max_pending distinct constraints are already pending (queued ones whose callers all
   // cancelled do not count) or the pool is stopping.
   bool Submit(const StructuredOutputsParams& params, std::function<bool()> cancelled, Done done);

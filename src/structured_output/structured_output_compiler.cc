@@ -63,7 +63,6 @@ void SetStructuredOutputCompileHookForTesting(
 }
 
 Expected<std::string> ConstraintToGbnf(const StructuredOutputsParams& params) {
-  if (std::string error = params.Validate(); !error.empty()) return Error{error};
   if (params.grammar) return *params.grammar;
   if (params.regex) return RegexToGbnf(*params.regex);
   if (params.choice) return ChoiceToGbnf(*params.choice);
@@ -71,6 +70,7 @@ Expected<std::string> ConstraintToGbnf(const StructuredOutputsParams& params) {
   if (params.json_object) {
     return AnyJsonObjectGbnf(!params.disable_any_whitespace, whitespace_pattern);
   }
+  if (!params.json) return Error{"The structured outputs constraint is empty."};
   if (JsonNestsDeeperThan(*params.json, kMaxSchemaDepth)) {
     return Error{"The JSON schema nests deeper than " + std::to_string(kMaxSchemaDepth) +
                  " levels."};
@@ -118,12 +118,10 @@ std::shared_ptr<const CompiledGrammar> StructuredOutputCompiler::LookupKey(const
 
 std::shared_ptr<const CompiledGrammar> StructuredOutputCompiler::Lookup(
     const StructuredOutputsParams& params) {
-  if (!params.Validate().empty()) return nullptr;
   return LookupKey(CacheKey(params));
 }
 
 Status StructuredOutputCompiler::Check(const StructuredOutputsParams& params) const {
-  if (std::string error = params.Validate(); !error.empty()) return Error{error};
   if (const size_t bytes = ConstraintBytes(params); bytes > limits_.max_constraint_bytes) {
     return Error{"The structured output constraint is " + std::to_string(bytes) +
                  " bytes, more than the " + std::to_string(limits_.max_constraint_bytes) +

@@ -22,6 +22,8 @@
 namespace vllm {
 
 // The constraint as GBNF text. Errors say what is wrong with the schema, regex or choice.
+// `params` passed StructuredOutputsParams::Validate where the request came in (a
+// ValidatedSamplingParams' constraint has), so neither this nor the compiler checks it again.
 Expected<std::string> ConstraintToGbnf(const StructuredOutputsParams& params);
 
 // What one constraint may cost to compile (EngineArgs' --structured-outputs-* flags).
@@ -51,7 +53,7 @@ class StructuredOutputCompiler {
   // compile with an error.
   Expected<std::shared_ptr<const CompiledGrammar>> Compile(
       const StructuredOutputsParams& params, const std::function<bool()>& cancelled = {});
-  // What Compile checks before compiling: a valid constraint within the size limit.
+  // What Compile checks before compiling: the constraint is within the size limit.
   Status Check(const StructuredOutputsParams& params) const;
   // The cached grammar of `params`, or null; never compiles. Thread-safe.
   std::shared_ptr<const CompiledGrammar> Lookup(const StructuredOutputsParams& params);

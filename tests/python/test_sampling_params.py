@@ -202,3 +202,24 @@ def test_structured_outputs(llm):
         temperature=0, max_tokens=30,
         structured_outputs=StructuredOutputsParams(json=one_key, whitespace_pattern=" "))
     assert llm.generate("Once", spaced, use_tqdm=False)[0].outputs[0].text.startswith('{ "n" : ')
+
+
+def test_generation_config_and_logprobs_mode(model, tmp_path):
+    from vllm_cpp import LLM, SamplingParams
+
+    overridden = LLM(model=model, override_generation_config={"temperature": 0.0,
+                                                              "max_new_tokens": 5})
+    defaults = overridden.get_default_sampling_params()
+    assert defaults.temperature == 0.0 and defaults.max_tokens == 5
+    (tmp_path / "generation_config.json").write_text('{"top_k": 7}')
+    from_dir = LLM(model=model, generation_config=str(tmp_path))
+    assert from_dir.get_default_sampling_params().top_k == 7
+    with pytest.raises(Exception, match="--generation-config .*: not auto, vllm or a directory"):
+        LLM(model=model, generation_config=str(tmp_path / "missing"))
+    # raw_logits: the values are the model's logits; the greedy token's is above 0 here, which
+    # no log-probability is.
+    raw = LLM(model=model, logprobs_mode="raw_logits")
+    output = raw.generate(["Once upon a time"],
+                          SamplingParams(temperature=0, max_tokens=1, logprobs=1),
+                          use_tqdm=False)[0].outputs[0]
+    assert output.logprobs[0][output.token_ids[0]].logprob > 0

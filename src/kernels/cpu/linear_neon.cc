@@ -60,7 +60,8 @@ void DotFloat(const uint8_t* row, GgmlType type, const float* x_rows, int64_t co
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     float sum = vaddvq_f32(vaddq_f32(acc[r][0], acc[r][1]));
-    for (int64_t c = vector_cols; c < cols; ++c) sum += WeightAt(row, type, c) * x_rows[r * cols + c];
+    for (int64_t c = vector_cols; c < cols; ++c)
+      sum += WeightAt(row, type, c) * x_rows[r * cols + c];
     out[r] = sum;
   }
 }

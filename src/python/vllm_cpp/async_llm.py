@@ -14,7 +14,7 @@ from .inputs import PromptType, parse_prompt
 from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
 from .pooling import PoolingParams, PoolingRequestOutput, pooling_outputs_from_core
 from .sampling_params import RequestOutputKind, SamplingParams
-from .tokenizer import Tokenizer
+from .tokenizer import _NO_TOKENIZER, Tokenizer
 
 
 class EngineDeadError(Exception):
@@ -32,7 +32,8 @@ class AsyncLLM:
         core_args = engine_args._to_core()
         self._seeds = engine_args._request_seeds()
         self._core = _core.AsyncEngine(core_args)
-        self._tokenizer = Tokenizer(self._core)
+        # None under skip_tokenizer_init: prompts are token ids, outputs have empty text.
+        self._tokenizer = Tokenizer(self._core) if self._core.tokenizer is not None else None
         # Stops the engine thread when the object goes away or Python exits, if not before.
         self._finalizer = weakref.finalize(self, self._core.shutdown)
 
@@ -65,6 +66,8 @@ class AsyncLLM:
             raise self.dead_error
 
     async def get_tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            raise ValueError(_NO_TOKENIZER)
         return self._tokenizer
 
     async def get_default_sampling_params(self) -> SamplingParams:
@@ -163,6 +166,38 @@ class AsyncLLM:
         """Aborts requests; each one's stream ends with finish_reason "abort"."""
         for each in [request_id] if isinstance(request_id, str) else request_id:
             self._core.abort(each)
+
+    async def sleep(self, level: int = 1, mode: str = "abort") -> None:
+        """vLLM's sleep mode: level 1 frees the KV cache (the prefix cache is forgotten), level 2
+        also the weights' memory (a GGUF file's pages, read back when used). mode says what
+        happens to the requests under way, as in vLLM: "abort" (the default) ends them with
+        finish_reason "abort", "wait" waits until none is left. New requests are refused until
+        wake_up()."""
+        if mode not in ("abort", "wait", "keep"):
+            raise ValueError(f"Invalid pause mode: {mode}")
+        if mode == "keep":
+            raise NotImplementedError(
+                "sleep(mode='keep') is not supported by vllm-cpp: its requests would lose their KV "
+                "cache; use mode='abort' or mode='wait'")
+        while True:
+            if mode == "wait" and await asyncio.to_thread(
+                    lambda: self._core.num_unfinished_requests) > 0:
+                await asyncio.sleep(0.01)
+                continue
+            try:
+                await asyncio.to_thread(self._core.sleep, level, mode == "abort")
+                return
+            except RuntimeError:
+                # "wait": a request came between the check and the sleep; wait for it too.
+                if mode != "wait" or self._core.num_unfinished_requests == 0:
+                    raise
+
+    async def wake_up(self, tags: Optional[list[str]] = None) -> None:
+        """Restores what sleep() freed ("weights", "kv_cache"; None: both)."""
+        await asyncio.to_thread(self._core.wake_up, list(tags or []))
+
+    async def is_sleeping(self) -> bool:
+        return await asyncio.to_thread(lambda: self._core.is_sleeping)
 
     def shutdown(self) -> None:
         """Stops the engine thread; unfinished generators end with RuntimeError."""

@@ -17,8 +17,6 @@ from . import _core
 
 # vLLM fields vllm-cpp does not implement: the values each accepts, and what to do instead.
 _UNSUPPORTED = {
-    "tokenizer_mode": (("auto", "slow"), "the model's own tokenizer is always used"),
-    "skip_tokenizer_init": ((False,), "the engine always loads the tokenizer"),
     "tensor_parallel_size": ((1,), "tensor parallelism is not implemented yet"),
     "pipeline_parallel_size": ((1,), "pipeline parallelism is not implemented yet"),
     "data_parallel_size": ((1,), "data parallelism is not implemented yet"),
@@ -73,12 +71,21 @@ class EngineArgs:
     tokenizer_revision: Optional[str] = None
     hf_token: Optional[str] = None
     hf_overrides: Optional[dict[str, Any]] = None
+    rope_scaling: Optional[dict[str, Any]] = None  # vLLM's shorthand for hf_overrides' key
+    rope_theta: Optional[float] = None
     quantization_param_path: Optional[str] = None
     compilation_config: Optional[Any] = None
     mm_processor_kwargs: Optional[dict[str, Any]] = None
     logits_processors: Optional[list[Any]] = None
     runner: str = "auto"  # auto | generate | pooling
     convert: str = "auto"  # auto | embed | classify (a pooling runner's task family)
+    task: Optional[str] = None  # vLLM 0.10's deprecated runner / convert (replaces both)
+    pooler_config: Optional[dict[str, Any]] = None  # pooling_type, normalize, dimensions, ...
+    override_pooler_config: Optional[dict[str, Any]] = None  # pooler_config's older name
+    generation_config: str = "auto"  # auto | vllm | a directory holding generation_config.json
+    override_generation_config: Optional[dict[str, Any]] = None  # replaces its sampling defaults
+    logprobs_mode: str = "raw_logprobs"  # raw_logprobs|raw_logits|processed_logprobs|processed_logits
+    disable_sliding_window: bool = False  # caps max_model_len to the model's sliding window
     num_threads: int = 0  # vllm-cpp's own: worker threads (0: one per CPU; at most a few per CPU)
 
     def _to_core(self) -> _core.EngineArgs:
@@ -100,6 +107,8 @@ class EngineArgs:
                 setattr(core, name, os.fspath(value))
         if isinstance(self.hf_token, str):
             core.hf_token = self.hf_token
+        core.tokenizer_mode = self.tokenizer_mode
+        core.skip_tokenizer_init = self.skip_tokenizer_init
         core.dtype = self.dtype
         core.quantization = self.quantization or ""
         core.kv_cache_dtype = self.kv_cache_dtype
@@ -109,8 +118,22 @@ class EngineArgs:
         core.max_logprobs = self.max_logprobs
         core.runner = self.runner
         core.convert = self.convert
+        if self.task is not None:
+            _core.apply_deprecated_task(core, self.task)
+        pooler_config = self.pooler_config or self.override_pooler_config
+        if pooler_config is not None:
+            core.pooler_config = json.dumps(pooler_config)
+        core.generation_config = os.fspath(self.generation_config)
+        if self.override_generation_config is not None:
+            core.override_generation_config = json.dumps(self.override_generation_config)
+        core.logprobs_mode = self.logprobs_mode
+        core.disable_sliding_window = self.disable_sliding_window
         if self.hf_overrides is not None:
             core.hf_overrides = json.dumps(self.hf_overrides)
+        if self.rope_scaling:
+            core.rope_scaling = json.dumps(self.rope_scaling)
+        if self.rope_theta is not None:
+            core.rope_theta = float(self.rope_theta)
         # None keeps the C++ default.
         for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens",
                      "enable_prefix_caching", "block_size", "kv_cache_memory_bytes"):

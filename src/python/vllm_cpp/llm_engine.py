@@ -11,7 +11,7 @@ from .inputs import PromptType, parse_prompt
 from .metrics import Metric, RequestTally, collect_metrics
 from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
 from .sampling_params import RequestOutputKind, SamplingParams
-from .tokenizer import Tokenizer
+from .tokenizer import _NO_TOKENIZER, Tokenizer
 
 
 class LLMEngine:
@@ -21,7 +21,8 @@ class LLMEngine:
         core_args = engine_args._to_core()
         self._seeds = engine_args._request_seeds()
         self._core = _core.Engine(core_args)
-        self._tokenizer = Tokenizer(self._core)
+        # None under skip_tokenizer_init: prompts are token ids, outputs have empty text.
+        self._tokenizer = Tokenizer(self._core) if self._core.tokenizer is not None else None
         self._prompts: dict[str, Optional[str]] = {}  # unfinished request id -> prompt text
         # Unfinished CUMULATIVE requests, which the engine runs as DELTA ones.
         self._cumulative: dict[str, CumulativeOutputs] = {}
@@ -37,6 +38,8 @@ class LLMEngine:
         return cls(engine_args)
 
     def get_tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            raise ValueError(_NO_TOKENIZER)
         return self._tokenizer
 
     def get_default_sampling_params(self) -> SamplingParams:

@@ -136,6 +136,7 @@ class SamplingParams:
     def _from_core(cls, core: _core.SamplingParams) -> "SamplingParams":
         """vLLM's get_default_sampling_params: the model's generation defaults."""
         values = {name: getattr(core, name) for name in _core.GENERATION_CONFIG_FIELD_NAMES}
+        values["max_tokens"] = core.max_tokens  # generation_config's max_new_tokens, else 16
         return cls(**values)
 
 

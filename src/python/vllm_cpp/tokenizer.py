@@ -11,6 +11,9 @@ from . import _core
 
 Conversation = list[dict[str, Any]]
 
+# vLLM's error for get_tokenizer() under skip_tokenizer_init.
+_NO_TOKENIZER = "Unable to get tokenizer because skip_tokenizer_init is True"
+
 _NO_TEMPLATE = ("As of transformers v4.44, default chat template is no longer allowed, so you "
                 "must provide a chat template if the tokenizer does not define one.")
 

@@ -80,7 +80,7 @@ void GenerationJob::Start() {
   for (size_t i = 0; i < prompts_.size(); ++i) {
     if (context_.request_log.enabled) {
       VLLM_LOG(kInfo) << RequestLogLine(EngineRequestId(i), prompts_[i].text, prompts_[i].token_ids,
-                                        prompts_[i].params, context_.request_log.max_log_len);
+                                        *prompts_[i].params, context_.request_log.max_log_len);
     }
     if (request_.use_beam_search) {
       StartBeamSearch(i);
@@ -89,6 +89,7 @@ void GenerationJob::Start() {
     progress_[i].stream = context_.engine.Submit(EngineRequestId(i), prompts_[i].token_ids,
                                                  prompts_[i].params, request_.options, Listener());
   }
+  if (OutlivesClient()) return;
   writer_->OnDisconnect([weak] {  // runs at once if the client has already gone
     if (auto job = weak.lock()) job->AbortAll();
   });
@@ -135,7 +136,7 @@ void GenerationJob::Account(PromptProgress& progress, const RequestOutput& delta
     for (const CompletionOutput& whole : progress.merged.outputs) {
       record.finish_reasons.push_back(whole.finish_reason);
     }
-    const SamplingParams& params = prompts_[&progress - progress_.data()].params;
+    const SamplingParams& params = *prompts_[&progress - progress_.data()].params;
     record.n = params.n;
     record.max_tokens =
         params.max_tokens.value_or(context_.engine.max_model_len() - record.num_prompt_tokens);

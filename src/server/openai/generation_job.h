@@ -26,8 +26,8 @@ namespace vllm::server {
 
 struct PromptInputs {
   std::vector<int32_t> token_ids;
-  std::string text;       // for echo; empty for token-id prompts
-  SamplingParams params;  // the request's, with max_tokens fitted to this prompt
+  std::string text;                // for echo; empty for token-id prompts
+  ValidatedSamplingParams params;  // the request's, with max_tokens fitted to this prompt
 };
 
 class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
@@ -49,6 +49,9 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   // whole output, `usage` the Usage() of the request. Runs on a request worker, so it reads
   // only what does not change once the outputs are complete.
   virtual Json BuildResponse(const std::vector<RequestOutput>& outputs, Json usage) const = 0;
+  // True for a job that runs on when its client goes away (a background response); its
+  // requests then end only by finishing, an abort by id, or the server's shutdown.
+  virtual bool OutlivesClient() const { return false; }
 
   // Answers with an error: an HTTP error before streaming began, an error event after.
   // Subclasses that keep the outcome elsewhere (the response store) record it, then call this.

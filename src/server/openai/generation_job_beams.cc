@@ -15,7 +15,7 @@ std::string GenerationJob::BeamRequestId(size_t prompt_index, size_t beam) const
 void GenerationJob::StartBeamSearch(size_t prompt_index) {
   const PromptInputs& prompt = prompts_[prompt_index];
   BeamSearch::Options options{
-      .params = BeamSearchParamsOf(request_, prompt.params.max_tokens.value_or(1)),
+      .params = BeamSearchParamsOf(request_, prompt.params->max_tokens.value_or(1)),
       .eos_token_id = context_.engine.tokenizer().eos_id(),
       .max_model_len = context_.engine.max_model_len()};
   progress_[prompt_index].beams = std::make_unique<BeamSearch>(prompt.token_ids, options);
@@ -25,13 +25,13 @@ void GenerationJob::StartBeamSearch(size_t prompt_index) {
 void GenerationJob::SubmitBeamStep(size_t prompt_index) {
   PromptProgress& progress = progress_[prompt_index];
   const std::vector<BeamSearchSequence>& beams = progress.beams->live_beams();
-  const SamplingParams step_params = BeamSearchParamsOf(request_, /*max_tokens=*/1).StepParams();
   ++progress.num_beam_steps;
   progress.step_outputs.assign(beams.size(), std::nullopt);
   progress.step_streams.assign(beams.size(), nullptr);
   for (size_t b = 0; b < beams.size(); ++b) {
-    progress.step_streams[b] = context_.engine.Submit(
-        BeamRequestId(prompt_index, b), beams[b].tokens, step_params, request_.options, Listener());
+    progress.step_streams[b] =
+        context_.engine.Submit(BeamRequestId(prompt_index, b), beams[b].tokens,
+                               *request_.beam_search_step, request_.options, Listener());
   }
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "common/expected.h"
 #include "server/openai/structured_outputs_request.h"
 
 namespace vllm::server {
@@ -27,8 +28,8 @@ std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoi
     }
   }
   if (auto flag = body.find("return_token_ids");
-      flag != body.end() && flag->is_boolean() && *flag) {
-    return NotSupported("return_token_ids", "`return_token_ids`");
+      endpoint == Endpoint::kChat && flag != body.end() && flag->is_boolean() && *flag) {
+    return NotSupported("return_token_ids", "`return_token_ids` on chat completions");
   }
   if (auto skip = body.find("spaces_between_special_tokens");
       skip != body.end() && skip->is_boolean() && !*skip) {
@@ -164,6 +165,7 @@ std::optional<ApiError> ReadCompletionsFields(const Json& body, GenerationReques
   VLLM_READ(GetInt, "max_tokens", &request->requested_max_tokens);
   if (!body.contains("max_tokens")) request->requested_max_tokens = 16;
   VLLM_READ(GetBool, "echo", &request->echo);
+  VLLM_READ(GetBool, "return_token_ids", &request->return_token_ids);
   VLLM_READ(GetInt, "logprobs", &logprobs->sample);
   if (logprobs->sample && *logprobs->sample < 0) {
     return ApiError::BadRequest("`logprobs` must be a positive value.", "logprobs");
@@ -249,19 +251,27 @@ std::optional<ApiError> CheckLengthAndLogprobs(const RequestedLogprobs& logprobs
 
 #undef VLLM_READ
 
-// SamplingParams' own checks (the one Validate of a request), except max_tokens, which is
-// resolved with the prompt; then beam search's, when asked for.
+// SamplingParams' own checks (the one Validate of a request, into request->checked_params),
+// except max_tokens, which is resolved with the prompt; then beam search's, when asked for.
 std::optional<ApiError> ValidateParsedRequest(GenerationRequest* request) {
   SamplingParams& params = request->params;
+  // What is left in max_tokens is the engine's default (a request's goes to requested_max_tokens),
+  // unless it is SamplingParams' own 16 (a max_new_tokens of exactly 16 is taken for it).
+  if (params.max_tokens != SamplingParams().max_tokens) {
+    request->default_max_tokens = params.max_tokens;
+  }
   params.max_tokens.reset();
   params.output_kind = RequestOutputKind::kDelta;
-  if (std::string error = params.Validate(); !error.empty()) {
-    return ApiError::BadRequest(error, error.substr(0, error.find(' ')));
+  auto checked = ValidatedSamplingParams::Validate(params);
+  if (!checked) {
+    return ApiError::BadRequest(checked.error(),
+                                checked.error().substr(0, checked.error().find(' ')));
   }
+  request->checked_params = std::move(*checked);
   if (request->use_beam_search) {  // a step asks for 2 * n logprobs
-    if (std::string error = BeamSearchParamsOf(*request, 1).Validate(); !error.empty()) {
-      return ApiError::BadRequest(error, "n");
-    }
+    auto step = ValidatedSamplingParams::BeamSearchStep(BeamSearchParamsOf(*request, 1));
+    if (!step) return ApiError::BadRequest(step.error(), "n");
+    request->beam_search_step = std::move(*step);
   }
   return std::nullopt;
 }
@@ -269,7 +279,8 @@ std::optional<ApiError> ValidateParsedRequest(GenerationRequest* request) {
 }  // namespace
 
 std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoint,
-                                               GenerationRequest* request) {
+                                               GenerationRequest* request,
+                                               const RouteEdits& route_edits) {
   request->endpoint = endpoint;
   if (auto error = ReadStreamFields(body, request)) return error;
   if (auto error = ReadSamplingFields(body, &request->params)) return error;
@@ -280,6 +291,9 @@ std::optional<ApiError> ParseGenerationRequest(const Json& body, Endpoint endpoi
   if (auto error = CheckLengthAndLogprobs(logprobs, request)) return error;
   if (auto error = CheckUnsupportedFields(body, endpoint, request->params.n)) return error;
   if (auto error = ParseStructuredOutputs(body, &request->params)) return error;
+  if (route_edits) {
+    if (auto error = route_edits(request)) return error;
+  }
   return ValidateParsedRequest(request);
 }
 
@@ -327,7 +341,7 @@ std::optional<ApiError> CheckTokenIds(const SamplingParams& params, int64_t voca
 
 std::optional<ApiError> ResolveMaxTokens(const GenerationRequest& request,
                                          int64_t num_prompt_tokens, int64_t max_model_len,
-                                         SamplingParams* params) {
+                                         ValidatedSamplingParams* params) {
   if (num_prompt_tokens >= max_model_len) {
     const char* input = request.endpoint == Endpoint::kChat ? "messages" : "prompt";
     return ApiError::BadRequest(
@@ -339,8 +353,8 @@ std::optional<ApiError> ResolveMaxTokens(const GenerationRequest& request,
   int64_t max_tokens = max_model_len - num_prompt_tokens;
   if (request.requested_max_tokens)
     max_tokens = std::min(max_tokens, *request.requested_max_tokens);
-  params->max_tokens = static_cast<int>(max_tokens);
-  if (params->min_tokens > max_tokens) params->min_tokens = static_cast<int>(max_tokens);
+  if (request.default_max_tokens) max_tokens = std::min(max_tokens, *request.default_max_tokens);
+  *params = params->WithMaxTokens(static_cast<int>(max_tokens));
   return std::nullopt;
 }
 

@@ -195,6 +195,72 @@ TEST(GenerationRequestTest, BeamSearchTakesNAndItsFields) {
   EXPECT_EQ(error->message, "vLLM V1 does not yet support best_of.");
 }
 
+// The engine's max_tokens default (generation_config's max_new_tokens, left in the params the
+// request starts from) caps a request's max_tokens, or stands for it, as in vLLM.
+TEST(GenerationRequestTest, TheModelsMaxTokensDefaultCapsTheRequests) {
+  for (const char* body : {R"({"max_tokens": 9})", "{}"}) {
+    GenerationRequest request;
+    request.params.max_tokens = 5;
+    ASSERT_FALSE(
+        ParseGenerationRequest(*ParseJsonObject(body), Endpoint::kChat, &request).has_value());
+    EXPECT_EQ(request.default_max_tokens, 5);
+    ValidatedSamplingParams fitted = request.checked_params;
+    ASSERT_FALSE(ResolveMaxTokens(request, 10, 64, &fitted).has_value());
+    EXPECT_EQ(fitted->max_tokens, 5) << body;
+  }
+  GenerationRequest unset;  // SamplingParams' own 16 is no model default
+  ASSERT_FALSE(ParseGenerationRequest(*ParseJsonObject("{}"), Endpoint::kChat, &unset).has_value());
+  EXPECT_FALSE(unset.default_max_tokens.has_value());
+}
+
+// Parsing is a request's one check of its params (the engine takes the checked ones and checks
+// nothing again): one Validate per request, beam search's step params with it, and the route's
+// own edits (a chat's tools) made before it, so they are checked too.
+TEST(GenerationRequestTest, ParamsAreCheckedOncePerRequestAfterTheRoutesEdits) {
+  const int64_t before = ValidatedSamplingParams::num_validations_for_testing();
+  GenerationRequest request;
+  ASSERT_FALSE(
+      ParseGenerationRequest(*ParseJsonObject(R"({"temperature": 0.5, "n": 2, "min_tokens": 3,
+                                        "structured_outputs": {"regex": "[a-z]+"}})"),
+                             Endpoint::kChat, &request)
+          .has_value());
+  EXPECT_EQ(ValidatedSamplingParams::num_validations_for_testing() - before, 1);
+  EXPECT_FLOAT_EQ(request.checked_params->temperature, 0.5f);
+  EXPECT_EQ(request.checked_params->structured_outputs->regex, "[a-z]+");
+  EXPECT_FALSE(request.checked_params->max_tokens.has_value());  // each prompt's, later
+  EXPECT_FALSE(request.beam_search_step.has_value());
+  ValidatedSamplingParams fitted = request.checked_params;
+  ASSERT_FALSE(ResolveMaxTokens(request, 62, 64, &fitted).has_value());
+  EXPECT_EQ(fitted->max_tokens, 2);
+  EXPECT_EQ(fitted->min_tokens, 2);  // lowered with max_tokens, as vLLM's server does
+
+  GenerationRequest beams;
+  ASSERT_FALSE(ParseGenerationRequest(*ParseJsonObject(R"({"use_beam_search": true, "n": 3})"),
+                                      Endpoint::kCompletions, &beams)
+                   .has_value());
+  ASSERT_TRUE(beams.beam_search_step.has_value());
+  EXPECT_EQ((*beams.beam_search_step)->logprobs, 6);
+  EXPECT_EQ((*beams.beam_search_step)->max_tokens, 1);
+
+  // An edit that breaks a rule is refused by the same check, with vLLM's message.
+  GenerationRequest edited;
+  auto error = ParseGenerationRequest(*ParseJsonObject("{}"), Endpoint::kChat, &edited,
+                                      [](GenerationRequest* parsed) -> std::optional<ApiError> {
+                                        parsed->params.structured_outputs.emplace();
+                                        return std::nullopt;
+                                      });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->message,
+            "You must use one kind of structured outputs constraint but none are specified.");
+  // The route's own error comes back as it is.
+  error = ParseGenerationRequest(*ParseJsonObject("{}"), Endpoint::kChat, &edited,
+                                 [](GenerationRequest*) -> std::optional<ApiError> {
+                                   return ApiError::BadRequest("tools are wrong", "tools");
+                                 });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->param, "tools");
+}
+
 // The server's --max-logprobs bounds logprobs, top_logprobs and prompt_logprobs (400, vLLM's
 // message); -1 leaves the bound to the engine (the vocabulary).
 TEST(GenerationRequestTest, LogprobsAreBoundedByTheServersMaxLogprobs) {
@@ -352,17 +418,17 @@ TEST(GenerationRequestTest, StructuredOutputsConfigFlag) {
 TEST(GenerationRequestTest, MaxTokensFitTheContext) {
   GenerationRequest request;
   request.requested_max_tokens = 100;
-  SamplingParams params;
+  ValidatedSamplingParams params;
   EXPECT_FALSE(ResolveMaxTokens(request, 10, 64, &params).has_value());
-  EXPECT_EQ(params.max_tokens, 54);
+  EXPECT_EQ(params->max_tokens, 54);
   request.requested_max_tokens.reset();
   EXPECT_FALSE(ResolveMaxTokens(request, 10, 64, &params).has_value());
-  EXPECT_EQ(params.max_tokens, 54);
+  EXPECT_EQ(params->max_tokens, 54);
 }
 
 // The refusal names the route's input: a chat's messages, a completion's prompt.
 TEST(GenerationRequestTest, ContextLengthErrorNamesTheRoutesInput) {
-  SamplingParams params;
+  ValidatedSamplingParams params;
   GenerationRequest chat;
   ASSERT_FALSE(ParseGenerationRequest(*ParseJsonObject("{}"), Endpoint::kChat, &chat).has_value());
   auto error = ResolveMaxTokens(chat, 64, 64, &params);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "engine/skip_tokenizer_init.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::server {
@@ -11,24 +12,27 @@ std::optional<ApiError> PreparePrompt(const ServingContext& context,
                                       const GenerationRequest& request,
                                       const std::variant<std::string, std::vector<int32_t>>& prompt,
                                       PromptInputs* inputs) {
-  const Tokenizer& tokenizer = context.engine.tokenizer();
+  const bool has_tokenizer = context.engine.has_tokenizer();
   if (const auto* text = std::get_if<std::string>(&prompt)) {
+    if (!has_tokenizer) return ApiError::BadRequest(kTextPromptWithoutTokenizer, "prompt");
     if (text->size() > context.limits.max_prompt_bytes) {
       return PromptTooLarge(text->size(), context.limits.max_prompt_bytes, "prompt");
     }
     inputs->text = *text;
-    inputs->token_ids = tokenizer.Encode(*text, request.add_special_tokens);
+    inputs->token_ids = context.engine.tokenizer().Encode(*text, request.add_special_tokens);
   } else {
     inputs->token_ids = std::get<std::vector<int32_t>>(prompt);
+    const int64_t vocab_size = context.engine.prompt_vocab_size();
     for (int32_t id : inputs->token_ids) {
-      if (id < 0 || id >= tokenizer.vocab_size()) {
+      if (id < 0 || id >= vocab_size) {
         return ApiError::BadRequest("Token id " + std::to_string(id) + " is out of vocabulary",
                                     "prompt");
       }
     }
-    inputs->text = tokenizer.Decode(inputs->token_ids, false);
+    // Without a tokenizer the prompt has no text, as vLLM's prompt is None.
+    if (has_tokenizer) inputs->text = context.engine.tokenizer().Decode(inputs->token_ids, false);
   }
-  inputs->params = request.params;
+  inputs->params = request.checked_params;
   if (const auto keep = request.params.truncate_prompt_tokens;
       keep && static_cast<int64_t>(inputs->token_ids.size()) > *keep) {
     inputs->token_ids.erase(inputs->token_ids.begin(), inputs->token_ids.end() - *keep);
@@ -45,7 +49,7 @@ std::optional<ApiError> CheckModelAndTokenIds(const ServingContext& context,
   if (!context.Serves(request.model)) {
     return ApiError::NotFound("The model `" + request.model + "` does not exist.");
   }
-  return CheckTokenIds(request.params, context.engine.tokenizer().vocab_size());
+  return CheckTokenIds(request.params, context.engine.prompt_vocab_size());
 }
 
 std::optional<ApiError> CheckSequenceCount(const ServingContext& context, size_t num_prompts,

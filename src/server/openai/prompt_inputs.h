@@ -25,6 +25,7 @@ std::optional<ApiError> PreparePrompt(const ServingContext& context,
 struct RequestMeta {
   std::optional<std::string> request_id_header;  // X-Request-Id
   std::vector<std::string> path_params;          // the route path's {…} segments, in order
+  std::string query;                             // the target after its '?'; empty when none
 };
 
 // The 400 for a request that would start more than limits.max_sequences sequences.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/hf/base64.h"
 #include "tokenizer/hf/pattern.h"
 #include "tokenizer/hf/unicode_chars.h"
 #include "tokenizer/precompiled_charsmap.h"
@@ -272,35 +273,6 @@ class PrecompiledNormalizer : public Normalizer {
   PrecompiledCharsmap charsmap_;
   std::unique_ptr<icu::BreakIterator> graphemes_;  // cloned per call: not thread-safe
 };
-
-// Standard base64 (RFC 4648, with or without padding); nullopt on any other character.
-std::optional<std::string> DecodeBase64(std::string_view text) {
-  auto value_of = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
-  if (text.size() % 4 == 1) return std::nullopt;
-  std::string out;
-  out.reserve(text.size() / 4 * 3 + 2);
-  uint32_t bits = 0;
-  int num_bits = 0;
-  for (char c : text) {
-    const int value = value_of(c);
-    if (value < 0) return std::nullopt;
-    bits = (bits << 6) | static_cast<uint32_t>(value);
-    num_bits += 6;
-    if (num_bits >= 8) {
-      num_bits -= 8;
-      out += static_cast<char>((bits >> num_bits) & 0xff);
-    }
-  }
-  return out;
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "server/openai/logprobs_format.h"
 #include "server/openai/prompt_inputs.h"
 #include "server/openai/structured_outputs_request.h"
+#include "server/openai/without_tokenizer.h"
 #include "server/worker_reply.h"
 
 namespace vllm::server {
@@ -179,12 +180,19 @@ void ConstrainAfterReasoning(const ChatOutputConfig& config, const std::string& 
 
 std::optional<ApiError> PrepareChatRequest(ServingContext& context, const Json& body,
                                            PreparedChat* chat) {
+  if (!context.engine.has_tokenizer()) return ApiError::BadRequest(kTokenizerNotAvailable);
   GenerationRequest& request = chat->request;
   request.params = context.engine.default_sampling_params();
   request.max_logprobs = context.limits.max_logprobs;
-  if (auto error = ParseGenerationRequest(body, Endpoint::kChat, &request)) return error;
-  if (auto error = MakeOutputConfig(context, body, &request, &chat->output_config)) return error;
-  ApplyStructuredOutputsConfig(context.structured_outputs_config, &request.params);
+  // The tools and the server's structured-output settings edit the params before their check.
+  auto route_edits = [&](GenerationRequest* parsed) -> std::optional<ApiError> {
+    if (auto error = MakeOutputConfig(context, body, parsed, &chat->output_config)) return error;
+    ApplyStructuredOutputsConfig(context.structured_outputs_config, &parsed->params);
+    return std::nullopt;
+  };
+  if (auto error = ParseGenerationRequest(body, Endpoint::kChat, &request, route_edits)) {
+    return error;
+  }
   if (auto error = CheckModelAndTokenIds(context, request)) return error;
   if (auto error = CheckSequenceCount(context, 1, request.params.n)) return error;
   if (auto error = RenderChatPrompt(context.engine.tokenizer(), context.chat_template,

@@ -5,6 +5,7 @@
 #include "server/openai/logprobs_format.h"
 #include "server/openai/prompt_inputs.h"
 #include "server/openai/structured_outputs_request.h"
+#include "server/openai/without_tokenizer.h"
 #include "server/worker_reply.h"
 
 namespace vllm::server {
@@ -39,7 +40,7 @@ class CompletionJob : public GenerationJob {
       std::string text = part.text;
       if (first) {
         text_offsets_[index] = 0;
-        if (request_.echo) text = prompts_[prompt_index].text + text;
+        if (request_.echo && !request_.return_token_ids) text = prompts_[prompt_index].text + text;
       }
       Json logprobs = nullptr;
       if (request_.params.logprobs && part.logprobs) {
@@ -55,6 +56,11 @@ class CompletionJob : public GenerationJob {
           {"logprobs", std::move(logprobs)},
           {"finish_reason", part.finish_reason.empty() ? Json(nullptr) : Json(part.finish_reason)},
           {"stop_reason", StopReasonJson(part)}};
+      if (request_.return_token_ids) {
+        // As vLLM: the prompt's ids with each choice's first chunk, each chunk's new ids.
+        choice["prompt_token_ids"] = first ? Json(prompts_[prompt_index].token_ids) : Json(nullptr);
+        choice["token_ids"] = part.token_ids;
+      }
       Json chunk = Chunk(Json::array({std::move(choice)}));
       if (request_.include_usage && request_.continuous_usage_stats) chunk["usage"] = Usage();
       SendEvent(chunk);
@@ -76,7 +82,8 @@ class CompletionJob : public GenerationJob {
         std::vector<int32_t> token_ids = completion.token_ids;
         std::vector<std::optional<PositionLogprobs>> positions;
         if (request_.echo) {
-          text = prompts_[i].text + text;
+          // vLLM echoes no prompt text when token ids are returned.
+          if (!request_.return_token_ids) text = prompts_[i].text + text;
           token_ids.insert(token_ids.begin(), output.prompt_token_ids.begin(),
                            output.prompt_token_ids.end());
           if (output.prompt_logprobs) positions = *output.prompt_logprobs;
@@ -99,6 +106,10 @@ class CompletionJob : public GenerationJob {
              {"prompt_logprobs", output.prompt_logprobs && request_.params.prompt_logprobs
                                      ? PromptLogprobs(*output.prompt_logprobs)
                                      : Json(nullptr)}});
+        if (request_.return_token_ids) {
+          choices.back()["prompt_token_ids"] = output.prompt_token_ids;
+          choices.back()["token_ids"] = completion.token_ids;
+        }
       }
     }
     Json response = Chunk(std::move(choices));
@@ -117,11 +128,18 @@ void HandleCompletions(ServingContext& context, const RequestMeta& meta,
   GenerationRequest request;
   request.params = context.engine.default_sampling_params();
   request.max_logprobs = context.limits.max_logprobs;
-  if (auto error = ParseGenerationRequest(body, Endpoint::kCompletions, &request)) {
+  // The server's structured-output settings edit the params before their check.
+  auto route_edits = [&context](GenerationRequest* parsed) -> std::optional<ApiError> {
+    ApplyStructuredOutputsConfig(context.structured_outputs_config, &parsed->params);
+    return std::nullopt;
+  };
+  if (auto error = ParseGenerationRequest(body, Endpoint::kCompletions, &request, route_edits)) {
     return fail(*error);
   }
-  ApplyStructuredOutputsConfig(context.structured_outputs_config, &request.params);
   if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
+  if (!context.engine.has_tokenizer()) {
+    if (auto error = CheckCompletionWithoutTokenizer(request)) return fail(*error);
+  }
   if (request.use_beam_search) request.stream = false;  // as vLLM: beam search answers at once
   std::vector<CompletionPrompt> prompts;
   if (auto error = ParseCompletionPrompts(body, &prompts)) return fail(*error);

@@ -1,5 +1,6 @@
 #include "server/openai/detokenize/handler.h"
 
+#include "server/openai/without_tokenizer.h"
 #include "server/worker_reply.h"
 #include "tokenizer/tokenizer.h"
 
@@ -7,6 +8,9 @@ namespace vllm::server {
 
 void HandleDetokenize(ServingContext& context, const RequestMeta& /*meta*/,
                       const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
+  if (!context.engine.has_tokenizer()) {
+    return PostError(writer, ApiError::BadRequest(kTokenizerNotAvailable));
+  }
   const Tokenizer& tokenizer = context.engine.tokenizer();
   std::optional<std::vector<int32_t>> tokens;
   if (auto error = ReadField(body, "tokens", GetIntList, &tokens)) return PostError(writer, *error);

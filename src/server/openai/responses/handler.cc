@@ -1,7 +1,9 @@
 #include "server/openai/responses/handler.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <string_view>
 
 #include "server/openai/chat/handler.h"
 #include "server/openai/logprobs_format.h"
@@ -32,7 +34,16 @@ class ResponsesJob : public GenerationJob {
                           nullptr);
   }
 
+  // A background response's stored status once its request is in the engine.
+  void MarkInProgress() {
+    context_.responses.Put(response_id_, {PendingResponse("in_progress"), conversation_});
+  }
+
  private:
+  // A background stream's events go to its event log, whose followers (the creating request,
+  // then any GET ?stream=true) write them; its client going away does not end it.
+  bool OutlivesClient() const override { return responses_.background; }
+
   const std::string& model() const { return context_.served_model_names.front(); }
 
   // The output_text part's logprobs: chat's per-token entries, when the request included them.
@@ -64,14 +75,28 @@ class ResponsesJob : public GenerationJob {
   void Emit(std::vector<Json>& events) {
     for (Json& event : events) {
       event["sequence_number"] = next_sequence_number_++;
-      writer_->SendChunk("event: " + event["type"].get<std::string>() +
-                         "\ndata: " + DumpJson(event) + "\n\n");
+      std::string text =
+          "event: " + event["type"].get<std::string>() + "\ndata: " + DumpJson(event) + "\n\n";
+      if (responses_.background) {
+        context_.response_events.Append(response_id_, std::move(text));
+      } else {
+        writer_->SendChunk(text);
+      }
     }
     events.clear();
   }
 
+  void EndEvents() {
+    if (responses_.background) {
+      context_.response_events.Close(response_id_);
+    } else {
+      writer_->EndEventStream();
+    }
+  }
+
   void StartStream() {
-    writer_->StartEventStream();
+    stream_started_ = true;
+    if (!responses_.background) writer_->StartEventStream();
     std::vector<Json> events = {
         {{"type", "response.created"}, {"response", PendingResponse("in_progress")}},
         {{"type", "response.in_progress"}, {"response", PendingResponse("in_progress")}}};
@@ -79,7 +104,7 @@ class ResponsesJob : public GenerationJob {
   }
 
   void OnDelta(size_t, const RequestOutput& delta) override {
-    if (!writer_->started()) StartStream();
+    if (!stream_started_) StartStream();
     num_cached_tokens_ = delta.num_cached_tokens;
     std::vector<Json> events;
     for (const CompletionOutput& part : delta.outputs) {
@@ -91,7 +116,7 @@ class ResponsesJob : public GenerationJob {
   }
 
   void FinishStream() override {
-    if (!writer_->started()) StartStream();
+    if (!stream_started_) StartStream();
     std::vector<Json> events;
     builder_.Finish(&events);
     Emit(events);
@@ -101,7 +126,7 @@ class ResponsesJob : public GenerationJob {
     events.push_back({{"type", incomplete ? "response.incomplete" : "response.completed"},
                       {"response", std::move(response)}});
     Emit(events);
-    writer_->EndEventStream();
+    EndEvents();
   }
 
   Json BuildResponse(const std::vector<RequestOutput>& outputs, Json usage) const override {
@@ -125,7 +150,9 @@ class ResponsesJob : public GenerationJob {
       failed["error"] = {{"code", "server_error"}, {"message", error.message}};
       context_.responses.Put(response_id_, {std::move(failed), conversation_});
     }
-    if (!writer_->started() || !request_.stream) return GenerationJob::SendError(error);
+    // A background stream's events began when it was created.
+    const bool as_event = request_.stream && (responses_.background || writer_->started());
+    if (!as_event) return GenerationJob::SendError(error);
     // Mid-stream: OpenAI's error event, with vLLM's error object, which the SDKs raise.
     Json event = *ParseJsonObject(error.ToJson());
     event["type"] = "error";
@@ -134,7 +161,7 @@ class ResponsesJob : public GenerationJob {
     event["param"] = error.param.empty() ? Json(nullptr) : Json(error.param);
     std::vector<Json> events = {std::move(event)};
     Emit(events);
-    writer_->EndEventStream();
+    EndEvents();
   }
 
   const ChatOutputConfig output_config_;
@@ -146,9 +173,63 @@ class ResponsesJob : public GenerationJob {
   std::string finish_reason_;
   int64_t num_cached_tokens_ = 0;
   int64_t next_sequence_number_ = 0;
+  bool stream_started_ = false;
 };
 
 const std::string& PathId(const RequestMeta& meta) { return meta.path_params.front(); }
+
+// Writes the events of response `id`'s log numbered after `starting_after` on `writer`, then
+// its new ones until the log closes; the client going away stops the following, not the
+// response. An error when the log does not have them.
+std::optional<ApiError> FollowEvents(ServingContext& context, const std::string& id,
+                                     int64_t starting_after,
+                                     const std::shared_ptr<ResponseWriter>& writer) {
+  ResponseEventLogs& logs = context.response_events;
+  // Posted, so they run on the strand after the stream has started.
+  auto follower = [writer](std::string event, bool closed) {
+    writer->Post([writer, event = std::move(event), closed] {
+      if (closed) {
+        writer->EndEventStream();
+      } else {
+        writer->SendChunk(event);
+      }
+    });
+  };
+  Expected<uint64_t> handle = logs.Follow(id, starting_after, std::move(follower));
+  if (!handle.ok()) return ApiError::BadRequest(handle.error());
+  writer->StartEventStream();
+  writer->OnDisconnect([&logs, id, handle = *handle] { logs.Unfollow(id, handle); });
+  return std::nullopt;
+}
+
+// The GET query's `stream` and `starting_after` (vLLM's and OpenAI's retrieve parameters).
+std::optional<ApiError> ParseRetrieveQuery(const std::string& query, bool* stream,
+                                           int64_t* starting_after) {
+  size_t begin = 0;
+  while (begin <= query.size()) {
+    const size_t end = std::min(query.find('&', begin), query.size());
+    const std::string_view pair(query.data() + begin, end - begin);
+    const size_t equals = pair.find('=');
+    const std::string_view name = pair.substr(0, equals);
+    const std::string_view value =
+        equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1);
+    if (name == "stream") {
+      if (value != "true" && value != "false") {
+        return ApiError::BadRequest("stream: Input should be a valid boolean", "stream");
+      }
+      *stream = value == "true";
+    } else if (name == "starting_after") {
+      const auto [last, error] =
+          std::from_chars(value.data(), value.data() + value.size(), *starting_after);
+      if (error != std::errc() || last != value.data() + value.size() || *starting_after < -1) {
+        return ApiError::BadRequest("starting_after: Input should be a valid integer",
+                                    "starting_after");
+      }
+    }
+    begin = end + 1;
+  }
+  return std::nullopt;
+}
 
 // A float as the double it reads as (0.7f as 0.7, not 0.699999988079071).
 double ShortestDouble(float value) {
@@ -189,21 +270,39 @@ void HandleCreateResponse(ServingContext& context, const RequestMeta&,
     return;
   }
   Json queued = job->PendingResponse("queued");
-  context.responses.Put(queued["id"], {queued, std::move(conversation)});
-  // Answered once the job runs: the answer ends the exchange, so the client going away no
-  // longer aborts the request.
+  const std::string response_id = queued["id"];
+  context.responses.Put(response_id, {queued, std::move(conversation)});
+  if (responses.stream) {
+    // The creating request is the log's first follower; the job writes only to the log.
+    context.response_events.Create(response_id);
+    writer->Post([&context, job, writer, response_id] {
+      FollowEvents(context, response_id, -1, writer);  // a log just created has every event
+      job->Start();
+      job->MarkInProgress();
+    });
+    return;
+  }
+  // Answered once the job runs; the job runs on when its client goes.
   writer->Post([job, writer, body = DumpJson(queued)]() mutable {
     job->Start();
+    job->MarkInProgress();
     writer->Send(http::status::ok, "application/json", std::move(body));
   });
 }
 
 void HandleRetrieveResponse(ServingContext& context, const RequestMeta& meta,
                             const std::shared_ptr<ResponseWriter>& writer, const Json&) {
+  auto fail = [&](const ApiError& error) {
+    writer->Send(error.status, "application/json", error.ToJson());
+  };
+  bool stream = false;
+  int64_t starting_after = -1;
+  if (auto error = ParseRetrieveQuery(meta.query, &stream, &starting_after)) return fail(*error);
   auto stored = context.responses.Get(PathId(meta));
-  if (!stored) {
-    const ApiError error = ResponseNotFound(PathId(meta));
-    return writer->Send(error.status, "application/json", error.ToJson());
+  if (!stored) return fail(ResponseNotFound(PathId(meta)));
+  if (stream) {
+    if (auto error = FollowEvents(context, PathId(meta), starting_after, writer)) fail(*error);
+    return;
   }
   writer->Send(http::status::ok, "application/json", DumpJson(stored->response));
 }

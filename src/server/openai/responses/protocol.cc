@@ -26,14 +26,22 @@ constexpr const char* kChatOnlyFields[] = {"messages",
                                            "top_logprobs"};
 
 // tools: OpenAI's flat function tools {type, name, description, parameters, strict} as chat's.
+// The built-in tools (web_search_preview, file_search, code_interpreter, mcp, computer_use_preview,
+// image_generation, local_shell, custom...) are a 400 naming the type: vLLM runs them only for
+// gpt-oss models through Harmony and a tool server, and refuses every tool otherwise.
 std::optional<ApiError> ConvertTools(const Json& tools, Json* chat_tools) {
   if (!tools.is_array())
     return ApiError::BadRequest("tools: Input should be a valid list", "tools");
   for (const Json& tool : tools) {
-    const std::string type = tool.is_object() ? tool.value("type", "") : "";
+    if (!tool.is_object() || !tool.contains("type") || !tool["type"].is_string()) {
+      return ApiError::BadRequest("tools: each tool needs a string type", "tools");
+    }
+    const std::string type = tool["type"];
     if (type != "function") {
-      return ApiError::BadRequest(
-          "tools: tool type '" + type + "' is not supported (only function tools are)", "tools");
+      return ApiError::BadRequest("tools: tool type '" + type +
+                                      "' is not supported: built-in tools need Harmony (a gpt-oss "
+                                      "model) and a tool server; only function tools are served",
+                                  "tools");
     }
     if (!tool.contains("name") || !tool["name"].is_string()) {
       return ApiError::BadRequest("tools: a function tool needs a string name", "tools");
@@ -47,16 +55,23 @@ std::optional<ApiError> ConvertTools(const Json& tools, Json* chat_tools) {
   return std::nullopt;
 }
 
-// tool_choice: "auto" / "none" / "required", or {"type": "function", "name"}.
+// tool_choice: "auto" / "none" / "required", or {"type": "function", "name"}. A built-in tool's
+// choice ({"type": "file_search"}, mcp, allowed_tools...) is a 400 naming its type.
 std::optional<ApiError> ConvertToolChoice(const Json& choice, Json* chat_choice) {
-  if (choice.is_string()) {
+  if (choice == "auto" || choice == "none" || choice == "required") {
     *chat_choice = choice;
     return std::nullopt;
   }
-  if (choice.is_object() && choice.value("type", "") == "function" && choice.contains("name") &&
+  const Json* type = choice.is_object() && choice.contains("type") ? &choice["type"] : nullptr;
+  if (type != nullptr && *type == "function" && choice.contains("name") &&
       choice["name"].is_string()) {
     *chat_choice = {{"type", "function"}, {"function", {{"name", choice["name"]}}}};
     return std::nullopt;
+  }
+  if (type != nullptr && type->is_string() && *type != "function") {
+    return ApiError::BadRequest("tool_choice: type '" + type->get<std::string>() +
+                                    "' is not supported: only function tools are served",
+                                "tool_choice");
   }
   return ApiError::BadRequest(
       "tool_choice: must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", "
@@ -104,10 +119,6 @@ std::optional<ApiError> ReadControlFields(const Json& body, ResponsesRequest* re
   VLLM_READ(GetString, "instructions", &request->instructions);
   if (request->background && !request->store) {
     return ApiError::BadRequest("background can only be used when `store` is true", "background");
-  }
-  if (request->background && request->stream) {
-    return ApiError::BadRequest("background with stream is not supported by this server yet.",
-                                "background");
   }
   auto include = body.find("include");
   if (include != body.end() && !include->is_null()) {

@@ -117,7 +117,17 @@ TEST(ResponsesProtocolTest, BadRequestsAreClearErrors) {
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"input": "x", "tools": [{"type": "web_search"}]})").find("web_search"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"input": "x", "tool_choice": {"type": "mcp"}})").find("tool_choice"),
+  for (const char* type : {"web_search_preview", "file_search", "code_interpreter", "mcp",
+                           "computer_use_preview", "image_generation"}) {
+    const std::string body = std::string(R"({"input": "x", "tools": [{"type": ")") + type + "\"}]}";
+    EXPECT_EQ(ErrorOf(body.c_str()), "tools: tool type '" + std::string(type) +
+                                         "' is not supported: built-in tools need Harmony (a "
+                                         "gpt-oss model) and a tool server; only function tools "
+                                         "are served");
+  }
+  EXPECT_EQ(ErrorOf(R"({"input": "x", "tool_choice": {"type": "mcp"}})"),
+            "tool_choice: type 'mcp' is not supported: only function tools are served");
+  EXPECT_NE(ErrorOf(R"({"input": "x", "tool_choice": "sometimes"})").find("tool_choice: must be"),
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"input": "x", "text": {"format": {"type": "xml"}}})").find("text.format"),
             std::string::npos);

@@ -2,6 +2,7 @@
 
 #include "server/openai/chat/protocol.h"
 #include "server/openai/generation_request.h"
+#include "server/openai/without_tokenizer.h"
 #include "server/worker_reply.h"
 #include "tokenizer/tokenizer.h"
 
@@ -9,6 +10,9 @@ namespace vllm::server {
 
 void HandleTokenize(ServingContext& context, const RequestMeta& /*meta*/,
                     const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
+  if (!context.engine.has_tokenizer()) {
+    return PostError(writer, ApiError::BadRequest(kTokenizerNotAvailable));
+  }
   const Tokenizer& tokenizer = context.engine.tokenizer();
   const bool chat = body.contains("messages");
   std::optional<std::string> prompt;
