@@ -96,6 +96,8 @@ class HubDownloadTest : public ::testing::Test {
     WriteFile(root / "org/split/m-Q4_K_M-00001-of-00002.gguf", "first shard");
     WriteFile(root / "org/split/m-Q4_K_M-00002-of-00002.gguf", "second shard");
     WriteFile(root / "org/split/m-Q8_0.gguf", "q8 bytes");
+    WriteFile(root / "org/tekken/tekken.json", "{}");
+    WriteFile(root / "org/tekken/README.md", "# a Mistral tokenizer");
     WriteFile(root / "org/gated/config.json", "{}");
     WriteFile(root / "org/gated/model.safetensors", "secret");
     WriteFile(root / "org/gated/.token", "hf_secret");
@@ -150,6 +152,13 @@ TEST_F(HubDownloadTest, CheckpointDownloadsResumesAndLaysOutTheCache) {
   // Offline, the same id resolves from the cache.
   env_.Set("HF_HUB_OFFLINE", "1");
   EXPECT_EQ(*ResolveModel("org/checkpoint", {}), *path);
+}
+
+TEST_F(HubDownloadTest, TekkenOnlyRepoIsATokenizer) {
+  auto path = ResolveModel("org/tekken", {.part = RepoPart::kTokenizer});
+  ASSERT_TRUE(path) << path.error();
+  EXPECT_TRUE(fs::exists(fs::path(*path) / "tekken.json"));
+  EXPECT_FALSE(fs::exists(fs::path(*path) / "README.md"));
 }
 
 TEST_F(HubDownloadTest, GgufTagFetchesOnlyThatFile) {

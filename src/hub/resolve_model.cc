@@ -53,7 +53,8 @@ Expected<RepoChoice> Choose(const ModelId& id, const std::vector<std::string>& f
   }
   const bool tokenizer_only =
       part == RepoPart::kTokenizer &&
-      (Contains(files, "tokenizer.json") || Contains(files, "tokenizer_config.json"));
+      (Contains(files, "tokenizer.json") || Contains(files, "tokenizer_config.json") ||
+       Contains(files, "tekken.json"));
   if (id.gguf_tag.empty() && (IsSafetensorsRepo(files) || tokenizer_only)) {
     auto selected = SelectCheckpointFiles(files, part, id.repo);
     if (!selected) return Error{selected.error()};
