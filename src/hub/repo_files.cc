@@ -154,7 +154,7 @@ Expected<std::vector<std::string>> GgufSetFiles(const std::vector<std::string>& 
   }
   std::vector<std::string> shards;
   for (int index = 1; index <= std::stoi(count); ++index) {
-    char number[8];
+    char number[12];  // room for any int; a shard number has 5 digits (kShard)
     std::snprintf(number, sizeof(number), "%05d", index);
     const std::string shard = match[1].str() + "-" + number + "-of-" + count + ".gguf";
     if (std::find(files.begin(), files.end(), shard) == files.end()) {
