@@ -12,10 +12,11 @@ export function client(options = {}) {
 }
 
 // One HTTP request with full control over the bytes; resolves {status, headers, body}.
-export function rawRequest({ method = 'POST', path, headers = {}, body = '' }) {
+// serverPort: a server of the test's own (startServer), else the shared one.
+export function rawRequest({ method = 'POST', path, headers = {}, body = '', serverPort = port }) {
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { host: '127.0.0.1', port, method, path, headers: { 'content-length': Buffer.byteLength(body), ...headers } },
+      { host: '127.0.0.1', port: serverPort, method, path, headers: { 'content-length': Buffer.byteLength(body), ...headers } },
       (response) => {
         const chunks = [];
         response.on('data', (chunk) => chunks.push(chunk));
@@ -37,20 +38,21 @@ export async function postJson(path, body, headers = {}) {
 }
 
 // The value of an unlabelled-but-for-model_name Prometheus sample.
-export async function metric(name) {
-  const response = await rawRequest({ method: 'GET', path: '/metrics' });
+export async function metric(name, serverPort = port) {
+  const response = await rawRequest({ method: 'GET', path: '/metrics', serverPort });
   const line = response.body.split('\n').find((l) => l.startsWith(name + '{'));
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// vllm:num_requests_running once it reaches 0, or after 2 s.
-export async function runningAfterSettling() {
-  let running = await metric('vllm:num_requests_running');
+// vllm:num_requests_running once it reaches 0, or after 2 s (of the shared server, or of the
+// server on serverPort).
+export async function runningAfterSettling(serverPort = port) {
+  let running = await metric('vllm:num_requests_running', serverPort);
   for (let i = 0; i < 20 && running !== 0; i++) {
     await sleep(100);
-    running = await metric('vllm:num_requests_running');
+    running = await metric('vllm:num_requests_running', serverPort);
   }
   return running;
 }

@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import OpenAI from 'openai';
-import { apiKey, client, model, port, postJson, sleep, startServer, stopServer } from './helpers.mjs';
+import {
+  apiKey, client, model, port, postJson, runningAfterSettling, sleep, startServer, stopServer,
+} from './helpers.mjs';
 
 const openai = client();
 const weatherTool = {
@@ -225,13 +227,7 @@ test('cancel stops a background response and frees its request', async () => {
     const cancelled = await own.responses.cancel(queued.id);
     assert.equal(cancelled.id, queued.id);
     assert.equal(cancelled.status, 'cancelled');
-    let running;
-    for (let i = 0; i < 40 && running !== '0'; i++) {
-      await sleep(50);
-      const metrics = await fetch(`http://127.0.0.1:${server.port}/metrics`).then((r) => r.text());
-      running = metrics.match(/^vllm:num_requests_running\{[^}]*\} (\S+)/m)[1];
-    }
-    assert.equal(running, '0');
+    assert.equal(await runningAfterSettling(server.port), 0);
     const stored = await own.responses.retrieve(queued.id);
     assert.equal(stored.status, 'cancelled');
   } finally {

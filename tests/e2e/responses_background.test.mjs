@@ -4,7 +4,7 @@
 // ends it and frees its request.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { apiKey, client, model, sleep, startServer, stopServer } from './helpers.mjs';
+import { apiKey, client, model, runningAfterSettling, sleep, startServer, stopServer } from './helpers.mjs';
 
 const openai = client();
 
@@ -101,13 +101,7 @@ test('cancel ends a running background stream and frees its request', async () =
     const last = events.at(-1);
     assert.equal(last.response.status, 'cancelled');
     assert.ok(last.response.usage.output_tokens < 2000);
-    let running;
-    for (let i = 0; i < 40 && running !== '0'; i++) {
-      await sleep(50);
-      const metrics = await fetch(`http://127.0.0.1:${server.port}/metrics`).then((r) => r.text());
-      running = metrics.match(/^vllm:num_requests_running\{[^}]*\} (\S+)/m)[1];
-    }
-    assert.equal(running, '0');
+    assert.equal(await runningAfterSettling(server.port), 0);
     assert.equal((await own.responses.retrieve(last.response.id)).status, 'cancelled');
   } finally {
     await stopServer(server);
