@@ -190,14 +190,7 @@ void NibbleTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
       }
     }
   }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    for (int half = 0; half < kHalvesPerGroup; ++half) {
-      _mm256_storeu_ps(
-          y + (first_x_row + r) * w.rows + group * kNibbleRowsPerGroup + half * kRowsPerHalf,
-          acc[half][r]);
-    }
-  }
+  StoreTileSums<R>(acc, w.rows, group, first_x_row, y);
 }
 
 template <typename Codes>

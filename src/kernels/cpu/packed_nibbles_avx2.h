@@ -126,5 +126,20 @@ class HalfDots {
   __m256i pairs_[R];
 };
 
+// Writes a tile's sums: acc[half][r] holds x row first_x_row + r's outputs for the 8 weight rows
+// group · 16 + half · 8 + [0, 8); y: [m, num_rows].
+template <int R>
+inline void StoreTileSums(const __m256 (&acc)[kHalvesPerGroup][R], int64_t num_rows, int64_t group,
+                          int64_t first_x_row, float* y) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    for (int half = 0; half < kHalvesPerGroup; ++half) {
+      _mm256_storeu_ps(
+          y + (first_x_row + r) * num_rows + group * kNibbleRowsPerGroup + half * kRowsPerHalf,
+          acc[half][r]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vllm::kernels
