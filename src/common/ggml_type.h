@@ -52,8 +52,9 @@ constexpr int kSuperBlockSize = 256;
 // kernel type table (kernels/type_traits.h) embeds each row by reference beside the code that
 // computes with the type. The facts live here, header-only and constexpr, because common is below
 // every room (it cannot see kernels); the kernel table has exactly one entry per row (its size is
-// this table's, and an entry finds its row by type), so a new type is a row here, an entry there,
-// and its kernels' own files.
+// this table's, and an entry finds its row by type), so a new type is a row here, its file in
+// kernels/types/ with a line in kernels/type_table.cc, and its kernels' own files
+// (kernels/type_traits.h lists them).
 struct GgmlTypeTraits {
   GgmlType type;
   const char* name;     // as llama.cpp prints it: "q4_K", "iq4_xs", "bf16"
@@ -65,6 +66,9 @@ struct GgmlTypeTraits {
   // What llama.cpp's quantizer writes instead where a row is not a multiple of block_size; none:
   // the type itself.
   std::optional<GgmlType> row_fallback = std::nullopt;
+  // A type of ours, not ggml's (a GGUF file of it would open in this build only): what a quant
+  // recipe answers when asked to write it. nullptr for ggml's types.
+  const char* not_in_gguf = nullptr;
 };
 
 // Block sizes and bytes as ggml defines them (ggml-common.h's block structs).
@@ -86,7 +90,8 @@ inline constexpr GgmlTypeTraits kSupportedTypes[] = {
     {GgmlType::kIQ4_XS, "iq4_xs", kSuperBlockSize, 136, 30, GgmlType::kIQ4_NL},
     {GgmlType::kMXFP4, "mxfp4", kQuantBlockSize, 17, 38},
     // No llama.cpp file type: 1024 is its LLAMA_FTYPE_GUESSED.
-    {GgmlType::kQ4_Z, "q4_z", kQuantBlockSize, 20, 1024},
+    {GgmlType::kQ4_Z, "q4_z", kQuantBlockSize, 20, 1024, std::nullopt,
+     "the load-time form of zero-point checkpoints, not a GGUF type: write q4_1 or q4_0"},
 };
 inline constexpr size_t kNumSupportedTypes = std::size(kSupportedTypes);
 

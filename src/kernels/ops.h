@@ -103,7 +103,7 @@ void DequantizeRow(GgmlType type, const void* row, int64_t n, float* out);
 
 // Writes `n` f32 values as one row of any supported `type` (n a multiple of the block size);
 // `out` receives RowBytes(type, n) bytes. The quantizers follow ggml's reference algorithms
-// (kernels/quantizers.h); float types round to nearest.
+// (kernels/types/); float types round to nearest.
 void QuantizeRow(GgmlType type, const float* x, int64_t n, void* out);
 
 // out[i] = x[i] / sqrt(mean(x²) + eps) * weight[i], over `n` values per row, `m` rows.

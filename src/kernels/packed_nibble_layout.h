@@ -1,5 +1,5 @@
-// Internal: the packed layouts of Q2_K / Q3_K / Q4_K / Q5_K / Q6_K (pack_kquants.cc) and Q4_0 /
-// Q4_1 / Q4_Z / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (pack_iq4.cc) for their AVX-512 VNNI kernels
+// Internal: the packed layouts of Q2_K / Q3_K / Q4_K / Q5_K / Q6_K and Q4_0 / Q4_1 / Q4_Z / Q5_0 /
+// Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (each packed by its file in types/) for their AVX-512 VNNI kernels
 // (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_iq4_avx512.cc) and their AVX2 kernels
 // (cpu/linear_packed_kquants_avx2.cc, cpu/linear_packed_iq4_avx2.cc: a group as two halves of 8
 // rows), shared by the packers, the kernels and the type table's entries (NibbleForm, GridForm).
@@ -183,23 +183,9 @@ struct PackedMxfp4Record {
   uint8_t nibbles[kNibbleChunkBytes];
 };
 
-// Stores W row 16 g + lane's block (at `block`, of the type the record packs) into lane `lane` of
-// record (g, block index); one overload per record (pack_kquants.cc, pack_iq4.cc).
-void PutLane(const uint8_t* block, int64_t lane, PackedQ2_KRecord& record);
-void PutLane(const uint8_t* block, int64_t lane, PackedQ3_KRecord& record);
-void PutLane(const uint8_t* block, int64_t lane, PackedQ4_KRecord& record);
-void PutLane(const uint8_t* block, int64_t lane, PackedQ5_KRecord& record);
-void PutLane(const uint8_t* block, int64_t lane, PackedQ6_KRecord& record);
-void PutLane(const uint8_t* block, int64_t lane, PackedIq4XsRecord& record);
-void PutLane(const uint8_t* block, int64_t lane, PackedIq4NlRecord& record);  // IQ4_NL, Q4_0
-void PutLane(const uint8_t* block, int64_t lane, PackedQ4_1Record& record);
-void PutLane(const uint8_t* block, int64_t lane, PackedQ4_ZRecord& record);
-void PutLane(const uint8_t* block, int64_t lane, PackedQ5_0Record& record);
-void PutLane(const uint8_t* block, int64_t lane, PackedQ5_1Record& record);
-void PutLane(const uint8_t* block, int64_t lane, PackedMxfp4Record& record);
-
-// Fills the records of a packed weight: PutLane stores W row 16 g + lane's block b into lane `lane`
-// of record (g, b).
+// Fills the records of a packed weight: PutLane(block, lane, record), one overload per record
+// defined by the type's file in types/ before it names NibbleForm<Record> (found by
+// argument-dependent lookup), stores W row 16 g + lane's block b into lane `lane` of record (g, b).
 template <typename Record>
 void PackRecords(const WeightView& w, uint8_t* out) {
   auto* records = reinterpret_cast<Record*>(out);

@@ -1,5 +1,4 @@
-// Row conversions between f32 and the float types, the Q8_0 / Q4_0 reference quantizers, and the
-// per-call activation preparation.
+// The per-call activation preparation, and the BF16 row conversions it shares with the BF16 type.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,78 +9,21 @@
 #include "kernels/row_conversions.h"
 
 namespace vllm::kernels {
-namespace {
 
-// ggml's quantize_row_q8_0_ref: d = max|x| / 127, q = round(x / d) (ties to even here).
-void QuantizeBlockQ8_0(const float* x, BlockQ8_0* block) {
-  float amax = 0.0f;
-  for (int i = 0; i < kQuantBlockSize; ++i) amax = std::max(amax, std::fabs(x[i]));
-  const float d = amax / 127.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  block->d = Fp32ToFp16(d);
-  for (int i = 0; i < kQuantBlockSize; ++i) {
-    block->qs[i] = static_cast<int8_t>(internal::RoundToInt(x[i] * id));
-  }
-}
-
-// ggml's quantize_row_q4_0_ref: d = (value of max |x|) / -8, q = min(15, (int)(x / d + 8.5)).
-void QuantizeBlockQ4_0(const float* x, BlockQ4_0* block) {
-  float amax = 0.0f;
-  float max = 0.0f;
-  for (int i = 0; i < kQuantBlockSize; ++i) {
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-  }
-  const float d = max / -8.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  block->d = Fp32ToFp16(d);
-  for (int j = 0; j < kQuantBlockSize / 2; ++j) {
-    auto quantize = [id](float v) {
-      return static_cast<uint8_t>(
-          std::min(15, static_cast<int>(static_cast<int8_t>(v * id + 8.5f))));
-    };
-    block->qs[j] = quantize(x[j]) | static_cast<uint8_t>(quantize(x[j + 16]) << 4);
-  }
-}
-
-}  // namespace
-
-void QuantizeRowF32(const float* x, int64_t n, void* out) {
-  std::copy(x, x + n, static_cast<float*>(out));
-}
-void QuantizeRowF16(const float* x, int64_t n, void* out) {
-  auto* halves = static_cast<uint16_t*>(out);
-  for (int64_t i = 0; i < n; ++i) halves[i] = Fp32ToFp16(x[i]);
-}
 void QuantizeRowBf16(const float* x, int64_t n, void* out) {
   auto* halves = static_cast<uint16_t*>(out);
   for (int64_t i = 0; i < n; ++i) halves[i] = Fp32ToBf16(x[i]);
-}
-void DequantizeRowF32(const void* row, int64_t n, float* out) {
-  std::copy_n(static_cast<const float*>(row), n, out);
-}
-void DequantizeRowF16(const void* row, int64_t n, float* out) {
-  const auto* halves = static_cast<const uint16_t*>(row);
-  for (int64_t i = 0; i < n; ++i) out[i] = Fp16ToFp32(halves[i]);
 }
 void DequantizeRowBf16(const void* row, int64_t n, float* out) {
   const auto* halves = static_cast<const uint16_t*>(row);
   for (int64_t i = 0; i < n; ++i) out[i] = Bf16ToFp32(halves[i]);
 }
 
-void QuantizeRowQ8_0(const float* x, int64_t n, void* out) {
-  auto* blocks = static_cast<BlockQ8_0*>(out);
-  for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
-    QuantizeBlockQ8_0(x + b * kQuantBlockSize, &blocks[b]);
-  }
-}
-
 // Activations, as ggml's x86 quantize_row_q8_0 quantizes them at run time (so that a Q8_0 product
-// sees llama.cpp's activation quants): d = max|x| / 127 as above, q = round(x · (127 / max|x|)),
-// ties to even; kQ8K takes max|x| over each 256 values (ggml's quantize_row_q8_K) and keeps d in
-// f32. scales: [n / 32] the f32 d each block's dot products use.
+// sees llama.cpp's activation quants): d = max|x| / 127 as Q8_0's reference quantizer
+// (types/q8_0.cc), q = round(x · (127 / max|x|)), ties to even; kQ8K takes max|x| over each 256
+// values (ggml's quantize_row_q8_K) and keeps d in f32. scales: [n / 32] the f32 d each block's dot
+// products use.
 static void QuantizeActivationRow(ActivationFormat format, const float* x, int64_t n,
                                   BlockQ8_0* blocks, float* scales) {
   const int64_t blocks_per_scale = Q8BlocksPerScale(format);
@@ -101,13 +43,6 @@ static void QuantizeActivationRow(ActivationFormat format, const float* x, int64
             static_cast<int8_t>(internal::RoundToInt(x[b * kQuantBlockSize + i] * multiplier));
       }
     }
-  }
-}
-
-void QuantizeRowQ4_0(const float* x, int64_t n, void* out) {
-  auto* blocks = static_cast<BlockQ4_0*>(out);
-  for (int64_t b = 0; b < n / kQuantBlockSize; ++b) {
-    QuantizeBlockQ4_0(x + b * kQuantBlockSize, &blocks[b]);
   }
 }
 

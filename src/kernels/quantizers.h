@@ -1,5 +1,6 @@
-// Reference quantizers: one row of f32 values to GGUF blocks (quant_blocks.h), with the algorithms
-// of ggml's reference quantizers (no importance matrix), so the bytes match what llama.cpp writes.
+// Helpers of the reference quantizers (each type's in its file in types/; the K-quants' searches
+// in types/k_quants.h), which follow ggml's reference algorithms (no importance matrix) so the
+// bytes match what llama.cpp writes.
 #pragma once
 
 #include <cmath>
@@ -8,21 +9,6 @@
 #include "common/half.h"
 
 namespace vllm::kernels {
-
-// Each writes one row of n f32 values (n a multiple of the type's block size: 32, or 256 for
-// the K-quants and IQ4_XS) as n / block_size blocks at `out`.
-void QuantizeRowQ4_1(const float* x, int64_t n, void* out);
-void QuantizeRowQ4_Z(const float* x, int64_t n, void* out);  // not a ggml type: no ggml bytes
-void QuantizeRowQ5_0(const float* x, int64_t n, void* out);
-void QuantizeRowQ5_1(const float* x, int64_t n, void* out);
-void QuantizeRowQ2_K(const float* x, int64_t n, void* out);
-void QuantizeRowQ3_K(const float* x, int64_t n, void* out);
-void QuantizeRowQ4_K(const float* x, int64_t n, void* out);
-void QuantizeRowQ5_K(const float* x, int64_t n, void* out);
-void QuantizeRowQ6_K(const float* x, int64_t n, void* out);
-void QuantizeRowIq4Nl(const float* x, int64_t n, void* out);
-void QuantizeRowIq4Xs(const float* x, int64_t n, void* out);
-void QuantizeRowMxfp4(const float* x, int64_t n, void* out);
 
 namespace internal {
 
@@ -38,7 +24,7 @@ inline float LargestMagnitude(const float* x, int n) {
   return largest;
 }
 
-// The IQ4_NL grid search (quantize_legacy.cc), shared with IQ4_XS (quantize_kquants.cc).
+// The IQ4_NL grid search (types/iq4_nl.cc), shared with IQ4_XS (types/iq4_xs.cc).
 
 // The scale d of 32 values on the kIq4NlValues grid (x ≈ d * grid value) that minimises the
 // x²-weighted squared error over a range of candidates; 0 for a (near-)zero block.

@@ -1,5 +1,3 @@
-#include "kernels/quantizers.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,11 +17,8 @@
 namespace vllm::kernels {
 namespace {
 
-using Quantizer = void (*)(const float* x, int64_t n, void* out);
-
 struct QuantizerCase {
   GgmlType type;
-  Quantizer quantize;
   // Bound on the relative RMS round-trip error of 4096 normal(0, 1) values: about 20% above what
   // these quantizers (and ggml's, byte for byte the same) measure, given in the comments.
   double max_relative_rms_error;
@@ -37,45 +32,40 @@ const std::vector<QuantizerCase>& Cases() {
   static const auto* const cases = new std::vector<QuantizerCase>{
       // 4 bits per value with min/max scales: 0.077.
       {GgmlType::kQ4_1,
-       QuantizeRowQ4_1,
        0.093,
        {offsetof(BlockQ4_1, d), offsetof(BlockQ4_1, m)},
        0x20c1d35b527c0723u},
       // 4 bits with an integer zero point per 32 (the range widened to hold 0): 0.081.
-      {GgmlType::kQ4_Z, QuantizeRowQ4_Z, 0.097, {offsetof(BlockQ4_Z, d)}, std::nullopt},
+      {GgmlType::kQ4_Z, 0.097, {offsetof(BlockQ4_Z, d)}, std::nullopt},
       // 5 bits: half Q4's step. Symmetric 0.042, with min 0.037.
-      {GgmlType::kQ5_0, QuantizeRowQ5_0, 0.050, {offsetof(BlockQ5_0, d)}, 0xff6ed13e43df0fbeu},
+      {GgmlType::kQ5_0, 0.050, {offsetof(BlockQ5_0, d)}, 0xff6ed13e43df0fbeu},
       {GgmlType::kQ5_1,
-       QuantizeRowQ5_1,
        0.045,
        {offsetof(BlockQ5_1, d), offsetof(BlockQ5_1, m)},
        0xf23f278c137d6357u},
       // 2 bits with 4-bit scales and mins per 16: 0.292.
       {GgmlType::kQ2_K,
-       QuantizeRowQ2_K,
        0.35,
        {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)},
        0x7f9caef36f301ae9u},
       // 3 bits with 6-bit scales per 16: 0.150.
-      {GgmlType::kQ3_K, QuantizeRowQ3_K, 0.18, {offsetof(BlockQ3_K, d)}, 0xb241a79803f3a585u},
+      {GgmlType::kQ3_K, 0.18, {offsetof(BlockQ3_K, d)}, 0xb241a79803f3a585u},
       // 4 and 5 bits with 6-bit scales and mins per 32: 0.071 and 0.036.
       {GgmlType::kQ4_K,
-       QuantizeRowQ4_K,
        0.085,
        {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)},
        0x4f647087d9805c3cu},
       {GgmlType::kQ5_K,
-       QuantizeRowQ5_K,
        0.043,
        {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)},
        0x23867cf8af5be14bu},
       // 6 bits with int8 scales per 16: 0.018.
-      {GgmlType::kQ6_K, QuantizeRowQ6_K, 0.021, {offsetof(BlockQ6_K, d)}, 0xac398c1467f9aba5u},
+      {GgmlType::kQ6_K, 0.021, {offsetof(BlockQ6_K, d)}, 0xac398c1467f9aba5u},
       // 4-bit non-linear grid, fp16 / 6-bit scales per 32: 0.075 each.
-      {GgmlType::kIQ4_NL, QuantizeRowIq4Nl, 0.090, {offsetof(BlockIq4Nl, d)}, 0xbe03666a633acc93u},
-      {GgmlType::kIQ4_XS, QuantizeRowIq4Xs, 0.091, {offsetof(BlockIq4Xs, d)}, 0xa424990c972d82e4u},
+      {GgmlType::kIQ4_NL, 0.090, {offsetof(BlockIq4Nl, d)}, 0xbe03666a633acc93u},
+      {GgmlType::kIQ4_XS, 0.091, {offsetof(BlockIq4Xs, d)}, 0xa424990c972d82e4u},
       // E2M1 (1 mantissa bit) with a power-of-two scale per 32: 0.112.
-      {GgmlType::kMXFP4, QuantizeRowMxfp4, 0.135, {}, 0x5a3c89c8da5db8f4u},
+      {GgmlType::kMXFP4, 0.135, {}, 0x5a3c89c8da5db8f4u},
   };
   return *cases;
 }
@@ -103,9 +93,9 @@ uint64_t Fnv1a(const std::vector<uint8_t>& bytes) {
   return hash;
 }
 
-std::vector<uint8_t> Quantize(GgmlType type, Quantizer quantize, const std::vector<float>& x) {
+std::vector<uint8_t> Quantize(GgmlType type, const std::vector<float>& x) {
   std::vector<uint8_t> bytes(RowBytes(*GetSupportedTypeTraits(type), std::ssize(x)));
-  quantize(x.data(), std::ssize(x), bytes.data());
+  QuantizeRow(type, x.data(), std::ssize(x), bytes.data());
   return bytes;
 }
 
@@ -129,7 +119,7 @@ TEST(QuantizersTest, RoundTripErrorStaysWithinEachFormatsBound) {
   const std::vector<float> x = RandomNormalValues(n, 7);
   for (const QuantizerCase& c : Cases()) {
     SCOPED_TRACE(Name(c.type));
-    const std::vector<float> back = Dequantize(c.type, Quantize(c.type, c.quantize, x), n);
+    const std::vector<float> back = Dequantize(c.type, Quantize(c.type, x), n);
     double error = 0.0, norm = 0.0;
     for (int64_t i = 0; i < n; ++i) {
       error += (back[i] - x[i]) * (back[i] - x[i]);
@@ -143,7 +133,7 @@ TEST(QuantizersTest, BytesMatchGgmlsReferenceQuantizers) {
   const std::vector<float> x = LcgValues(1024);
   for (const QuantizerCase& c : Cases()) {
     if (!c.ggml_row_digest) continue;
-    EXPECT_EQ(Fnv1a(Quantize(c.type, c.quantize, x)), *c.ggml_row_digest) << Name(c.type);
+    EXPECT_EQ(Fnv1a(Quantize(c.type, x)), *c.ggml_row_digest) << Name(c.type);
   }
 }
 
@@ -153,7 +143,7 @@ TEST(QuantizersTest, Q4_ZKeepsZerosExact) {
   std::vector<float> x = RandomNormalValues(kSuperBlockSize, 31);
   for (int64_t i = 32; i < 64; ++i) x[i] = std::fabs(x[i]) + 0.5f;  // a block of 0 and up: z = 0
   for (int64_t i = 0; i < kSuperBlockSize; i += 5) x[i] = 0.0f;
-  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ4_Z, QuantizeRowQ4_Z, x);
+  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ4_Z, x);
   const auto* blocks = reinterpret_cast<const BlockQ4_Z*>(bytes.data());
   for (int64_t b = 0; b < kSuperBlockSize / kQuantBlockSize; ++b) EXPECT_LE(blocks[b].z, 15);
   EXPECT_EQ(blocks[1].z, 0);
@@ -166,7 +156,7 @@ TEST(QuantizersTest, ZeroRowStaysZeroWithFiniteScales) {
   const std::vector<float> zeros(n, 0.0f);
   for (const QuantizerCase& c : Cases()) {
     SCOPED_TRACE(Name(c.type));
-    const std::vector<uint8_t> bytes = Quantize(c.type, c.quantize, zeros);
+    const std::vector<uint8_t> bytes = Quantize(c.type, zeros);
     for (size_t block = 0; block < bytes.size(); block += BlockBytes(c.type)) {
       for (size_t offset : c.fp16_scale_offsets) {
         uint16_t half;
@@ -194,7 +184,7 @@ TEST(QuantizersTest, ExtremeMagnitudesDequantizeToFiniteValues) {
   x[600] = 6e4f;
   for (const QuantizerCase& c : Cases()) {
     SCOPED_TRACE(Name(c.type));
-    const std::vector<float> back = Dequantize(c.type, Quantize(c.type, c.quantize, x), n);
+    const std::vector<float> back = Dequantize(c.type, Quantize(c.type, x), n);
     for (int64_t i = 0; i < n; ++i) {
       ASSERT_TRUE(std::isfinite(back[i])) << "element " << i;
       if (i / kSuperBlockSize == 1) {
@@ -210,7 +200,7 @@ constexpr int64_t kStructureValues = 2 * kSuperBlockSize;
 
 TEST(QuantizersTest, Q2_KScalesAndMinsUseTheFull4Bits) {
   const std::vector<float> x = RandomNormalValues(kStructureValues, 21);
-  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ2_K, QuantizeRowQ2_K, x);
+  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ2_K, x);
   const auto* blocks = reinterpret_cast<const BlockQ2_K*>(bytes.data());
   std::vector<float> expected(kStructureValues);
   for (int64_t b = 0; b < kStructureValues / kSuperBlockSize; ++b) {
@@ -236,7 +226,7 @@ TEST(QuantizersTest, Q2_KScalesAndMinsUseTheFull4Bits) {
 
 TEST(QuantizersTest, Q3_KLargestScaleMapsToMinus32) {
   const std::vector<float> x = RandomNormalValues(kStructureValues, 22);
-  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ3_K, QuantizeRowQ3_K, x);
+  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ3_K, x);
   const auto* blocks = reinterpret_cast<const BlockQ3_K*>(bytes.data());
   std::vector<float> expected(kStructureValues);
   for (int64_t b = 0; b < kStructureValues / kSuperBlockSize; ++b) {
@@ -271,7 +261,7 @@ void ExpectFull6BitScalesAndMins(const uint8_t* packed, uint8_t* scales, uint8_t
 
 TEST(QuantizersTest, Q4_KScalesAndMinsFit6Bits) {
   const std::vector<float> x = RandomNormalValues(kStructureValues, 23);
-  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ4_K, QuantizeRowQ4_K, x);
+  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ4_K, x);
   const auto* blocks = reinterpret_cast<const BlockQ4_K*>(bytes.data());
   std::vector<float> expected(kStructureValues);
   for (int64_t b = 0; b < kStructureValues / kSuperBlockSize; ++b) {
@@ -290,7 +280,7 @@ TEST(QuantizersTest, Q4_KScalesAndMinsFit6Bits) {
 
 TEST(QuantizersTest, Q5_KScalesAndMinsFit6Bits) {
   const std::vector<float> x = RandomNormalValues(kStructureValues, 24);
-  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ5_K, QuantizeRowQ5_K, x);
+  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ5_K, x);
   const auto* blocks = reinterpret_cast<const BlockQ5_K*>(bytes.data());
   std::vector<float> expected(kStructureValues);
   for (int64_t b = 0; b < kStructureValues / kSuperBlockSize; ++b) {
@@ -311,7 +301,7 @@ TEST(QuantizersTest, Q5_KScalesAndMinsFit6Bits) {
 
 TEST(QuantizersTest, Q6_KLargestScaleMapsToMinus128) {
   const std::vector<float> x = RandomNormalValues(kStructureValues, 25);
-  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ6_K, QuantizeRowQ6_K, x);
+  const std::vector<uint8_t> bytes = Quantize(GgmlType::kQ6_K, x);
   const auto* blocks = reinterpret_cast<const BlockQ6_K*>(bytes.data());
   std::vector<float> expected(kStructureValues);
   for (int64_t b = 0; b < kStructureValues / kSuperBlockSize; ++b) {
@@ -332,7 +322,7 @@ TEST(QuantizersTest, Q6_KLargestScaleMapsToMinus128) {
 
 TEST(QuantizersTest, Iq4XsLargestScaleMapsToMinus32) {
   const std::vector<float> x = RandomNormalValues(kStructureValues, 26);
-  const std::vector<uint8_t> bytes = Quantize(GgmlType::kIQ4_XS, QuantizeRowIq4Xs, x);
+  const std::vector<uint8_t> bytes = Quantize(GgmlType::kIQ4_XS, x);
   const auto* blocks = reinterpret_cast<const BlockIq4Xs*>(bytes.data());
   std::vector<float> expected(kStructureValues);
   for (int64_t b = 0; b < kStructureValues / kSuperBlockSize; ++b) {

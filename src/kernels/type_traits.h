@@ -2,8 +2,19 @@
 // its facts (by reference: its row of common/ggml_type.h's kSupportedTypes, which the rooms below
 // kernels read too) and says how its blocks convert to and from f32, what its dot products consume,
 // how it is repacked at load and which functions compute with it on each ISA. Linear, the model
-// loader, the embedding lookup and the model writer all go through this table; adding a type means
-// its row in kSupportedTypes, its entry in type_table.cc and its kernels' own files, nothing else.
+// loader, the embedding lookup and the model writer all go through this table.
+//
+// Adding a type touches three files plus its kernels' own files and its tests:
+//   1. common/ggml_type.h: its GgmlType value and its kSupportedTypes row (name, block size and
+//      bytes, llama.cpp file type, row fallback, not_in_gguf for a type of ours);
+//   2. kernels/types/<type>.cc, new (built by a glob): its decoder, reference quantizer, packer
+//      (PutLane for its packed record) and `TypeTraits <Type>Entry()` from type_entry.h's builders,
+//      with the code its family shares in a family header (types/nibble_blocks.h, k_quants.h);
+//   3. kernels/type_table.cc: <Type>Entry's declaration and its place in the list.
+// Its kernels' own files: where it has SIMD kernels of its own, their cpu/ file(s), the CMake line
+// that gives them their ISA flags, and their declarations and packed record (packed_nibble_layout.h
+// or the kernels' own header). Its block struct goes in quant_blocks.h only where another room
+// writes its blocks (a checkpoint converter); otherwise it stays in its types/ file.
 #pragma once
 
 #include <cstdint>

@@ -61,11 +61,9 @@ Expected<QuantRecipe> QuantRecipe::Parse(const std::string& name) {
     return Error{"unknown type '" + name + "' (" + SupportedTypeNames() + ", or the mixes " +
                  mix_names + ")"};
   }
-  if (*type == GgmlType::kQ4_Z) {  // a file of it would open in this build only
-    return Error{"type '" + name + "' is the load-time form of zero-point checkpoints, not a "
-                 "GGUF type: write q4_1 or q4_0"};
-  }
-  return QuantRecipe(lower, *type, Mix::kNone, FindSupportedType(*type)->file_type);
+  const GgmlTypeTraits& row = *FindSupportedType(*type);
+  if (row.not_in_gguf != nullptr) return Error{"type '" + name + "' is " + row.not_in_gguf};
+  return QuantRecipe(lower, *type, Mix::kNone, row.file_type);
 }
 
 GgmlType QuantRecipe::TypeFor(const std::string& tensor_name, int64_t num_layers,

@@ -64,6 +64,21 @@ TEST(QuantRecipeTest, Q4_ZIsNoFileType) {
   EXPECT_NE(recipe.error().find("not a GGUF type"), std::string::npos) << recipe.error();
 }
 
+// Whether a type may be written is its row's fact (not_in_gguf), not a case in the recipe.
+TEST(QuantRecipeTest, EveryRowParsesUnlessItIsNotInGguf) {
+  for (const GgmlTypeTraits& row : kSupportedTypes) {
+    auto recipe = QuantRecipe::Parse(row.name);
+    if (row.not_in_gguf != nullptr) {
+      ASSERT_FALSE(recipe.ok()) << row.name;
+      EXPECT_NE(recipe.error().find(row.not_in_gguf), std::string::npos) << recipe.error();
+    } else {
+      ASSERT_TRUE(recipe.ok()) << row.name;
+      EXPECT_EQ(recipe->base_type(), row.type) << row.name;
+      EXPECT_EQ(recipe->file_type(), row.file_type) << row.name;
+    }
+  }
+}
+
 TEST(QuantRecipeTest, SingleTypesTakeTheirFileTypeAndFallbackFromTheirRow) {
   const std::pair<const char*, uint32_t> file_types[] = {
       {"f32", 0},    {"f16", 1},     {"q4_0", 2},    {"q4_1", 3},      {"q8_0", 7},
