@@ -1,18 +1,20 @@
-// Internal to the SIMD activation translation units (activations_avx2.cc, activations_avx512.cc):
-// SiLU · up, GELU(tanh) · up and GELU(erf) written once over a vector width. The gated two are
-// x · sigmoid(k(x)):
+// Internal to the SIMD activation translation units (activations_avx2.cc, activations_avx512.cc,
+// activations_neon.cc): SiLU · up, GELU(tanh) · up and GELU(erf) written once over a vector width.
+// The gated two are x · sigmoid(k(x)):
 //   silu(x) = x / (1 + e^-x),   gelu_tanh(x) = 0.5 x (1 + tanh(y)) = x / (1 + e^-2y),
 //   y = sqrt(2/π) (x + 0.044715 x³),
 // GELU(erf) takes erfc from exp_polynomial.h's constants, e^t from its ExpLanes. Each ISA supplies
-// `Lanes`: ExpLanes' vocabulary, and its width kWidth, Zero, Sub, Div, Abs, WhereNegative(x, a, b)
-// (b in x's negative lanes, else a), Load / Store of kWidth values and LoadPart / StorePart of the
-// last n < kWidth (the lanes past n read as 0).
-// Everything here has internal linkage, so each ISA-flagged translation unit keeps its own copy.
+// `Lanes` (lanes_avx2.h, lanes_neon.h, exp_avx512.h): ExpLanes' vocabulary, and its width kWidth,
+// Zero, Sub, Div, Abs, WhereNegative(x, a, b) (b in x's negative lanes, else a), Load / Store of
+// kWidth values and LoadPart / StorePart of the last n < kWidth (the lanes past n read as 0;
+// lanes.h's PaddedTail where the ISA has no masked loads). Everything here has internal linkage,
+// so each ISA-flagged translation unit keeps its own copy.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/cpu/exp_polynomial.h"
+#include "kernels/cpu/lanes.h"
 
 namespace vllm::kernels {
 namespace {

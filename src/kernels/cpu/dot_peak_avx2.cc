@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/dot_peak_kernels.h"
+#include "kernels/cpu/lanes_avx2.h"
 
 namespace vllm::kernels {
 namespace {
@@ -48,17 +49,6 @@ float Int8DotLoopAvx2(int64_t iterations) {
   return Fold(chains);
 }
 
-float F32FmaLoopAvx2(int64_t iterations) {
-  __m256 acc[kDotPeakChains];
-#pragma GCC unroll 12
-  for (int c = 0; c < kDotPeakChains; ++c) acc[c] = _mm256_set1_ps(static_cast<float>(c));
-  const __m256 a = _mm256_set1_ps(0.999f);
-  const __m256 b = _mm256_set1_ps(0.001f);
-  for (int64_t i = 0; i < iterations; ++i) {
-#pragma GCC unroll 12
-    for (int c = 0; c < kDotPeakChains; ++c) acc[c] = _mm256_fmadd_ps(acc[c], a, b);
-  }
-  return Fold(acc);
-}
+float F32FmaLoopAvx2(int64_t iterations) { return FmaChainsLoop<Avx2Lanes>(iterations, Fold); }
 
 }  // namespace vllm::kernels

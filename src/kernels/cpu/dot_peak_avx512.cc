@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/dot_peak_kernels.h"
+#include "kernels/cpu/exp_avx512.h"
 
 namespace vllm::kernels {
 namespace {
@@ -41,16 +42,6 @@ float Bf16DotLoopAvx512(int64_t iterations) {
   return Fold(acc);
 }
 
-float F32FmaLoopAvx512(int64_t iterations) {
-  __m512 acc[kDotPeakChains];
-  for (int c = 0; c < kDotPeakChains; ++c) acc[c] = _mm512_set1_ps(static_cast<float>(c));
-  const __m512 a = _mm512_set1_ps(0.999f);
-  const __m512 b = _mm512_set1_ps(0.001f);
-  for (int64_t i = 0; i < iterations; ++i) {
-#pragma GCC unroll 12
-    for (int c = 0; c < kDotPeakChains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
-  }
-  return Fold(acc);
-}
+float F32FmaLoopAvx512(int64_t iterations) { return FmaChainsLoop<Avx512Lanes>(iterations, Fold); }
 
 }  // namespace vllm::kernels

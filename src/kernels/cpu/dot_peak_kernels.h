@@ -28,4 +28,25 @@ VLLM_X86_KERNEL float Bf16TileLoopAmx(int64_t iterations);
 VLLM_X86_KERNEL float Int8DotLoopAvx2(int64_t iterations);
 VLLM_X86_KERNEL float F32FmaLoopAvx2(int64_t iterations);
 
+namespace {
+
+// The f32 FMA loop on an ISA's Lanes (lanes.h): chain c starts at c and becomes chain · 0.999 +
+// 0.001 each round; fold(chains) sums them. Instantiated in each ISA's translation unit.
+template <typename Lanes, typename Fold>
+inline float FmaChainsLoop(int64_t iterations, const Fold& fold) {
+  using Vec = typename Lanes::Vec;
+  Vec acc[kDotPeakChains];
+#pragma GCC unroll 12
+  for (int c = 0; c < kDotPeakChains; ++c) acc[c] = Lanes::Set1(static_cast<float>(c));
+  const Vec a = Lanes::Set1(0.999f);
+  const Vec b = Lanes::Set1(0.001f);
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 12
+    for (int c = 0; c < kDotPeakChains; ++c) acc[c] = Lanes::Fmadd(acc[c], a, b);
+  }
+  return fold(acc);
+}
+
+}  // namespace
+
 }  // namespace vllm::kernels

@@ -1,6 +1,7 @@
 // Internal to the AVX-512 translation units (activations_avx512.cc, dense_attention_avx512.cc,
-// attention_amx.cc, attention_bf16_dots_avx512.cc): the 16-lane vocabulary of the code written once
-// over a vector width (exp_polynomial.h, activations_lanes.h), and e^t on it. Include it only where
+// attention_amx.cc, attention_bf16_dots_avx512.cc, dot_peak_avx512.cc): the 16-lane vocabulary of
+// the code written once over a vector width (exp_polynomial.h, lanes.h, activations_lanes.h), and
+// e^t on it. Include it only where
 // AVX-512 is enabled; everything here has internal linkage, so each translation unit keeps its own
 // copy, compiled for its own flags.
 #pragma once

@@ -1,5 +1,5 @@
-// Internal: the vectorized e^t written once over a vector width (ExpLanes, for exp_avx512.h and
-// activations_avx2.cc) with its constants, and the constants of the AMX softmax's 2^f
+// Internal: the vectorized e^t written once over a vector width (ExpLanes, for exp_avx512.h,
+// lanes_avx2.h and lanes_neon.h) with its constants, and the constants of the AMX softmax's 2^f
 // (attention_amx.cc).
 // t = n ln2 + r with n = round(t log2 e) and r = t - n ln2 in two parts (Cody and Waite), so
 // |r| <= ln2 / 2; e^r = 1 + r + r² p(r) with the degree-5 minimax polynomial p of the Cephes
@@ -24,8 +24,9 @@ constexpr float kExpClampLowNormal = -87.0f;
 
 // e^t per lane: t = n ln2 + r, e^r by the polynomial, times 2^n by Lanes::Scale2n. t is clamped
 // first to [Lanes::kExpClampLow, Lanes::kExpClampHigh] so that n stays finite; NaN passes through.
-// Lanes (exp_avx512.h's Avx512Lanes, activations_avx2.cc's Avx2Lanes) supplies Vec, Set1, Min,
-// Max, Add, Mul, Fmadd (a b + c), Fnmadd (c − a b), Round (to nearest) and Scale2n.
+// Lanes (exp_avx512.h's Avx512Lanes, lanes_avx2.h's Avx2Lanes, lanes_neon.h's NeonLanes) supplies
+// Vec, Set1, Min, Max, Add, Mul, Fmadd (a b + c), Fnmadd (c − a b), Round (to nearest) and
+// Scale2n.
 template <typename Lanes>
 inline typename Lanes::Vec ExpLanes(typename Lanes::Vec t) {
   using Vec = typename Lanes::Vec;

@@ -7,7 +7,8 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/decoded_rows.h"
+#include "kernels/cpu/decoded_rows_avx2.h"
+#include "kernels/cpu/lanes_avx2.h"
 #include "kernels/cpu/linear_rows.h"
 #include "kernels/linear_internal.h"
 
@@ -90,16 +91,6 @@ void DotFloat(const Weight* w, const float* x_rows, int64_t cols, LoadFn load, S
   }
 }
 
-// The tiled loop over a W row dot function `dot<R>(row bytes, x, first x row, out)`.
-template <typename Dot>
-void Rows(const WeightView& w, const PreparedActivations& x, int64_t row_begin, int64_t row_end,
-          float* y, const Dot& dot) {
-  LinearRowsTiled<kXRowsPerPass, 1>(
-      w, x, row_begin, row_end, y, [&]<int R>(int64_t j, int64_t i, float* out) {
-        dot.template operator()<R>(w.data + j * w.row_bytes, x, i, out);
-      });
-}
-
 float Bf16BitsToFloat(uint16_t v) {
   return _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(v << 16)));
 }
@@ -108,74 +99,67 @@ float Bf16BitsToFloat(uint16_t v) {
 
 void LinearRowsF32Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                        int64_t row_end, float* y) {
-  Rows(w, x, row_begin, row_end, y,
-       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-         DotFloat<R>(
-             reinterpret_cast<const float*>(row), xs.f32 + i * xs.cols, xs.cols, Load8,
-             [](float v) { return v; }, out);
-       });
+  LinearRowBytesTiled<kXRowsPerPass, 1>(
+      w, x, row_begin, row_end, y,
+      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+        DotFloat<R>(
+            reinterpret_cast<const float*>(row), xs.f32 + i * xs.cols, xs.cols, Load8,
+            [](float v) { return v; }, out);
+      });
 }
 
 void LinearRowsF16Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                        int64_t row_end, float* y) {
-  Rows(w, x, row_begin, row_end, y,
-       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-         DotFloat<R>(
-             reinterpret_cast<const uint16_t*>(row), xs.f32 + i * xs.cols, xs.cols, LoadF16x8,
-             [](uint16_t v) { return _cvtsh_ss(v); }, out);
-       });
+  LinearRowBytesTiled<kXRowsPerPass, 1>(
+      w, x, row_begin, row_end, y,
+      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+        DotFloat<R>(
+            reinterpret_cast<const uint16_t*>(row), xs.f32 + i * xs.cols, xs.cols, LoadF16x8,
+            [](uint16_t v) { return _cvtsh_ss(v); }, out);
+      });
 }
 
 void LinearRowsBf16Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                         int64_t row_end, float* y) {
-  Rows(w, x, row_begin, row_end, y,
-       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-         DotFloat<R>(reinterpret_cast<const uint16_t*>(row), xs.bf16_as_f32.data() + i * xs.cols,
-                     xs.cols, LoadBf16x8, Bf16BitsToFloat, out);
-       });
+  LinearRowBytesTiled<kXRowsPerPass, 1>(
+      w, x, row_begin, row_end, y,
+      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+        DotFloat<R>(reinterpret_cast<const uint16_t*>(row), xs.bf16_as_f32.data() + i * xs.cols,
+                    xs.cols, LoadBf16x8, Bf16BitsToFloat, out);
+      });
 }
 
 void LinearRowsQ8_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                         int64_t row_end, float* y) {
-  Rows(w, x, row_begin, row_end, y,
-       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-         DotQuantized<R>(reinterpret_cast<const BlockQ8_0*>(row), xs, i, out);
-       });
+  LinearRowBytesTiled<kXRowsPerPass, 1>(
+      w, x, row_begin, row_end, y,
+      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+        DotQuantized<R>(reinterpret_cast<const BlockQ8_0*>(row), xs, i, out);
+      });
 }
 
 void LinearRowsQ4_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                         int64_t row_end, float* y) {
-  Rows(w, x, row_begin, row_end, y,
-       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-         DotQuantized<R>(reinterpret_cast<const BlockQ4_0*>(row), xs, i, out);
-       });
+  LinearRowBytesTiled<kXRowsPerPass, 1>(
+      w, x, row_begin, row_end, y,
+      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+        DotQuantized<R>(reinterpret_cast<const BlockQ4_0*>(row), xs, i, out);
+      });
 }
 
 void LinearRowsDecodedAvx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                            int64_t row_end, float* y) {
   const __m256i ones = _mm256_set1_epi16(1);
-  DecodedRows(w, x, row_begin, row_end, y, [ones](__m256i w_abs, __m256i wq, __m256i xq) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(xq, wq)), ones);
-  });
+  DecodedRows<DecodedChunk256>(
+      w, x, row_begin, row_end, y, [ones](__m256i w_abs, __m256i wq, __m256i xq) {
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(xq, wq)), ones);
+      });
 }
 
-float DotF32Avx2(const float* a, const float* b, int64_t n) {
-  __m256 acc = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
-  float sum = SumLanes256(acc);
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
-}
+float DotF32Avx2(const float* a, const float* b, int64_t n) { return DotLanes<Avx2Lanes>(a, b, n); }
 
 void AxpyF32Avx2(float alpha, const float* x, int64_t n, float* y) {
-  const __m256 scale = _mm256_set1_ps(alpha);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(scale, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-  }
-  for (; i < n; ++i) y[i] += alpha * x[i];
+  AxpyLanes<Avx2Lanes>(alpha, x, n, y);
 }
 
 }  // namespace vllm::kernels

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/decoded_rows.h"
+#include "kernels/cpu/decoded_rows_avx2.h"
 #include "kernels/cpu/linear_rows.h"
 #include "kernels/linear_internal.h"
 
@@ -119,47 +119,41 @@ void DotBf16(const uint16_t* w, const PreparedActivations& x, int64_t first_x_ro
   for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(SumChains(acc[r]));
 }
 
-// The tiled loop over a W row dot function `dot<R>(row bytes, x, first x row, out)`.
-template <typename Dot>
-void Rows(const WeightView& w, const PreparedActivations& x, int64_t row_begin, int64_t row_end,
-          float* y, const Dot& dot) {
-  LinearRowsTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
-      w, x, row_begin, row_end, y, [&]<int R>(int64_t j, int64_t i, float* out) {
-        dot.template operator()<R>(w.data + j * w.row_bytes, x, i, out);
-      });
-}
-
 }  // namespace
 
 void LinearRowsF32Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                          int64_t row_end, float* y) {
-  Rows(w, x, row_begin, row_end, y,
-       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-         DotF32<R>(reinterpret_cast<const float*>(row), xs, i, out);
-       });
+  LinearRowBytesTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
+      w, x, row_begin, row_end, y,
+      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+        DotF32<R>(reinterpret_cast<const float*>(row), xs, i, out);
+      });
 }
 
 void LinearRowsF16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                          int64_t row_end, float* y) {
-  Rows(w, x, row_begin, row_end, y,
-       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-         DotF16<R>(reinterpret_cast<const uint16_t*>(row), xs, i, out);
-       });
+  LinearRowBytesTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
+      w, x, row_begin, row_end, y,
+      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+        DotF16<R>(reinterpret_cast<const uint16_t*>(row), xs, i, out);
+      });
 }
 
 void LinearRowsBf16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                           int64_t row_end, float* y) {
-  Rows(w, x, row_begin, row_end, y,
-       []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-         DotBf16<R>(reinterpret_cast<const uint16_t*>(row), xs, i, out);
-       });
+  LinearRowBytesTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
+      w, x, row_begin, row_end, y,
+      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+        DotBf16<R>(reinterpret_cast<const uint16_t*>(row), xs, i, out);
+      });
 }
 
 void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                              int64_t row_end, float* y) {
-  DecodedRows(w, x, row_begin, row_end, y, [](__m256i w_abs, __m256i wq, __m256i xq) {
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w_abs, _mm256_sign_epi8(xq, wq));
-  });
+  DecodedRows<DecodedChunk256>(
+      w, x, row_begin, row_end, y, [](__m256i w_abs, __m256i wq, __m256i xq) {
+        return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w_abs, _mm256_sign_epi8(xq, wq));
+      });
 }
 
 float DotF32Avx512(const float* a, const float* b, int64_t n) {

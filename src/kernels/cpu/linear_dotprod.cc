@@ -9,7 +9,7 @@ namespace vllm::kernels {
 
 void LinearRowsDecodedDotprod(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                               int64_t row_end, float* y) {
-  DecodedRowsNeon(w, x, row_begin, row_end, y, [](int8x16_t wq, int8x16_t xq) {
+  DecodedRows<DecodedChunkNeon>(w, x, row_begin, row_end, y, [](int8x16_t wq, int8x16_t xq) {
     return vaddvq_s32(vdotq_s32(vdupq_n_s32(0), wq, xq));
   });
 }

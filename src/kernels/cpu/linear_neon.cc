@@ -3,9 +3,10 @@
 // kXRowsPerPass x rows while loaded, with per-row arithmetic independent of the pass size.
 #include <arm_neon.h>
 
-#include "common/half.h"
 #include "kernels/cpu/decoded_rows_neon.h"
+#include "kernels/cpu/lanes_neon.h"
 #include "kernels/cpu/linear_rows.h"
+#include "kernels/float_weight.h"
 #include "kernels/linear_internal.h"
 
 namespace vllm::kernels {
@@ -24,17 +25,6 @@ inline float32x4x2_t Load8(const uint16_t* w, GgmlType type) {
   // bf16: the upper half of an f32.
   return {vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(bits), 16)),
           vreinterpretq_f32_u32(vshll_high_n_u16(bits, 16))};
-}
-
-float WeightAt(const uint8_t* row, GgmlType type, int64_t c) {
-  switch (type) {
-    case GgmlType::kF32:
-      return reinterpret_cast<const float*>(row)[c];
-    case GgmlType::kF16:
-      return Fp16ToFp32(reinterpret_cast<const uint16_t*>(row)[c]);
-    default:  // BF16
-      return Bf16ToFp32(reinterpret_cast<const uint16_t*>(row)[c]);
-  }
 }
 
 // W row (F32 / F16 / BF16) against x rows [i, i + R) (for BF16: x already rounded to bf16), two
@@ -61,7 +51,7 @@ void DotFloat(const uint8_t* row, GgmlType type, const float* x_rows, int64_t co
   for (int r = 0; r < R; ++r) {
     float sum = vaddvq_f32(vaddq_f32(acc[r][0], acc[r][1]));
     for (int64_t c = vector_cols; c < cols; ++c)
-      sum += WeightAt(row, type, c) * x_rows[r * cols + c];
+      sum += FloatWeightAt(type, row, c) * x_rows[r * cols + c];
     out[r] = sum;
   }
 }
@@ -81,27 +71,17 @@ void LinearRowsFloatNeon(const WeightView& w, const PreparedActivations& x, int6
 // Without SDOT: 8 × 8 → 16-bit products (|w·x| ≤ 128 · 127 fits), pairs added into int32 lanes.
 void LinearRowsDecodedNeon(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                            int64_t row_end, float* y) {
-  DecodedRowsNeon(w, x, row_begin, row_end, y, [](int8x16_t wq, int8x16_t xq) {
+  DecodedRows<DecodedChunkNeon>(w, x, row_begin, row_end, y, [](int8x16_t wq, int8x16_t xq) {
     const int16x8_t low = vmull_s8(vget_low_s8(wq), vget_low_s8(xq));
     const int16x8_t high = vmull_high_s8(wq, xq);
     return vaddvq_s32(vpadalq_s16(vpaddlq_s16(low), high));
   });
 }
 
-float DotF32Neon(const float* a, const float* b, int64_t n) {
-  float32x4_t acc = vdupq_n_f32(0.0f);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) acc = vfmaq_f32(acc, vld1q_f32(a + i), vld1q_f32(b + i));
-  float sum = vaddvq_f32(acc);
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
-}
+float DotF32Neon(const float* a, const float* b, int64_t n) { return DotLanes<NeonLanes>(a, b, n); }
 
 void AxpyF32Neon(float alpha, const float* x, int64_t n, float* y) {
-  const float32x4_t scale = vdupq_n_f32(alpha);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_f32(vld1q_f32(y + i), scale, vld1q_f32(x + i)));
-  for (; i < n; ++i) y[i] += alpha * x[i];
+  AxpyLanes<NeonLanes>(alpha, x, n, y);
 }
 
 }  // namespace vllm::kernels

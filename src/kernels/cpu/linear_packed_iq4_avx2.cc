@@ -18,7 +18,6 @@
 namespace vllm::kernels {
 namespace {
 
-constexpr int kTileRows = 4;
 constexpr int32_t kQ4_0Bias = 8;  // Q4_0's nibble is its value plus 8
 
 // What a type contributes to the tiles: its record, x terms, chunks per record, whether it has
@@ -135,24 +134,15 @@ class GridCodes {
   __m256i grid_;
 };
 
-// The tile of W group `group` × x rows [first_x_row, + R).
-template <typename Codes, int R>
-void NibbleTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
-                const XTile<typename Codes::Terms, R>& x, float* y) {
-  using Record = typename Codes::Record;
-  constexpr int kChunks = Codes::kChunks;
-  constexpr int64_t kChunkRecordBytes = sizeof(Record) / kChunks;
-  const int64_t num_records = w.cols / (kChunks * kQuantBlockSize);
-  const Record* records = reinterpret_cast<const Record*>(w.data) + group * num_records;
-  __m256 acc[kHalvesPerGroup][R];
-  for (int half = 0; half < kHalvesPerGroup; ++half) {
-    for (int r = 0; r < R; ++r) acc[half][r] = _mm256_setzero_ps();
-  }
-  for (int64_t b = 0; b < num_records; ++b) {
-    const Record& record = records[b];
+// GroupTiles' Sums: Add adds record b of a group (its kChunks chunks) to its tile's sums
+// acc[half][r].
+struct ChunkSums {
+  template <typename Codes, int R>
+  static void Add(const typename Codes::Record& record, int64_t b,
+                  const XTile<typename Codes::Terms, R>& x, __m256 (&acc)[kHalvesPerGroup][R]) {
+    constexpr int kChunks = Codes::kChunks;
     for (int chunk = 0; chunk < kChunks; ++chunk) {
-      PrefetchAhead(reinterpret_cast<const uint8_t*>(&record) + chunk * kChunkRecordBytes,
-                    kChunkRecordBytes);
+      PrefetchChunk(record, chunk);
       const int64_t xb = b * kChunks + chunk;
       const typename Codes::Terms* terms = x.terms + xb * x.stride;
       const uint8_t* nibbles = Codes::Nibbles(record, chunk);
@@ -190,19 +180,7 @@ void NibbleTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
       }
     }
   }
-  StoreTileSums<R>(acc, w.rows, group, first_x_row, y);
-}
-
-template <typename Codes>
-void NibbleRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
-                int64_t row_end, float* y) {
-  using Terms = typename Codes::Terms;
-  ForEachNibbleTile<Terms, /*kGroups=*/1, kTileRows>(
-      x, row_begin, row_end,
-      [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<Terms, R>& xt) {
-        NibbleTile<Codes, R>(w, group, first_x_row, xt, y);
-      });
-}
+};
 
 }  // namespace
 
@@ -216,35 +194,35 @@ void PrepareZeroPointTermsAvx2(PreparedActivations& x) {
 
 void LinearRowsPackedQ4_0Avx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PlainCodes<PackedIq4NlRecord, false>>(w, x, row_begin, row_end, y);
+  GroupTiles<ChunkSums, PlainCodes<PackedIq4NlRecord, false>>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedQ4_1Avx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PlainCodes<PackedQ4_1Record, true>>(w, x, row_begin, row_end, y);
+  GroupTiles<ChunkSums, PlainCodes<PackedQ4_1Record, true>>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedQ4_ZAvx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<ZeroPointCodes>(w, x, row_begin, row_end, y);
+  GroupTiles<ChunkSums, ZeroPointCodes>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedQ5_0Avx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<FifthBitCodes<PackedQ5_0Record>>(w, x, row_begin, row_end, y);
+  GroupTiles<ChunkSums, FifthBitCodes<PackedQ5_0Record>>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedQ5_1Avx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<FifthBitCodes<PackedQ5_1Record>>(w, x, row_begin, row_end, y);
+  GroupTiles<ChunkSums, FifthBitCodes<PackedQ5_1Record>>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedIq4NlAvx2(const PackedWeightView& w, const PreparedActivations& x,
                                int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<GridCodes<PackedIq4NlRecord, kIq4NlValues>>(w, x, row_begin, row_end, y);
+  GroupTiles<ChunkSums, GridCodes<PackedIq4NlRecord, kIq4NlValues>>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedIq4XsAvx2(const PackedWeightView& w, const PreparedActivations& x,
                                int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<GridCodes<PackedIq4XsRecord, kIq4NlValues>>(w, x, row_begin, row_end, y);
+  GroupTiles<ChunkSums, GridCodes<PackedIq4XsRecord, kIq4NlValues>>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedMxfp4Avx2(const PackedWeightView& w, const PreparedActivations& x,
                                int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<GridCodes<PackedMxfp4Record, kMxfp4Values>>(w, x, row_begin, row_end, y);
+  GroupTiles<ChunkSums, GridCodes<PackedMxfp4Record, kMxfp4Values>>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace vllm::kernels

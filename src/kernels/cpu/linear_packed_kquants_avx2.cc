@@ -19,10 +19,6 @@
 namespace vllm::kernels {
 namespace {
 
-// x rows per tile: each unpacked weight vector meets 4 x rows (4 int16 pair sums, 4 int32 dots
-// and 4 super-block sums in registers beside the codes and the x broadcast).
-constexpr int kTileRows = 4;
-
 // The start of a super-block's sums for half `half`, −dmin · Σ_s mn_s · Σ_s x_q over its 2 kPairs
 // sub-blocks s (an exact integer dot, kPairs vpmaddwd; StartMinSums in packed_nibbles_avx512.h),
 // for the R x rows of a tile. min_bytes[j][2l + i] holds row l's mn of sub-block 2j + i in its
@@ -199,32 +195,20 @@ inline void AddPart(const typename Codes::Chunk& chunk, int half,
   for (int r = 0; r < R; ++r) sums[r] = _mm256_fmadd_ps(dots.Lanes(r), scales, sums[r]);
 }
 
-// The tile of W group `group` × x rows [first_x_row, + R).
-template <typename Codes, int R>
-void StreamingTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
-                   const XTile<typename Codes::Terms, R>& x, float* y) {
-  using Record = typename Codes::Record;
-  using Terms = typename Codes::Terms;
-  constexpr int64_t kChunkRecordBytes = sizeof(Record) / kChunksPerSuperBlock;
-  constexpr int64_t kTermsPerSuperBlock = kChunksPerSuperBlock / ChunksPerTerms<Terms>();
-  const int64_t num_records = w.cols / kSuperBlockSize;
-  const Record* records = reinterpret_cast<const Record*>(w.data) + group * num_records;
-  __m256 acc[kHalvesPerGroup][R];
-  for (int half = 0; half < kHalvesPerGroup; ++half) {
-    for (int r = 0; r < R; ++r) acc[half][r] = _mm256_setzero_ps();
-  }
-  for (int64_t b = 0; b < num_records; ++b) {
-    const Record& record = records[b];
+// GroupTiles' Sums: Add adds super-block b of a group (record) to its tile's sums acc[half][r].
+struct SuperBlockSums {
+  template <typename Codes, int R>
+  static void Add(const typename Codes::Record& record, int64_t b,
+                  const XTile<typename Codes::Terms, R>& x, __m256 (&acc)[kHalvesPerGroup][R]) {
+    using Terms = typename Codes::Terms;
+    constexpr int64_t kTermsPerSuperBlock = kChunksPerSuperBlock / ChunksPerTerms<Terms>();
     const Terms* super_block_terms = x.terms + b * kTermsPerSuperBlock * x.stride;
     for (int half = 0; half < kHalvesPerGroup; ++half) {
       const __m256 d = HalfLanes256(record.d, half);
       __m256 sums[R];
       Codes::StartSums(record, super_block_terms, half, sums);
       for (int chunk = 0; chunk < kChunksPerSuperBlock; ++chunk) {
-        if (half == 0) {
-          PrefetchAhead(reinterpret_cast<const uint8_t*>(&record) + chunk * kChunkRecordBytes,
-                        kChunkRecordBytes);
-        }
+        if (half == 0) PrefetchChunk(record, chunk);
         const int64_t xb = b * kChunksPerSuperBlock + chunk;
         const Terms* terms = x.terms + xb / ChunksPerTerms<Terms>() * x.stride;
         ForEachIndex<Codes::kParts>([&]<int kPart>() {
@@ -240,19 +224,7 @@ void StreamingTile(const PackedWeightView& w, int64_t group, int64_t first_x_row
       }
     }
   }
-  StoreTileSums<R>(acc, w.rows, group, first_x_row, y);
-}
-
-template <typename Codes>
-void KQuantRows(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
-                int64_t row_end, float* y) {
-  using Terms = typename Codes::Terms;
-  ForEachNibbleTile<Terms, /*kGroups=*/1, kTileRows>(
-      x, row_begin, row_end,
-      [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<Terms, R>& xt) {
-        StreamingTile<Codes, R>(w, group, first_x_row, xt, y);
-      });
-}
+};
 
 }  // namespace
 
@@ -265,23 +237,23 @@ void PrepareQ6_KTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<Q6_KCodes
 
 void LinearRowsPackedQ2_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  KQuantRows<Q2_KCodes>(w, x, row_begin, row_end, y);
+  GroupTiles<SuperBlockSums, Q2_KCodes>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedQ3_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  KQuantRows<Q3_KCodes>(w, x, row_begin, row_end, y);
+  GroupTiles<SuperBlockSums, Q3_KCodes>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedQ4_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  KQuantRows<ScaleMinCodes<PackedQ4_KChunk>>(w, x, row_begin, row_end, y);
+  GroupTiles<SuperBlockSums, ScaleMinCodes<PackedQ4_KChunk>>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedQ5_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  KQuantRows<ScaleMinCodes<PackedQ5_KChunk>>(w, x, row_begin, row_end, y);
+  GroupTiles<SuperBlockSums, ScaleMinCodes<PackedQ5_KChunk>>(w, x, row_begin, row_end, y);
 }
 void LinearRowsPackedQ6_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  KQuantRows<Q6_KCodes>(w, x, row_begin, row_end, y);
+  GroupTiles<SuperBlockSums, Q6_KCodes>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace vllm::kernels

@@ -37,4 +37,14 @@ inline void LinearRowsTiled(const WeightView& w, const PreparedActivations& x, i
   }
 }
 
+// LinearRowsTiled over a dot on W row bytes: dot.template operator()<R>(row j's bytes, x, i, out).
+template <int... kPassRows, typename Dot>
+inline void LinearRowBytesTiled(const WeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y, const Dot& dot) {
+  LinearRowsTiled<kPassRows...>(w, x, row_begin, row_end, y,
+                                [&]<int R>(int64_t j, int64_t i, float* out) {
+                                  dot.template operator()<R>(w.data + j * w.row_bytes, x, i, out);
+                                });
+}
+
 }  // namespace vllm::kernels

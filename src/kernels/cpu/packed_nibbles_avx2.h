@@ -19,6 +19,9 @@ namespace {
 
 constexpr int kHalvesPerGroup = 2;
 constexpr int64_t kRowsPerHalf = kNibbleRowsPerGroup / kHalvesPerGroup;  // 8, one per lane
+// x rows per tile: each unpacked weight vector meets 4 x rows (4 int16 pair sums, 4 int32 dots
+// and 4 sums in registers beside the codes and the x broadcast).
+constexpr int kTileRows = 4;
 
 // Calls f.template operator()<I>() for I = 0 ... N − 1.
 template <int N, typename F>
@@ -139,6 +142,44 @@ inline void StoreTileSums(const __m256 (&acc)[kHalvesPerGroup][R], int64_t num_r
           acc[half][r]);
     }
   }
+}
+
+// Asks for chunk `chunk` of a record's Record::kCols / 32 equal parts ahead (PrefetchAhead).
+template <typename Record>
+inline void PrefetchChunk(const Record& record, int chunk) {
+  constexpr int64_t kChunkBytes = sizeof(Record) / (Record::kCols / kQuantBlockSize);
+  PrefetchAhead(reinterpret_cast<const uint8_t*>(&record) + chunk * kChunkBytes, kChunkBytes);
+}
+
+// The tile of W group `group` × x rows [first_x_row, + R): its sums acc[half][r] start at 0, take
+// Sums::template Add<Codes, R>(record, its index b, x, acc) for each of the group's Codes::Record
+// in order, and go to y (StoreTileSums).
+template <typename Sums, typename Codes, int R>
+void GroupTile(const PackedWeightView& w, int64_t group, int64_t first_x_row,
+               const XTile<typename Codes::Terms, R>& x, float* y) {
+  using Record = typename Codes::Record;
+  const int64_t num_records = w.cols / Record::kCols;
+  const Record* records = reinterpret_cast<const Record*>(w.data) + group * num_records;
+  __m256 acc[kHalvesPerGroup][R];
+  for (int half = 0; half < kHalvesPerGroup; ++half) {
+    for (int r = 0; r < R; ++r) acc[half][r] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < num_records; ++b) Sums::template Add<Codes, R>(records[b], b, x, acc);
+  StoreTileSums<R>(acc, w.rows, group, first_x_row, y);
+}
+
+// The tile driver of every AVX2 packed kernel. y: [m, w.rows] for the groups of W rows
+// [row_begin, row_end), in ForEachNibbleTile's tiles of one group × R ≤ kTileRows x rows
+// (GroupTile).
+template <typename Sums, typename Codes>
+void GroupTiles(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
+                int64_t row_end, float* y) {
+  using Terms = typename Codes::Terms;
+  ForEachNibbleTile<Terms, /*kGroups=*/1, kTileRows>(
+      x, row_begin, row_end,
+      [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<Terms, R>& xt) {
+        GroupTile<Sums, Codes, R>(w, group, first_x_row, xt, y);
+      });
 }
 
 }  // namespace

@@ -2,25 +2,10 @@
 // tested against this.
 #include <vector>
 
-#include "common/half.h"
+#include "kernels/float_weight.h"
 #include "kernels/linear_internal.h"
 
 namespace vllm::kernels {
-namespace {
-
-float FloatWeight(GgmlType type, const uint8_t* row, int64_t c) {
-  switch (type) {
-    case GgmlType::kF32:
-      return reinterpret_cast<const float*>(row)[c];
-    case GgmlType::kF16:
-      return Fp16ToFp32(reinterpret_cast<const uint16_t*>(row)[c]);
-    default:  // BF16
-      return Bf16ToFp32(reinterpret_cast<const uint16_t*>(row)[c]);
-  }
-}
-
-}  // namespace
-
 void LinearRowsFloatScalar(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
                            int64_t row_end, float* y) {
   const GgmlType type = w.traits->layout.type;
@@ -30,7 +15,7 @@ void LinearRowsFloatScalar(const WeightView& w, const PreparedActivations& x, in
     for (int64_t i = 0; i < x.m; ++i) {
       const float* xr = x_values + i * w.cols;
       float sum = 0.0f;
-      for (int64_t c = 0; c < w.cols; ++c) sum += FloatWeight(type, row, c) * xr[c];
+      for (int64_t c = 0; c < w.cols; ++c) sum += FloatWeightAt(type, row, c) * xr[c];
       y[i * w.rows + j] = sum;
     }
   }
