@@ -1,6 +1,6 @@
 #include "cli/loaded_tokenizer.h"
 
-#include "tokenizer/hf/hf_tokenizer.h"
+#include "tokenizer/tokenizer_mode.h"
 
 namespace vllm {
 
@@ -11,9 +11,9 @@ Expected<LoadedTokenizer> LoadTokenizer(const std::string& model_path,
   }
   LoadedTokenizer loaded;
   if (!tokenizer_dir.empty()) {
-    auto tokenizer = LoadTokenizerFromHfDir(tokenizer_dir);
+    auto tokenizer = LoadTokenizerFromDirectory(tokenizer_dir, TokenizerMode::kAuto);
     if (!tokenizer) return Error{tokenizer.error()};
-    loaded.tokenizer = std::move(*tokenizer);
+    loaded.tokenizer = std::move(tokenizer->tokenizer);
     return loaded;
   }
   auto file = GgufFile::Open(model_path);

@@ -16,7 +16,8 @@ struct LoadedTokenizer {
   std::unique_ptr<Tokenizer> tokenizer;
 };
 
-// Exactly one of `model_path` (GGUF) and `tokenizer_dir` (tokenizer.json) must be given.
+// Exactly one of `model_path` (GGUF) and `tokenizer_dir` (a directory's tokenizer as
+// --tokenizer-mode auto picks it: tokenizer.json, tekken.json or tokenizer.model) must be given.
 Expected<LoadedTokenizer> LoadTokenizer(const std::string& model_path,
                                         const std::string& tokenizer_dir);
 

@@ -60,7 +60,8 @@ void RegisterTokenizeCommand(CLI::App& app) {
       command->add_option("-m,--model", options->model_path, "GGUF model or vocabulary file");
   auto* tokenizer = command->add_option(
       "--tokenizer", options->tokenizer_dir,
-      "Hugging Face tokenizer directory (tokenizer.json, tokenizer_config.json)");
+      "Hugging Face tokenizer directory (tokenizer.json, tekken.json or tokenizer.model, "
+      "tokenizer_config.json)");
   model->excludes(tokenizer);
   command->add_flag("--add-special-tokens", options->add_special_tokens,
                     "Add BOS/EOS as the vocabulary asks");

@@ -98,6 +98,8 @@ class HubDownloadTest : public ::testing::Test {
     WriteFile(root / "org/split/m-Q8_0.gguf", "q8 bytes");
     WriteFile(root / "org/tekken/tekken.json", "{}");
     WriteFile(root / "org/tekken/README.md", "# a Mistral tokenizer");
+    WriteFile(root / "org/spm/tokenizer.model", "a SentencePiece model");
+    WriteFile(root / "org/spm/README.md", "# a slow-only Llama tokenizer");
     WriteFile(root / "org/gated/config.json", "{}");
     WriteFile(root / "org/gated/model.safetensors", "secret");
     WriteFile(root / "org/gated/.token", "hf_secret");
@@ -158,6 +160,13 @@ TEST_F(HubDownloadTest, TekkenOnlyRepoIsATokenizer) {
   auto path = ResolveModel("org/tekken", {.part = RepoPart::kTokenizer});
   ASSERT_TRUE(path) << path.error();
   EXPECT_TRUE(fs::exists(fs::path(*path) / "tekken.json"));
+  EXPECT_FALSE(fs::exists(fs::path(*path) / "README.md"));
+}
+
+TEST_F(HubDownloadTest, TokenizerModelOnlyRepoIsATokenizer) {
+  auto path = ResolveModel("org/spm", {.part = RepoPart::kTokenizer});
+  ASSERT_TRUE(path) << path.error();
+  EXPECT_TRUE(fs::exists(fs::path(*path) / "tokenizer.model"));
   EXPECT_FALSE(fs::exists(fs::path(*path) / "README.md"));
 }
 

@@ -54,7 +54,7 @@ Expected<RepoChoice> Choose(const ModelId& id, const std::vector<std::string>& f
   const bool tokenizer_only =
       part == RepoPart::kTokenizer &&
       (Contains(files, "tokenizer.json") || Contains(files, "tokenizer_config.json") ||
-       Contains(files, "tekken.json"));
+       Contains(files, "tekken.json") || Contains(files, "tokenizer.model"));
   if (id.gguf_tag.empty() && (IsSafetensorsRepo(files) || tokenizer_only)) {
     auto selected = SelectCheckpointFiles(files, part, id.repo);
     if (!selected) return Error{selected.error()};

@@ -42,6 +42,10 @@ struct GgufVocab {
   std::optional<bool> add_eos;
   std::optional<bool> add_sep;
   bool add_space_prefix = true;
+  // With add_space_prefix: the prefix also goes in front of the text after each special token
+  // (llama.cpp, transformers' legacy SentencePiece tokenizers); false: only at the text's start
+  // (tokenizer_config.json's "legacy": false).
+  bool space_prefix_after_special = true;
   // t5 (Unigram) vocabularies: SentencePiece's normalization rules (PrecompiledCharsmap's blob;
   // empty when absent) and whether whitespace runs collapse and end spaces drop.
   std::string precompiled_charsmap;

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "tokenizer/hf/hf_tokenizer.h"
+#include "tokenizer/sentencepiece_loader.h"
 #include "tokenizer/tekken_tokenizer.h"
 
 namespace vllm {
@@ -36,6 +37,16 @@ Expected<DirectoryTokenizer> LoadTokenizerFromDirectory(const std::string& dir,
     auto tokenizer = LoadTekkenTokenizer(tekken.string());
     if (!tokenizer) return Error{tokenizer.error()};
     return DirectoryTokenizer{.tokenizer = std::move(*tokenizer), .is_tekken = true};
+  }
+  // Older Llama-2 / Mistral / T5 repositories ship only SentencePiece's tokenizer.model, which
+  // vLLM reads through transformers' LlamaTokenizer / T5Tokenizer.
+  if (!has_hf && fs::is_regular_file(fs::path(dir) / "tokenizer.model", error)) {
+    auto tokenizer = LoadSentencePieceTokenizerFromDir(dir);
+    if (!tokenizer) return Error{tokenizer.error()};
+    return DirectoryTokenizer{.tokenizer = std::move(*tokenizer)};
+  }
+  if (!has_hf) {
+    return Error{"no tokenizer.json, tekken.json or tokenizer.model in '" + dir + "'"};
   }
   auto tokenizer = LoadTokenizerFromHfDir(dir);
   if (!tokenizer) return Error{tokenizer.error()};

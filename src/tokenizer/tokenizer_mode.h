@@ -11,7 +11,7 @@
 namespace vllm {
 
 enum class TokenizerMode {
-  kAuto,     // tokenizer.json; tekken.json when a directory has no tokenizer.json
+  kAuto,     // tokenizer.json; else tekken.json; else SentencePiece's tokenizer.model
   kSlow,     // vLLM's slow (Python) tokenizer: this build has one exact tokenizer per type,
              // so it loads the same one as auto
   kMistral,  // tekken.json (mistral-common's format)

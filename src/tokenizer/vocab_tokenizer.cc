@@ -11,7 +11,7 @@ std::vector<int32_t> VocabTokenizer::Encode(std::string_view text, bool add_spec
   for (const TextFragment& fragment : special_splitter_.Split(text)) {
     if (fragment.token_id >= 0) {
       ids.push_back(fragment.token_id);
-      after_special = true;
+      after_special = vocab_.space_prefix_after_special;
       continue;
     }
     EncodeFragment(fragment.text, after_special, &ids);

@@ -34,7 +34,8 @@ class VocabTokenizer : public Tokenizer {
         add_eos_(vocab_.add_eos.value_or(add_eos) && vocab_.eos_id >= 0) {}
 
   // Appends the ids of one run of text that holds no special token. `after_special`: the run
-  // starts the text or follows a special token (where SentencePiece adds its space prefix).
+  // starts the text or follows a special token (where SentencePiece adds its space prefix; after
+  // a special token only with vocab_.space_prefix_after_special).
   virtual void EncodeFragment(std::string_view text, bool after_special,
                               std::vector<int32_t>* ids) const = 0;
 

@@ -1,8 +1,8 @@
 // Unigram (SentencePiece) tokenizers against SentencePiece itself. unigram_reference.py trains
 // small Unigram models on a multilingual corpus (byte_fallback off and on; whitespace runs kept,
 // GGUF only) and writes, for each, an XLM-RoBERTa-style tokenizer.json, the fields of a llama.cpp
-// "t5" GGUF vocabulary and sentencepiece's ids for a few hundred texts. Both loaders must give
-// every id.
+// "t5" GGUF vocabulary, SentencePiece's own tokenizer.model and sentencepiece's ids for a few
+// hundred texts. All three loaders must give every id.
 //
 // Where Hugging Face tokenizers (the tokenizer.json path, vLLM's tokenizer) and SentencePiece
 // differ, the test follows Hugging Face; each such case is listed in KnownDeviations with its
@@ -28,6 +28,7 @@
 #include "formats/gguf_file.h"
 #include "formats/gguf_writer.h"
 #include "tokenizer/hf/hf_tokenizer.h"
+#include "tokenizer/sentencepiece_loader.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm {
@@ -212,6 +213,23 @@ TEST_P(UnigramGgufConformance, GgufMatchesSentencePiece) {
       EXPECT_EQ((*tokenizer)->Decode(c.ids, true), c.decoded) << Show(c.text);
     }
   }
+}
+
+// SentencePiece's own tokenizer.model, loaded as a slow-only repository's tokenizer: its ids,
+// and EOS after them as T5Tokenizer adds it.
+TEST_P(UnigramGgufConformance, TokenizerModelMatchesSentencePiece) {
+  auto tokenizer = LoadSentencePieceTokenizer(ReadFile(dir_ / "tokenizer.model"), "", "");
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.error();
+  for (const Case& c : cases_) {
+    EXPECT_EQ((*tokenizer)->Encode(c.text, false), c.ids) << Show(c.text);
+    const bool has_unknown = std::find(c.ids.begin(), c.ids.end(), 0) != c.ids.end();
+    if (!has_unknown) {
+      EXPECT_EQ((*tokenizer)->Decode(c.ids, true), c.decoded) << Show(c.text);
+    }
+  }
+  Ids framed = (*tokenizer)->Encode("東京 café", false);
+  framed.push_back(2);
+  EXPECT_EQ((*tokenizer)->Encode("東京 café", true), framed);
 }
 
 // Cross-encoder input: XLM-RoBERTa's <s> A </s></s> B </s>, all in segment 0, from both the

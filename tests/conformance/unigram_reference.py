@@ -13,6 +13,7 @@ For each variant (plain; byte_fallback on; remove_extra_whitespaces off) OUT_DIR
   gguf.json       the fields of a llama.cpp "t5" vocabulary (tokens, scores, token types,
                   precompiled charsmap, add_space_prefix, remove_extra_whitespaces, special ids);
                   the test writes the GGUF itself with vllm-cpp's GgufWriter
+  tokenizer.model SentencePiece's own model file (the ModelProto), as slow-only repos ship it
   cases.json      [{"text", "ids", "decoded"}]: sentencepiece's encode (ids in SentencePiece's
                   own layout; tokenizer.json ids follow by the fairseq shift) and decode
 Runs offline with Debian's python3-sentencepiece and python3-protobuf only.
@@ -184,6 +185,8 @@ def main():
     processor = spm.SentencePieceProcessor(model_proto=model.getvalue())
     directory = os.path.join(out_dir, variant)
     os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "tokenizer.model"), "wb") as f:
+      f.write(model.getvalue())
     with open(os.path.join(directory, "tokenizer.json"), "w", encoding="utf-8") as f:
       json.dump(tokenizer_json(proto, byte_fallback), f, ensure_ascii=False)
     with open(os.path.join(directory, "gguf.json"), "w", encoding="utf-8") as f:

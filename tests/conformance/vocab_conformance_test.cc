@@ -7,6 +7,9 @@
 #include <sstream>
 
 #include "formats/gguf_file.h"
+#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/sentencepiece_loader.h"
+#include "tokenizer/test_sentencepiece_model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm {
@@ -102,6 +105,31 @@ TEST(VocabConformanceTest, EveryCaseOfEveryVocabulary) {
     }
     std::printf("%s: %d/%zu\n", VocabName(path).c_str(), passed, cases.size());
   }
+}
+
+// The SentencePiece vocabularies (llama.cpp's "llama": Llama, Phi-3) written as the
+// tokenizer.model a slow-only repository ships: every reference case through that loader.
+TEST(VocabConformanceTest, SentencePieceVocabulariesAsTokenizerModel) {
+  int num_vocabularies = 0;
+  for (const fs::path& path : VocabFiles(/*with_cases=*/true)) {
+    auto file = GgufFile::Open(path.string());
+    ASSERT_TRUE(file.ok()) << file.error();
+    auto vocab = LoadGgufVocab(**file);
+    ASSERT_TRUE(vocab.ok()) << vocab.error();
+    if (vocab->model != "llama") continue;
+    ++num_vocabularies;
+    auto tokenizer = LoadSentencePieceTokenizer(
+        test::SentencePieceModelFromVocab(*vocab, SentencePieceModel::Type::kBpe), "", "");
+    ASSERT_TRUE(tokenizer.ok()) << path.filename() << ": " << tokenizer.error();
+    auto cases = ReadCases(path.string() + ".inp");
+    auto expected = ReadExpected(path.string() + ".out");
+    ASSERT_EQ(cases.size(), expected.size()) << path.filename();
+    for (size_t i = 0; i < cases.size(); ++i) {
+      EXPECT_EQ((*tokenizer)->Encode(cases[i], /*add_special_tokens=*/false), expected[i])
+          << path.filename() << " case " << i << " '" << cases[i] << "'";
+    }
+  }
+  EXPECT_GE(num_vocabularies, 1);
 }
 
 // decode(encode(x)) == x where the vocabulary can represent x: on fixed strings for every

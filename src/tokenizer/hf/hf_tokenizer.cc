@@ -14,30 +14,6 @@ using hf::Json;
 // Real pipelines nest a few levels; deeper ones are refused rather than parsed recursively.
 constexpr size_t kMaxNesting = 64;
 
-// "bos_token": "<s>" or {"content": "<s>", ...} or null. nullopt when the field is absent,
-// an empty string when it is null.
-Expected<std::optional<std::string>> SpecialTokenText(const Json& config, const char* key,
-                                                      std::string_view context) {
-  if (!config.is_object() || !config.contains(key)) return std::optional<std::string>();
-  const Json& value = config[key];
-  if (value.is_null()) return std::optional<std::string>("");
-  if (value.is_string()) return std::optional<std::string>(value.get<std::string>());
-  if (value.is_object()) {
-    auto content = hf::StringField(value, "content", hf::FieldName(context, key));
-    if (!content) return Error{content.error()};
-    return std::optional<std::string>(*content);
-  }
-  return Error{hf::FieldName(context, key) + ": expected a string or {\"content\": ...}"};
-}
-
-Expected<std::optional<bool>> OptionalBool(const Json& config, const char* key,
-                                           std::string_view context) {
-  if (hf::FindField(config, key) == nullptr) return std::optional<bool>();
-  auto value = hf::BoolField(config, key, context);
-  if (!value) return Error{value.error()};
-  return std::optional<bool>(*value);
-}
-
 Expected<std::string> ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{"cannot read " + path.string()};
@@ -150,18 +126,18 @@ Expected<std::unique_ptr<HfTokenizer>> HfTokenizer::Create(const Json& tokenizer
   // BOS / EOS: tokenizer_config.json, else special_tokens_map.json.
   for (auto [key, id] :
        {std::pair{"bos_token", &result->bos_id_}, std::pair{"eos_token", &result->eos_id_}}) {
-    auto text = SpecialTokenText(config, key, "tokenizer_config.json");
+    auto text = hf::SpecialTokenField(config, key, "tokenizer_config.json");
     if (!text) return Error{text.error()};
     if (!*text) {
-      text = SpecialTokenText(special_tokens_map, key, "special_tokens_map.json");
+      text = hf::SpecialTokenField(special_tokens_map, key, "special_tokens_map.json");
       if (!text) return Error{text.error()};
     }
     if (*text && !(*text)->empty()) *id = result->TokenToId(**text).value_or(-1);
   }
   // add_bos_token / add_eos_token, when given, rebuild the frame as [BOS] $A [EOS].
-  auto add_bos = OptionalBool(config, "add_bos_token", "tokenizer_config.json");
+  auto add_bos = hf::OptionalBoolField(config, "add_bos_token", "tokenizer_config.json");
   if (!add_bos) return Error{add_bos.error()};
-  auto add_eos = OptionalBool(config, "add_eos_token", "tokenizer_config.json");
+  auto add_eos = hf::OptionalBoolField(config, "add_eos_token", "tokenizer_config.json");
   if (!add_eos) return Error{add_eos.error()};
   if (*add_bos || *add_eos) {
     const bool bos = add_bos->value_or(Contains(result->frame_.prefix, result->bos_id_));

@@ -72,6 +72,29 @@ Expected<std::optional<std::string>> OptionalStringField(const Json& object, std
   return std::optional<std::string>(field->get<std::string>());
 }
 
+Expected<std::optional<std::string>> SpecialTokenField(const Json& object, std::string_view key,
+                                                       std::string_view context) {
+  if (!object.is_object()) return std::optional<std::string>();
+  auto it = object.find(key);
+  if (it == object.end()) return std::optional<std::string>();
+  if (it->is_null()) return std::optional<std::string>("");
+  if (it->is_string()) return std::optional<std::string>(it->get<std::string>());
+  if (it->is_object()) {
+    auto content = StringField(*it, "content", FieldName(context, key));
+    if (!content) return Error{content.error()};
+    return std::optional<std::string>(*content);
+  }
+  return Error{FieldName(context, key) + ": expected a string or {\"content\": ...}"};
+}
+
+Expected<std::optional<bool>> OptionalBoolField(const Json& object, std::string_view key,
+                                                std::string_view context) {
+  if (FindField(object, key) == nullptr) return std::optional<bool>();
+  auto value = BoolField(object, key, context);
+  if (!value) return Error{value.error()};
+  return std::optional<bool>(*value);
+}
+
 Status CheckNestingDepth(const Json& json, size_t max_depth, std::string_view context) {
   std::vector<std::pair<const Json*, size_t>> stack = {{&json, 1}};
   while (!stack.empty()) {

@@ -38,6 +38,14 @@ Expected<int64_t> IntField(const Json& object, std::string_view key, std::string
 Expected<std::optional<std::string>> OptionalStringField(const Json& object, std::string_view key,
                                                          std::string_view context);
 
+// tokenizer_config.json / special_tokens_map.json's "bos_token" style fields: "<s>",
+// {"content": "<s>", ...} or null. nullopt when the field is absent, "" when it is null.
+Expected<std::optional<std::string>> SpecialTokenField(const Json& object, std::string_view key,
+                                                       std::string_view context);
+// A bool field that may be absent or null (nullopt then).
+Expected<std::optional<bool>> OptionalBoolField(const Json& object, std::string_view key,
+                                                std::string_view context);
+
 // An Error when `json` nests arrays / objects deeper than `max_depth` (the pipeline sections are
 // parsed recursively).
 Status CheckNestingDepth(const Json& json, size_t max_depth, std::string_view context);
