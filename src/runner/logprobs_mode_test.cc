@@ -1,4 +1,5 @@
-// --logprobs-mode on one fixed row of logits: what each of vLLM's four modes returns.
+// --logprobs-mode on one fixed row of logits: what each of vLLM's four modes returns, with and
+// without a grammar's mask (vLLM masks the logits before its sampler, so every mode sees it).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -6,11 +7,14 @@
 #include <vector>
 
 #include "runner/request_sampler.h"
+#include "structured_output/token_vocabulary.h"
 
 namespace vllm {
 namespace {
 
+using ::testing::FloatNear;
 using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
 
 constexpr int64_t kVocabSize = 4;
 constexpr float kNegInf = -INFINITY;
@@ -96,6 +100,56 @@ TEST(LogprobsModeTest, GreedyProcessedLogitsArePenalizedOnly) {
   EXPECT_EQ(logprobs.token_id, 1);
   EXPECT_THAT(logprobs.top,
               ::testing::ElementsAre(Pair(1, 2.5f), Pair(2, 2.0f), Pair(0, 1.0f), Pair(3, 0.0f)));
+}
+
+// The same row under a grammar that allows only tokens 2 ("c") and 3 ("d"): the penalized
+// token 1 and token 0 are masked to -inf before any mode reads the logits.
+TokenLogprobs SampledUnderGrammar(LogprobsMode mode) {
+  SamplingInputs inputs = Inputs(mode, /*temperature=*/2.0f);
+  auto vocabulary = IndexVocabulary(TokenVocabulary{.token_bytes = {"a", "b", "c", "d"}});
+  auto grammar = CompiledGrammar::Compile("root ::= [cd]+", vocabulary);
+  EXPECT_TRUE(grammar.ok());
+  if (!grammar.ok()) return {};
+  inputs.grammar = *grammar;
+  RequestSampler sampler(std::move(inputs));
+  std::vector<float> row = {1.0f, 3.0f, 2.0f, 0.0f};
+  const std::vector<int32_t> prompt = {0};
+  const std::vector<int32_t> output = {1};
+  const SampledResult result = sampler.Sample(prompt, output, row.data(), kVocabSize);
+  EXPECT_TRUE(result.token_id == 2 || result.token_id == 3) << "the grammar allows 2 and 3";
+  EXPECT_TRUE(result.logprobs.has_value());
+  TokenLogprobs logprobs = result.logprobs.value_or(TokenLogprobs{});
+  ExpectSampledValueInTop(logprobs);
+  if (!logprobs.top.empty()) {
+    EXPECT_EQ(logprobs.top[0].first, 2);
+  }
+  return logprobs;
+}
+
+TEST(LogprobsModeTest, RawLogprobsRenormalizeOverTheTokensTheGrammarAllows) {
+  const float normalizer = LogSumExp({2.0f, 0.0f});
+  EXPECT_THAT(SampledUnderGrammar(LogprobsMode::kRawLogprobs).top,
+              UnorderedElementsAre(Pair(2, FloatNear(2.0f - normalizer, 1e-5f)),
+                                   Pair(3, FloatNear(0.0f - normalizer, 1e-5f)), Pair(0, kNegInf),
+                                   Pair(1, kNegInf)));
+}
+
+TEST(LogprobsModeTest, RawLogitsOfTheTokensTheGrammarForbidsAreMinusInfinity) {
+  EXPECT_THAT(
+      SampledUnderGrammar(LogprobsMode::kRawLogits).top,
+      UnorderedElementsAre(Pair(2, 2.0f), Pair(3, 0.0f), Pair(0, kNegInf), Pair(1, kNegInf)));
+}
+
+TEST(LogprobsModeTest, ProcessedModesSeeTheGrammarsMaskToo) {
+  // Temperature 2 halves the allowed logits ({1, 0}); top-k 2 keeps both.
+  EXPECT_THAT(
+      SampledUnderGrammar(LogprobsMode::kProcessedLogits).top,
+      UnorderedElementsAre(Pair(2, 1.0f), Pair(3, 0.0f), Pair(0, kNegInf), Pair(1, kNegInf)));
+  const float normalizer = LogSumExp({1.0f, 0.0f});
+  EXPECT_THAT(SampledUnderGrammar(LogprobsMode::kProcessedLogprobs).top,
+              UnorderedElementsAre(Pair(2, FloatNear(1.0f - normalizer, 1e-5f)),
+                                   Pair(3, FloatNear(0.0f - normalizer, 1e-5f)), Pair(0, kNegInf),
+                                   Pair(1, kNegInf)));
 }
 
 TEST(LogprobsModeTest, ParsesVllmsNamesOnly) {

@@ -64,27 +64,29 @@ SampledResult RequestSampler::SampleRow(std::span<const int32_t> prompt,
                                         int64_t vocab_size, std::optional<int32_t> draft_token_id) {
   const SamplingParams& params = inputs_.params;
   SampledResult result;
-  // The raw logprobs modes read the logits before any processing; unlike vLLM's, before the
-  // grammar's mask too.
+  // The model's logits with the grammar's mask and nothing else: what the raw logprobs modes
+  // read (vLLM masks the logits before its sampler, which reads raw logprobs first thing), so a
+  // forbidden token's raw logprob is -inf and the allowed ones renormalize among themselves.
   std::vector<float> raw;
   const bool constrained = GrammarApplies(output);
   if ((params.logprobs && IsRaw(inputs_.logprobs_mode)) || constrained) {
     raw.assign(row, row + vocab_size);
+  }
+  bool grammar_allows_nothing = false;
+  if (constrained) {
+    matcher_->FillNextTokenBitmask(bitmask_);
+    grammar_allows_nothing = !ApplyTokenBitmask(bitmask_, vocab_size, raw.data());
+    if (grammar_allows_nothing) std::copy(row, row + vocab_size, raw.begin());  // unmasked again
   }
   LogitsContext context{prompt, output, inputs_.bad_words_token_ids, params.stop_token_ids};
   if (inputs_.eos_token_id && !params.ignore_eos) {
     context.min_tokens_stop_ids.push_back(*inputs_.eos_token_id);
   }
   ApplyLogitsProcessors(params, context, vocab_size, row);
-  bool grammar_allows_nothing = false;
-  if (constrained) {
-    matcher_->FillNextTokenBitmask(bitmask_);
-    if (!ApplyTokenBitmask(bitmask_, vocab_size, row)) {
-      // The processors banned every token the grammar allows (min_tokens against a complete
-      // output, say): the constraint wins.
-      std::copy(raw.begin(), raw.end(), row);
-      grammar_allows_nothing = !ApplyTokenBitmask(bitmask_, vocab_size, row);
-    }
+  if (constrained && !grammar_allows_nothing && !ApplyTokenBitmask(bitmask_, vocab_size, row)) {
+    // The processors banned every token the grammar allows (min_tokens against a complete
+    // output, say): the constraint wins.
+    std::copy(raw.begin(), raw.end(), row);
   }
   // A grammar that allows nothing (one past its parse limits, or complete in a vocabulary
   // without a stop token) ends the output with EOS rather than leave its language.

@@ -1,5 +1,6 @@
 """AsyncLLM's sleep mode as vLLM's: sleep(level, mode) / wake_up(tags) / is_sleeping(), with
-requests in flight ended ("abort", the default) or waited for ("wait")."""
+requests in flight ended ("abort", the default) or waited for ("wait"), and new ones held until
+the engine is awake."""
 
 import asyncio
 
@@ -24,21 +25,27 @@ async def completion_of(engine, prompt, request_id, params=GREEDY):
     return outputs[-1].outputs[0]
 
 
-def test_sleep_refuses_requests_and_wake_up_gives_the_same_outputs(engine):
+def test_sleep_holds_new_requests_until_wake_up_which_gives_the_same_outputs(engine):
     async def main():
         before = (await completion_of(engine, PROMPT, "a")).text
         assert await engine.is_sleeping() is False
         await engine.sleep()
         assert await engine.is_sleeping() is True
-        with pytest.raises(ValueError, match="sleeping"):
-            await completion_of(engine, "The dog", "refused")
+        held = asyncio.create_task(completion_of(engine, PROMPT, "held"))
+        await asyncio.sleep(0.2)
+        assert not held.done()  # waiting for the engine, not refused
         await engine.wake_up()
         assert await engine.is_sleeping() is False
+        assert (await asyncio.wait_for(held, 30)).text == before
         assert (await completion_of(engine, PROMPT, "b")).text == before
         await engine.sleep(level=2)
+        held = asyncio.create_task(completion_of(engine, PROMPT, "held after level 2"))
         await engine.wake_up(tags=["weights"])
         assert await engine.is_sleeping()  # the KV cache stays freed until its own wake-up
+        await asyncio.sleep(0.1)
+        assert not held.done()
         await engine.wake_up(tags=["kv_cache"])
+        assert (await asyncio.wait_for(held, 30)).text == before
         assert (await completion_of(engine, PROMPT, "c")).text == before
 
     asyncio.run(main())
@@ -80,6 +87,67 @@ def test_sleep_wait_mode_lets_the_requests_in_flight_finish(engine):
     assert completion.finish_reason == "length" and len(completion.token_ids) == 60
 
 
+def test_sleep_wait_mode_is_not_starved_by_a_stream_of_new_requests(engine):
+    """Requests keep coming every few milliseconds while sleep(mode="wait") runs: it still ends
+    once the requests in flight have finished, and those that came meanwhile run after
+    wake_up()."""
+    short = SamplingParams(temperature=0, max_tokens=24, ignore_eos=True)
+    long = SamplingParams(temperature=0, max_tokens=60, ignore_eos=True)
+
+    async def main():
+        long_outputs = []
+
+        async def long_request():
+            async for output in engine.generate("Once", long, "long"):
+                long_outputs.append(output)
+            return long_outputs[-1].outputs[0]
+
+        tasks = []
+        feeding = True
+
+        async def feed():
+            while feeding:
+                request_id = f"new-{len(tasks)}"
+                tasks.append(asyncio.create_task(completion_of(engine, "The dog", request_id,
+                                                               short)))
+                await asyncio.sleep(0.003)
+
+        long_task = asyncio.create_task(long_request())
+        while not long_outputs:  # in flight once its first output is out
+            await asyncio.sleep(0.001)
+        feeder = asyncio.create_task(feed())
+        await asyncio.sleep(0.05)
+        await asyncio.wait_for(engine.sleep(mode="wait"), 60)
+        assert long_task.done()
+        finished_awake = sum(task.done() for task in tasks)
+        await asyncio.sleep(0.2)  # requests keep coming while it sleeps
+        feeding = False
+        await feeder
+        assert await engine.is_sleeping()
+        assert sum(task.done() for task in tasks) == finished_awake  # nothing ran asleep
+        assert finished_awake < len(tasks)
+        await engine.wake_up()
+        completions = await asyncio.wait_for(asyncio.gather(*tasks), 60)
+        return long_task.result(), completions
+
+    waited, completions = asyncio.run(main())
+    assert waited.finish_reason == "length" and len(waited.token_ids) == 60
+    for completion in completions:
+        assert completion.finish_reason == "length" and len(completion.token_ids) == 24
+
+
+def test_shutdown_ends_the_requests_waiting_for_wake_up(engine):
+    async def main():
+        await engine.sleep()
+        held = asyncio.create_task(completion_of(engine, PROMPT, "held"))
+        await asyncio.sleep(0.1)
+        engine.shutdown()
+        with pytest.raises(RuntimeError, match="shut down"):
+            await asyncio.wait_for(held, 30)
+
+    asyncio.run(main())
+
+
 def test_sleep_refuses_unknown_modes_and_levels(engine):
     async def main():
         with pytest.raises(ValueError, match="Invalid pause mode: later"):
@@ -88,6 +156,9 @@ def test_sleep_refuses_unknown_modes_and_levels(engine):
             await engine.sleep(mode="keep")
         with pytest.raises(RuntimeError, match="sleep level must be 1 or 2"):
             await engine.sleep(level=3)
+        # A sleep that failed leaves the engine taking requests.
+        after = await asyncio.wait_for(completion_of(engine, "The dog", "after"), 30)
+        assert after.finish_reason in ("stop", "length")
         with pytest.raises(RuntimeError, match="unknown wake_up tag"):
             await engine.wake_up(tags=["everything"])
         assert await engine.is_sleeping() is False

@@ -5,8 +5,9 @@ event loop through call_soon_threadsafe whenever a request's stream has somethin
 from __future__ import annotations
 
 import asyncio
+import threading
 import weakref
-from typing import AsyncGenerator, Iterable, Optional, Union
+from typing import AsyncGenerator, Callable, Iterable, Optional, TypeVar, Union
 
 from . import _core
 from .engine_args import AsyncEngineArgs
@@ -15,6 +16,8 @@ from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
 from .pooling import PoolingParams, PoolingRequestOutput, pooling_outputs_from_core
 from .sampling_params import RequestOutputKind, SamplingParams
 from .tokenizer import _NO_TOKENIZER, Tokenizer
+
+_T = TypeVar("_T")
 
 
 class EngineDeadError(Exception):
@@ -36,6 +39,13 @@ class AsyncLLM:
         self._tokenizer = Tokenizer(self._core) if self._core.tokenizer is not None else None
         # Stops the engine thread when the object goes away or Python exits, if not before.
         self._finalizer = weakref.finalize(self, self._core.shutdown)
+        # From sleep() until the engine is awake again, new requests wait before reaching it, as
+        # vLLM's paused scheduler holds them, so a stream of them cannot keep sleep(mode="wait")
+        # from ever finding the engine idle. The lock makes closing admission and handing a
+        # request to the engine exclusive, whatever threads and event loops they come from.
+        self._admission_lock = threading.Lock()
+        self._admission_closed = False
+        self._admission_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = []
 
     @classmethod
     def from_engine_args(cls, engine_args: AsyncEngineArgs, start_engine_loop: bool = True,
@@ -101,7 +111,8 @@ class AsyncLLM:
             except RuntimeError:  # the loop is closed: nobody is waiting any more
                 pass
 
-        stream = self._core.submit(request_id, engine_prompt, core_params, priority, wake)
+        stream = await self._admit(
+            lambda: self._core.submit(request_id, engine_prompt, core_params, priority, wake))
         finished = False
         try:
             while True:
@@ -155,8 +166,9 @@ class AsyncLLM:
             except RuntimeError:  # the loop is closed: nobody is waiting any more
                 pass
 
-        self._core.submit_pooling(request_id, engine_prompt, task,
-                                  pooling_params._to_core(truncate_prompt_tokens), finish)
+        await self._admit(lambda: self._core.submit_pooling(
+            request_id, engine_prompt, task, pooling_params._to_core(truncate_prompt_tokens),
+            finish))
         row, error, rejected = await done
         if row is None:
             raise (ValueError if rejected else RuntimeError)(error)
@@ -171,37 +183,70 @@ class AsyncLLM:
         """vLLM's sleep mode: level 1 frees the KV cache (the prefix cache is forgotten), level 2
         also the weights' memory (a GGUF file's pages, read back when used). mode says what
         happens to the requests under way, as in vLLM: "abort" (the default) ends them with
-        finish_reason "abort", "wait" waits until none is left. New requests are refused until
-        wake_up()."""
+        finish_reason "abort", "wait" lets them finish first. Requests that come from the call
+        on wait in generate() / encode() until wake_up() and then run, as vLLM queues them."""
         if mode not in ("abort", "wait", "keep"):
             raise ValueError(f"Invalid pause mode: {mode}")
         if mode == "keep":
             raise NotImplementedError(
                 "sleep(mode='keep') is not supported by vllm-cpp: its requests would lose their KV "
                 "cache; use mode='abort' or mode='wait'")
-        while True:
-            if mode == "wait" and await asyncio.to_thread(
+        with self._admission_lock:
+            self._admission_closed = True
+        try:
+            # Admission is closed, so the unfinished requests only ever get fewer.
+            while mode == "wait" and await asyncio.to_thread(
                     lambda: self._core.num_unfinished_requests) > 0:
                 await asyncio.sleep(0.01)
-                continue
-            try:
-                await asyncio.to_thread(self._core.sleep, level, mode == "abort")
-                return
-            except RuntimeError:
-                # "wait": a request came between the check and the sleep; wait for it too.
-                if mode != "wait" or self._core.num_unfinished_requests == 0:
-                    raise
+            await asyncio.to_thread(self._core.sleep, level, mode == "abort")
+        except BaseException:
+            # Refused (a bad level) or cancelled: an engine still awake takes requests again.
+            if self._core.is_running and not self._core.is_sleeping:
+                self._open_admission()
+            raise
 
     async def wake_up(self, tags: Optional[list[str]] = None) -> None:
-        """Restores what sleep() freed ("weights", "kv_cache"; None: both)."""
+        """Restores what sleep() freed ("weights", "kv_cache"; None: both). Once the engine is
+        awake (its KV cache back), the requests that waited run."""
         await asyncio.to_thread(self._core.wake_up, list(tags or []))
+        if not await self.is_sleeping():
+            self._open_admission()
 
     async def is_sleeping(self) -> bool:
         return await asyncio.to_thread(lambda: self._core.is_sleeping)
 
+    async def _admit(self, submit: Callable[[], _T]) -> _T:
+        """Hands a request to the engine (submit()), first waiting for wake_up() while sleep()
+        holds admission closed."""
+        while True:
+            with self._admission_lock:
+                if not self._admission_closed:
+                    return submit()
+                loop = asyncio.get_running_loop()
+                waiter = loop.create_future()
+                self._admission_waiters.append((loop, waiter))
+            await waiter  # closed again before this request ran: it waits once more
+
+    def _open_admission(self) -> None:
+        with self._admission_lock:
+            self._admission_closed = False
+            waiters, self._admission_waiters = self._admission_waiters, []
+        for loop, waiter in waiters:
+            try:
+                loop.call_soon_threadsafe(_release, waiter)
+            except RuntimeError:  # its loop is closed: nobody is waiting any more
+                pass
+
     def shutdown(self) -> None:
-        """Stops the engine thread; unfinished generators end with RuntimeError."""
+        """Stops the engine thread; unfinished generators end with RuntimeError, those waiting
+        for wake_up() too."""
         self._finalizer()
+        self._open_admission()
+
+
+def _release(waiter: asyncio.Future) -> None:
+    if not waiter.done():  # a cancelled request is done already
+        waiter.set_result(None)
 
 
 # vLLM's older name for the same engine.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 
 #include "common/expected.h"
@@ -20,16 +21,14 @@ ApiError NotSupported(const std::string& field, const std::string& what) {
 std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoint, int n) {
   for (const char* name : {"structural_tag", "logits_processors", "prompt_embeds",
                            "kv_transfer_params", "mm_processor_kwargs", "vllm_xargs"}) {
+    // Completions read prompt_embeds themselves (completions/prompt_embeds.h).
+    if (endpoint == Endpoint::kCompletions && std::string_view(name) == "prompt_embeds") continue;
     if (IsPresent(body, name)) return NotSupported(name, std::string("`") + name + "`");
   }
   if (auto best_of = body.find("best_of"); best_of != body.end() && !best_of->is_null()) {
     if (!best_of->is_number_integer() || best_of->get<int64_t>() != n) {
       return ApiError::BadRequest("vLLM V1 does not yet support best_of.", "best_of");
     }
-  }
-  if (auto flag = body.find("return_token_ids");
-      endpoint == Endpoint::kChat && flag != body.end() && flag->is_boolean() && *flag) {
-    return NotSupported("return_token_ids", "`return_token_ids` on chat completions");
   }
   if (auto skip = body.find("spaces_between_special_tokens");
       skip != body.end() && skip->is_boolean() && !*skip) {
@@ -165,7 +164,6 @@ std::optional<ApiError> ReadCompletionsFields(const Json& body, GenerationReques
   VLLM_READ(GetInt, "max_tokens", &request->requested_max_tokens);
   if (!body.contains("max_tokens")) request->requested_max_tokens = 16;
   VLLM_READ(GetBool, "echo", &request->echo);
-  VLLM_READ(GetBool, "return_token_ids", &request->return_token_ids);
   VLLM_READ(GetInt, "logprobs", &logprobs->sample);
   if (logprobs->sample && *logprobs->sample < 0) {
     return ApiError::BadRequest("`logprobs` must be a positive value.", "logprobs");
@@ -215,6 +213,7 @@ std::optional<ApiError> ReadLengthAndLogprobFields(const Json& body, GenerationR
                          : ReadChatFields(body, request, logprobs);
   if (route_error) return route_error;
   VLLM_READ(GetBool, "add_special_tokens", &request->add_special_tokens);
+  VLLM_READ(GetBool, "return_token_ids", &request->return_token_ids);
   VLLM_READ(GetBool, "return_tokens_as_token_ids", &request->tokens_as_ids);
   return std::nullopt;
 }

@@ -37,7 +37,8 @@ struct GenerationRequest {
   bool include_usage = false;           // stream_options.include_usage
   bool continuous_usage_stats = false;  // stream_options.continuous_usage_stats
   bool echo = false;
-  // vLLM's return_token_ids (completions): each choice carries prompt_token_ids and token_ids.
+  // vLLM's return_token_ids: the prompt's token ids and each choice's (completions: both on each
+  // choice; chat: prompt_token_ids on the response, token_ids on each choice).
   bool return_token_ids = false;
   bool tokens_as_ids = false;  // return_tokens_as_token_ids: logprobs name tokens "token_id:<id>"
   bool add_special_tokens = true;

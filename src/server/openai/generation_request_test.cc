@@ -143,7 +143,6 @@ TEST(GenerationRequestTest, FieldsNotImplementedAreRefusedByName) {
       {R"({"best_of": 2})", "best_of"},
       {R"({"structural_tag": "x"})", "structural_tag"},
       {R"({"logits_processors": ["x"]})", "logits_processors"},
-      {R"({"return_token_ids": true})", "return_token_ids"},
       {R"({"spaces_between_special_tokens": false, "skip_special_tokens": false})",
        "spaces_between_special_tokens"},
   };

@@ -2,6 +2,7 @@
 
 #include "server/openai/chat/chat_output.h"
 #include "server/openai/chat/protocol.h"
+#include "server/openai/chat/streamed_token_ids.h"
 #include "server/openai/chat/tools.h"
 #include "server/openai/generation_job.h"
 #include "server/openai/logprobs_format.h"
@@ -21,7 +22,8 @@ class ChatJob : public GenerationJob {
       : GenerationJob(context, std::move(writer), std::move(id), std::move(request),
                       std::move(prompts)),
         chat_(std::move(chat)),
-        output_config_(std::move(output_config)) {
+        output_config_(std::move(output_config)),
+        streamed_token_ids_(request_.params.n) {
     for (int i = 0; i < request_.params.n; ++i) delta_parsers_.emplace_back(output_config_);
   }
 
@@ -53,14 +55,17 @@ class ChatJob : public GenerationJob {
                         request_.tokens_as_ids);
   }
 
-  // The first chunks of a stream: the role for every choice (and the echoed message).
+  // The first chunks of a stream: the role for every choice (with the prompt's token ids, as
+  // vLLM's return_token_ids puts them) and the echoed message.
   void StartStream() {
     writer_->StartEventStream();
     for (int i = 0; i < request_.params.n; ++i) {
-      SendEvent(Chunk(Json::array({{{"index", i},
-                                    {"delta", {{"role", Role()}, {"content", ""}}},
-                                    {"logprobs", nullptr},
-                                    {"finish_reason", nullptr}}})));
+      Json role_chunk = Chunk(Json::array({{{"index", i},
+                                            {"delta", {{"role", Role()}, {"content", ""}}},
+                                            {"logprobs", nullptr},
+                                            {"finish_reason", nullptr}}}));
+      if (request_.return_token_ids) role_chunk["prompt_token_ids"] = prompts_.front().token_ids;
+      SendEvent(role_chunk);
       if (!EchoText().empty()) {
         SendEvent(Chunk(Json::array({{{"index", i},
                                       {"delta", {{"content", EchoText()}}},
@@ -73,6 +78,7 @@ class ChatJob : public GenerationJob {
   void OnDelta(size_t, const RequestOutput& delta) override {
     if (!writer_->started()) StartStream();
     for (const CompletionOutput& part : delta.outputs) {
+      if (request_.return_token_ids) streamed_token_ids_.Add(part.index, part.token_ids);
       if (part.text.empty() && part.finish_reason.empty()) continue;
       ChatDeltaParser& parser = delta_parsers_.at(part.index);
       Json fields = parser.Next(part.text, part.finished());
@@ -86,6 +92,7 @@ class ChatJob : public GenerationJob {
           {"logprobs", std::move(logprobs)},
           {"finish_reason", finish_reason.empty() ? Json(nullptr) : Json(finish_reason)}};
       if (part.finished()) choice["stop_reason"] = StopReasonJson(part);
+      if (request_.return_token_ids) choice["token_ids"] = streamed_token_ids_.Take(part.index);
       SendEvent(Chunk(Json::array({std::move(choice)})));
     }
   }
@@ -117,6 +124,7 @@ class ChatJob : public GenerationJob {
            {"logprobs", LogprobsOf(completion)},
            {"finish_reason", message.auto_tools_called ? "tool_calls" : completion.finish_reason},
            {"stop_reason", StopReasonJson(completion)}});
+      if (request_.return_token_ids) choices.back()["token_ids"] = completion.token_ids;
     }
     Json response = {{"id", response_id_},
                      {"object", "chat.completion"},
@@ -127,12 +135,14 @@ class ChatJob : public GenerationJob {
                      {"prompt_logprobs", output.prompt_logprobs && request_.params.prompt_logprobs
                                              ? PromptLogprobs(*output.prompt_logprobs)
                                              : Json(nullptr)}};
+    if (request_.return_token_ids) response["prompt_token_ids"] = output.prompt_token_ids;
     return response;
   }
 
   const ChatPrompt chat_;
   const ChatOutputConfig output_config_;
   std::vector<ChatDeltaParser> delta_parsers_;  // [n], streaming only
+  StreamedTokenIds streamed_token_ids_;         // streaming with return_token_ids
 };
 
 // What the reply's text is parsed with: the server's parsers, the request's tools and whether
