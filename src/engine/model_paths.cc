@@ -1,5 +1,7 @@
 #include "engine/model_paths.h"
 
+#include <filesystem>
+
 #include "engine/speculative_config.h"
 #include "hub/resolve_model.h"
 
@@ -21,6 +23,19 @@ Expected<ModelPaths> ResolveModelPaths(const EngineArgs& args) {
     auto tokenizer = hub::ResolveModel(args.tokenizer, tokenizer_options);
     if (!tokenizer) return Error{"--tokenizer: " + tokenizer.error()};
     paths.tokenizer = *tokenizer;
+  }
+  if (!args.hf_config_path.empty()) {
+    // vLLM reads the config at --revision too; a repo's config.json comes with its tokenizer
+    // files, without the weights.
+    hub::HubOptions config_options = hub_options;
+    config_options.part = hub::RepoPart::kTokenizer;
+    auto config = hub::ResolveModel(args.hf_config_path, config_options);
+    if (!config) return Error{"--hf-config-path: " + config.error()};
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(std::filesystem::path(*config) / "config.json", error)) {
+      return Error{"--hf-config-path " + args.hf_config_path + ": no config.json in " + *config};
+    }
+    paths.hf_config = *config;
   }
   if (args.speculative_config) {
     auto method = ResolveSpeculativeConfig(*args.speculative_config);

@@ -13,6 +13,7 @@ struct ModelPaths {
   std::string model;
   std::string tokenizer;    // the model's path when --tokenizer is not given
   std::string draft_model;  // --speculative-config's draft model; empty: none
+  std::string hf_config;    // --hf-config-path's directory (holding config.json); empty: none
 };
 
 // --tokenizer is resolved at --tokenizer-revision (else --revision) with only its tokenizer

@@ -371,9 +371,11 @@ Status AddDenseModules(const std::string& dir, HfTensorSource* source) {
 }  // namespace
 
 Expected<HfCheckpoint> OpenHfCheckpoint(const std::string& dir, const Json& hf_overrides,
-                                        const std::string& quantization, ThreadPool* pool) {
+                                        const std::string& quantization, ThreadPool* pool,
+                                        const std::string& config_dir) {
   HfCheckpoint checkpoint;
-  const std::filesystem::path config_path = std::filesystem::path(dir) / "config.json";
+  const std::filesystem::path config_path =
+      std::filesystem::path(config_dir.empty() ? dir : config_dir) / "config.json";
   std::ifstream file(config_path, std::ios::binary);
   if (!file) return Error{"cannot read " + config_path.string()};
   std::stringstream text;

@@ -85,10 +85,11 @@ struct HfCheckpoint {
 // against the checkpoint's quantization_config (ReadQuantizationConfig); a GGUF type name
 // (q8_0, q6_k, q4_k: the weight loader re-quantizes unquantized weights to it) is refused for a
 // quantized checkpoint, naming its method. Quantized layers are converted on `pool`'s threads
-// when given.
+// when given. `config_dir` (--hf-config-path) holds the config.json read instead of `dir`'s.
 Expected<HfCheckpoint> OpenHfCheckpoint(
     const std::string& dir, const nlohmann::json& hf_overrides = nlohmann::json::object(),
-    const std::string& quantization = "", ThreadPool* pool = nullptr);
+    const std::string& quantization = "", ThreadPool* pool = nullptr,
+    const std::string& config_dir = "");
 
 // Reads a JSON value of config.json into `out` when present and not null (for the architecture
 // files); a value of the wrong kind is an error naming `key`.

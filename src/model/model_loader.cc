@@ -31,7 +31,8 @@ Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoad
   LoadedModel loaded;
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
-    auto checkpoint = OpenHfCheckpoint(path, hf_overrides, quantization, options.pool);
+    auto checkpoint =
+        OpenHfCheckpoint(path, hf_overrides, quantization, options.pool, options.hf_config_dir);
     if (!checkpoint) return Error{path + ": " + checkpoint.error()};
     loaded.checkpoint = std::move(*checkpoint);
     auto model = LoadModel(*loaded.checkpoint->source, loaded.checkpoint->config, options);
@@ -41,6 +42,13 @@ Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoad
     ReturnFreeHeapPages();
     VLLM_RETURN_IF_ERROR(CheckClassifierBuilt(*loaded.model));
     return loaded;
+  }
+  if (!options.hf_config_dir.empty()) {
+    // vLLM would map the Hugging Face config onto the GGUF weights; here a GGUF model is built
+    // from its own metadata only.
+    return Error{path + ": --hf-config-path " + options.hf_config_dir +
+                 " is for a Hugging Face model directory; a GGUF model takes its config from its "
+                 "own metadata (use --hf-overrides to change its keys)"};
   }
   auto file = OpenGgufSplitSet(path);  // a split model's other shards too
   if (!file) return Error{file.error()};

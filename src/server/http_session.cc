@@ -50,16 +50,16 @@ std::string ErrorResponse(const ApiError& error, std::string_view extra_headers,
 
 // What a read would report, without reading: eof after a half-close, an error after a reset,
 // none when bytes are waiting.
-beast::error_code PeekError(asio::ip::tcp::socket& socket) {
+template <class Socket>
+beast::error_code PeekError(Socket& socket) {
   char byte;
   beast::error_code error;
   socket.receive(asio::buffer(&byte, 1), asio::socket_base::message_peek, error);
   return error;
 }
 
-}  // namespace
-
-void RefuseConnection(asio::ip::tcp::socket& socket) {
+template <class Socket>
+void RefuseSocket(Socket& socket) {
   static const std::string response =
       ErrorResponse(ApiError::Unavailable("The server has too many open connections. Retry later."),
                     "Retry-After: 1\r\n", "", false);
@@ -68,7 +68,7 @@ void RefuseConnection(asio::ip::tcp::socket& socket) {
   // A new socket's send buffer takes a few hundred bytes whole; if not, the client gets part of
   // the answer, or none, and the close.
   socket.write_some(asio::buffer(response), ignored);
-  socket.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  socket.shutdown(asio::socket_base::shutdown_send, ignored);
   // Reads what the client has sent so far (a request, usually): a close with unread bytes is a
   // reset, which can destroy the answer before the client reads it.
   std::array<char, 4096> discard;
@@ -79,6 +79,12 @@ void RefuseConnection(asio::ip::tcp::socket& socket) {
   }
   socket.close(ignored);
 }
+
+}  // namespace
+
+void RefuseConnection(asio::ip::tcp::socket& socket) { RefuseSocket(socket); }
+
+void RefuseConnection(UnixSocket& socket) { RefuseSocket(socket); }
 
 void ResponseWriter::Send(http::status status, std::string_view content_type, std::string body) {
   if (finished_) return;
@@ -145,14 +151,20 @@ std::string HttpSession::Head(http::status status, std::string_view content_type
 
 namespace {
 
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+using UnixStream = beast::basic_stream<asio::local::stream_protocol>;
 
-// One connection over `Stream`: beast::tcp_stream (plain HTTP) or TlsStream (HTTPS). The two
-// differ only where `kTls` says; the plain path is the same code it was before TLS.
+template <class Stream>
+constexpr bool kIsTlsStream = false;
+template <class NextLayer>
+constexpr bool kIsTlsStream<beast::ssl_stream<NextLayer>> = true;
+
+// One connection over `Stream`: beast::tcp_stream or UnixStream (plain HTTP), or an ssl_stream
+// over either (HTTPS). Plain and TLS differ only where `kTls` says; the plain path is the same
+// code it was before TLS, and TCP and UNIX sockets differ in nothing here.
 template <class Stream>
 class BasicHttpSession final : public HttpSession {
  public:
-  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+  static constexpr bool kTls = kIsTlsStream<Stream>;
 
   BasicHttpSession(Stream stream, const HttpOptions& options, ConnectionLimits& limits,
                    const RequestHandler& handler)
@@ -167,8 +179,9 @@ class BasicHttpSession final : public HttpSession {
   std::shared_ptr<BasicHttpSession> self() {
     return std::static_pointer_cast<BasicHttpSession>(shared_from_this());
   }
-  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
-  asio::ip::tcp::socket& socket() { return tcp().socket(); }
+  // The TCP or UNIX stream below any TLS layer, and its socket.
+  auto& transport() { return beast::get_lowest_layer(stream_); }
+  auto& socket() { return transport().socket(); }
 
   void Write(std::string bytes) override;
   void EndExchange() override;
@@ -237,7 +250,7 @@ void BasicHttpSession<Stream>::Start() {
   if constexpr (kTls) {
     asio::dispatch(stream_.get_executor(), [self = self()] {
       // A client that stalls in the handshake, or speaks plain HTTP, goes within idle_timeout.
-      self->tcp().expires_after(self->options_.idle_timeout);
+      self->transport().expires_after(self->options_.idle_timeout);
       self->stream_.async_handshake(
           asio::ssl::stream_base::server, [self](beast::error_code error) {
             if (error) {
@@ -257,7 +270,7 @@ void BasicHttpSession<Stream>::ReadRequest() {
   read_after_writes_ = false;
   head_only_ = false;
   cors_headers_.clear();
-  tcp().expires_after(options_.idle_timeout);
+  transport().expires_after(options_.idle_timeout);
   if constexpr (kTls) {
     if (tls_watch_reading_) {  // the watch's read is this request's first read
       read_request_after_watch_ = true;
@@ -348,7 +361,7 @@ void BasicHttpSession<Stream>::OnReadError(beast::error_code error) {
 
 template <class Stream>
 void BasicHttpSession<Stream>::OnRequest() {
-  tcp().expires_never();
+  transport().expires_never();
   HttpRequest request = parser_->release();
   head_only_ = request.method() == http::verb::head;
   if (head_only_) request.method(http::verb::get);
@@ -373,7 +386,7 @@ void BasicHttpSession<Stream>::OnRequest() {
 
 template <class Stream>
 void BasicHttpSession<Stream>::Reject(const ApiError& error, std::string_view extra_headers) {
-  tcp().expires_never();
+  transport().expires_never();
   keep_alive_ = false;
   linger_on_close_ = true;
   Write(ErrorResponse(error, extra_headers, cors_headers_, keep_alive_));
@@ -449,7 +462,7 @@ void BasicHttpSession<Stream>::WatchForDisconnect(uint64_t exchange) {
       }
       // Else bytes are waiting: a pipelined request, read after this exchange.
     };
-    socket().async_wait(asio::ip::tcp::socket::wait_read, std::move(on_readable));
+    socket().async_wait(asio::socket_base::wait_read, std::move(on_readable));
   }
 }
 
@@ -489,7 +502,7 @@ void BasicHttpSession<Stream>::OnClientEof(uint64_t exchange) {
   // A client must take unsolicited 1xx answers before the final one; a closed socket answers
   // this one with a reset.
   if (may_send_interim_) Write("HTTP/1.1 100 Continue\r\n\r\n");
-  socket().async_wait(asio::ip::tcp::socket::wait_error,
+  socket().async_wait(asio::socket_base::wait_error,
                       [self = self(), exchange](beast::error_code error) {
                         if (exchange == self->exchange_count_ && self->in_exchange_ &&
                             error != asio::error::operation_aborted) {
@@ -501,7 +514,7 @@ void BasicHttpSession<Stream>::OnClientEof(uint64_t exchange) {
 template <class Stream>
 void BasicHttpSession<Stream>::CloseTls() {
   if (tls_watch_reading_) return Close();  // one read at a time: no wait for close_notify
-  tcp().expires_after(std::chrono::seconds(5));
+  transport().expires_after(std::chrono::seconds(5));
   stream_.async_shutdown([self = self()](beast::error_code) { self->Close(); });
 }
 
@@ -511,20 +524,20 @@ void BasicHttpSession<Stream>::LingeringClose() {
   // Over TLS too the bytes are dropped unread, below the TLS layer: no close_notify is sent, the
   // response being complete in itself (Content-Length, Connection: close).
   beast::error_code ignored;
-  socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  tcp().expires_after(std::chrono::seconds(5));
+  socket().shutdown(asio::socket_base::shutdown_send, ignored);
+  transport().expires_after(std::chrono::seconds(5));
   auto discard = std::make_shared<std::array<char, 16384>>();
   auto read_more = std::make_shared<std::function<void()>>();
   *read_more = [self = self(), discard, read_more] {
-    self->tcp().async_read_some(asio::buffer(*discard),
-                                [self, discard, read_more](beast::error_code error, size_t) {
-                                  if (error) {
-                                    self->Close();
-                                    *read_more = nullptr;  // breaks the cycle
-                                    return;
-                                  }
-                                  (*read_more)();
-                                });
+    self->transport().async_read_some(asio::buffer(*discard),
+                                      [self, discard, read_more](beast::error_code error, size_t) {
+                                        if (error) {
+                                          self->Close();
+                                          *read_more = nullptr;  // breaks the cycle
+                                          return;
+                                        }
+                                        (*read_more)();
+                                      });
   };
   (*read_more)();
 }
@@ -534,7 +547,7 @@ void BasicHttpSession<Stream>::Close() {
   if (disconnected_) return;
   disconnected_ = true;
   beast::error_code ignored;
-  socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket().shutdown(asio::socket_base::shutdown_both, ignored);
   socket().close(ignored);
   connection_slot_.Reset();
   body_bytes_.Reset();
@@ -547,18 +560,34 @@ void BasicHttpSession<Stream>::Close() {
 
 }  // namespace
 
-void StartHttpSession(asio::ip::tcp::socket socket, const HttpOptions& options,
-                      ConnectionLimits& limits, const RequestHandler& handler) {
+namespace {
+
+// `Transport` is beast::tcp_stream or UnixStream.
+template <class Transport, class Socket>
+void StartSession(Socket socket, const HttpOptions& options, ConnectionLimits& limits,
+                  const RequestHandler& handler) {
   if (options.tls) {
-    std::make_shared<BasicHttpSession<TlsStream>>(
-        TlsStream(beast::tcp_stream(std::move(socket)), options.tls->native()), options, limits,
-        handler)
+    using Tls = beast::ssl_stream<Transport>;
+    std::make_shared<BasicHttpSession<Tls>>(
+        Tls(Transport(std::move(socket)), options.tls->native()), options, limits, handler)
         ->Start();
   } else {
-    std::make_shared<BasicHttpSession<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)),
-                                                          options, limits, handler)
+    std::make_shared<BasicHttpSession<Transport>>(Transport(std::move(socket)), options, limits,
+                                                  handler)
         ->Start();
   }
+}
+
+}  // namespace
+
+void StartHttpSession(asio::ip::tcp::socket socket, const HttpOptions& options,
+                      ConnectionLimits& limits, const RequestHandler& handler) {
+  StartSession<beast::tcp_stream>(std::move(socket), options, limits, handler);
+}
+
+void StartHttpSession(UnixSocket socket, const HttpOptions& options, ConnectionLimits& limits,
+                      const RequestHandler& handler) {
+  StartSession<UnixStream>(std::move(socket), options, limits, handler);
 }
 
 }  // namespace vllm::server

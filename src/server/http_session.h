@@ -43,6 +43,7 @@ namespace http = boost::beast::http;
 namespace asio = boost::asio;
 
 using HttpRequest = http::request<http::string_body>;
+using UnixSocket = asio::local::stream_protocol::socket;  // --uds
 class HttpSession;
 class TlsContext;
 
@@ -98,6 +99,7 @@ struct HttpOptions {
 // process out of descriptors): a 503 if the socket takes it without blocking, then the close, at
 // once. It never waits on the client, so a burst of refused connections holds no descriptors.
 void RefuseConnection(asio::ip::tcp::socket& socket);
+void RefuseConnection(UnixSocket& socket);
 
 // Serves one accepted connection: over TLS when options.tls is set (the handshake first, within
 // idle_timeout), else plain HTTP. Takes a connection slot first; without one, a plain connection
@@ -105,9 +107,12 @@ void RefuseConnection(asio::ip::tcp::socket& socket);
 // has not finished its handshake, and waiting for one would hold the descriptor).
 void StartHttpSession(asio::ip::tcp::socket socket, const HttpOptions& options,
                       ConnectionLimits& limits, const RequestHandler& handler);
+// The same over a UNIX domain socket (--uds): the same session code, HTTPS too.
+void StartHttpSession(UnixSocket socket, const HttpOptions& options, ConnectionLimits& limits,
+                      const RequestHandler& handler);
 
 // What ResponseWriter needs of a connection; BasicHttpSession<Stream> (http_session.cc) is the
-// connection itself, over a plain TCP stream or a TLS one.
+// connection itself, over a plain TCP or UNIX stream or a TLS one over either.
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   virtual ~HttpSession() = default;

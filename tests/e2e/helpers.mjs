@@ -1,5 +1,6 @@
 // Shared helpers of the end-to-end tests: the server's address, an OpenAI client, raw HTTP.
 import http from 'node:http';
+import { Readable } from 'node:stream';
 import OpenAI from 'openai';
 
 export const port = Number(process.env.VLLM_E2E_PORT);
@@ -9,6 +10,27 @@ export const model = 'stories';
 
 export function client(options = {}) {
   return new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 60000, ...options });
+}
+
+// A `fetch` for the SDK's `fetch` option over node's http.request or https.request, with
+// `options` added to each request (an agent, TLS settings, a socketPath for --uds). Each call
+// records in `reused` whether it reused a kept-alive connection.
+export function nodeFetch(request, options = {}, reused = []) {
+  return (url, init = {}) => new Promise((resolve, reject) => {
+    const outgoing = request(url, {
+      method: init.method ?? 'GET', headers: Object.fromEntries(new Headers(init.headers)),
+      signal: init.signal, ...options,
+    }, (response) => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(response.headers)) {
+        headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+      }
+      resolve(new Response(Readable.toWeb(response), { status: response.statusCode, headers }));
+    });
+    outgoing.on('socket', () => reused.push(outgoing.reusedSocket));
+    outgoing.on('error', reject);
+    outgoing.end(init.body ?? undefined);
+  });
 }
 
 // One HTTP request with full control over the bytes; resolves {status, headers, body}.

@@ -9,10 +9,9 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import { model, sleep, startServer, stopServer } from './helpers.mjs';
+import { model, nodeFetch, sleep, startServer, stopServer } from './helpers.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'vllm-cpp-tls-'));
 const file = (name) => join(dir, name);
@@ -36,22 +35,7 @@ function makeCertificate(name, subject, extensions) {
 // fetch over node:https with `tls` (ca, cert, key): what the SDK's `fetch` option takes. Each
 // call records whether it reused a kept-alive connection.
 function httpsFetch(tls, reused = []) {
-  const agent = new https.Agent({ keepAlive: true, ...tls });
-  return (url, init = {}) => new Promise((resolve, reject) => {
-    const request = https.request(url, {
-      method: init.method ?? 'GET', headers: Object.fromEntries(new Headers(init.headers)), agent,
-      signal: init.signal,
-    }, (response) => {
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(response.headers)) {
-        headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-      }
-      resolve(new Response(Readable.toWeb(response), { status: response.statusCode, headers }));
-    });
-    request.on('socket', () => reused.push(request.reusedSocket));
-    request.on('error', reject);
-    request.end(init.body ?? undefined);
-  });
+  return nodeFetch(https.request, { agent: new https.Agent({ keepAlive: true, ...tls }) }, reused);
 }
 
 const serverTlsArgs = () => ['--ssl-keyfile', file('server.key'), '--ssl-certfile', file('server.pem')];
