@@ -156,6 +156,8 @@ class AsyncLLM {
   // The ids a prompt may hold: the tokenizer's vocabulary, or without one the model's.
   int64_t prompt_vocab_size() const;
   int64_t max_model_len() const;
+  // --enable-prompt-embeds: generation requests may carry RequestOptions::prompt_embeds.
+  bool enable_prompt_embeds() const;
   // Sampling defaults of the model (its generation_config.json, else SamplingParams').
   SamplingParams default_sampling_params() const;
   // The model's chat template (empty when it has none).

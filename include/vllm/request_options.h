@@ -1,7 +1,10 @@
 // What a request asks of the engine beyond its prompt and sampling parameters.
 #pragma once
 
+#include <memory>
 #include <string>
+
+#include "vllm/prompt_embeds.h"
 
 namespace vllm {
 
@@ -11,6 +14,9 @@ struct RequestOptions {
   // Structured output applies only after the output contains this text (a reasoning parser's
   // end of thinking, such as "</think>"); empty: from the first token.
   std::string structured_output_after;
+  // The prompt as embeddings (--enable-prompt-embeds); the prompt passed beside it must then be
+  // empty (no text, no token ids).
+  std::shared_ptr<const PromptEmbeds> prompt_embeds;
 };
 
 }  // namespace vllm

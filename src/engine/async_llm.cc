@@ -526,6 +526,7 @@ int64_t AsyncLLM::prompt_vocab_size() const {
 const Tokenizer& AsyncLLM::tokenizer() const { return impl_->engine->tokenizer(); }
 
 int64_t AsyncLLM::max_model_len() const { return impl_->engine->max_model_len(); }
+bool AsyncLLM::enable_prompt_embeds() const { return impl_->engine->enable_prompt_embeds(); }
 
 SamplingParams AsyncLLM::default_sampling_params() const {
   return impl_->engine->default_sampling_params();

@@ -222,6 +222,14 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
                              : "Pooling tasks are only supported by pooling models. Try passing "
                                "`--runner pooling` to use the model as a pooling model."};
   }
+  if (core_request.prompt_embeds &&
+      (core_request.prompt_embeds->num_tokens != request->num_prompt_tokens() ||
+       core_request.prompt_embeds->hidden_size != model_.config().hidden_size ||
+       !model_.accepts_input_embeds())) {
+    return Error{
+        "prompt embeddings need a model that takes them and one row of hidden_size per "
+        "prompt token"};
+  }
   request->is_pooling = is_pooling_;
   request->uses_kv_cache = !model_.config().is_encoder;
   const std::string id = request->request_id;
@@ -231,14 +239,16 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
     return Status::Ok();
   }
   runner_->AddRequest(
-      id, {.params = std::move(core_request.params),
-           .bad_words_token_ids = std::move(core_request.bad_words_token_ids),
-           .eos_token_id = core_request.eos_token_id,
-           .grammar = std::move(core_request.grammar),
-           .grammar_after_token_ids = std::move(core_request.grammar_after_token_ids),
-           // Checked by CheckEngineArgs.
-           .logprobs_mode =
-               ParseLogprobsMode(config_.logprobs_mode).value_or(LogprobsMode::kRawLogprobs)});
+      id,
+      {.params = std::move(core_request.params),
+       .bad_words_token_ids = std::move(core_request.bad_words_token_ids),
+       .eos_token_id = core_request.eos_token_id,
+       .grammar = std::move(core_request.grammar),
+       .grammar_after_token_ids = std::move(core_request.grammar_after_token_ids),
+       // Checked by CheckEngineArgs.
+       .logprobs_mode =
+           ParseLogprobsMode(config_.logprobs_mode).value_or(LogprobsMode::kRawLogprobs)},
+      std::move(core_request.prompt_embeds));
   return Status::Ok();
 }
 

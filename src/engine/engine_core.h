@@ -36,6 +36,8 @@ struct EngineCoreRequest {
   // A pooling request (prefill only; its output is the pooled vector); pooling runners take
   // only these, generate runners none.
   std::optional<PoolingSpec> pooling;
+  // The prompt as embeddings, one row per (placeholder) prompt token id; null: looked up.
+  std::shared_ptr<const PromptEmbeds> prompt_embeds;
 };
 
 // What one step produced for one request.

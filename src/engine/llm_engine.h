@@ -74,6 +74,7 @@ class LLMEngine {
   bool has_tokenizer() const;
   const Tokenizer& tokenizer() const;
   int64_t max_model_len() const;
+  bool enable_prompt_embeds() const;  // EngineArgs::enable_prompt_embeds
   // The model's chat template (GGUF tokenizer.chat_template or the directory's); may be empty.
   const std::string& chat_template() const;
   // Sampling defaults from the directory's generation_config.json (vLLM's --generation-config

@@ -41,6 +41,7 @@ struct LLMEngine::Impl {
   std::map<std::string, std::vector<int32_t>> pooling_prompts;
   // EngineArgs::seed's generator of seeds for requests that have none.
   std::optional<std::mt19937_64> request_seeds;
+  bool enable_prompt_embeds = false;  // EngineArgs::enable_prompt_embeds
 };
 
 }  // namespace vllm

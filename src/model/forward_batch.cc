@@ -141,6 +141,13 @@ Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv,
       return Error{"token id " + std::to_string(id) + " is outside the vocabulary"};
     }
   }
+  for (const InputEmbedsRows& rows : batch.input_embeds) {
+    const auto num_values = static_cast<int64_t>(rows.values.size());
+    if (num_values % config.hidden_size != 0 || rows.first_row < 0 ||
+        rows.first_row + num_values / config.hidden_size > batch.num_tokens()) {
+      return Error{"forward batch: input embeddings outside the batch or not hidden_size wide"};
+    }
+  }
   if (kv.options().num_kv_heads != config.num_kv_heads ||
       kv.options().head_dim != config.head_dim || kv.options().num_layers != config.num_layers) {
     return Error{"KV storage shape does not match the model"};

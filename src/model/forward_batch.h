@@ -29,6 +29,13 @@ struct KvGroupTables {
   std::vector<std::vector<int32_t>> block_tables;  // [num_seqs][ceil(seq_len / block_size)]
 };
 
+// Batch rows whose input embedding is given instead of looked up from token_ids (vLLM's prompt
+// embeddings); their token ids are placeholders.
+struct InputEmbedsRows {
+  int32_t first_row = 0;          // the batch row of values' first row
+  std::span<const float> values;  // [num_rows, hidden_size]; must outlive the forward
+};
+
 struct ForwardBatch {
   std::vector<int32_t> token_ids;        // [num_tokens]
   std::vector<int32_t> positions;        // [num_tokens]
@@ -37,6 +44,8 @@ struct ForwardBatch {
   std::vector<KvGroupTables> kv_groups;  // [num_groups]
   std::vector<int32_t> logits_indices;   // token rows whose logits are wanted, in output order
   std::vector<int32_t> token_type_ids;   // [num_tokens] segment ids (encoders); empty: all 0
+  // Given input embeddings; only for models that accept_input_embeds().
+  std::vector<InputEmbedsRows> input_embeds;
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }
@@ -57,6 +66,7 @@ Status AppendSequence(std::span<const int32_t> new_token_ids, int32_t num_comput
 // appear only in a sliding group, before the window of each of the sequence's tokens.
 Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv);
 // The same, plus what a model's forward needs of them: every token id inside the vocabulary, the
+// input embeddings' rows inside the batch and hidden_size wide, the
 // storage shaped for the model's layers and KV heads, and every sliding-window layer in a group
 // whose window covers the layer's (a group frees the blocks that leave its window).
 Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv,

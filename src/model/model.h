@@ -43,6 +43,9 @@ class Model {
     return Error{"model " + config().architecture + " has no classification head"};
   }
 
+  // Whether Forward honours ForwardBatch::input_embeds (prompt embeddings).
+  virtual bool accepts_input_embeds() const { return false; }
+
   // Bytes of weights read per token at batch size 1 (for roofline figures).
   virtual int64_t weight_bytes() const = 0;
 };
@@ -59,6 +62,9 @@ struct ModelLoadOptions {
   int64_t max_model_len = 0;
   // vLLM's --pooler-config, replacing the pooling the model's files set.
   PoolerConfigFlag pooler_config_flag;
+  // vLLM's --hf-config-path: the directory whose config.json describes a model directory's
+  // weights instead of its own (empty: the model's). LoadModelFromPath refuses it for GGUF.
+  std::string hf_config_dir;
 };
 
 class TensorSource;

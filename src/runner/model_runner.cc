@@ -1,5 +1,6 @@
 #include "runner/model_runner.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace vllm {
@@ -32,13 +33,17 @@ Expected<std::unique_ptr<ModelRunner>> ModelRunner::Create(Model& model, const O
   return runner;
 }
 
-void ModelRunner::AddRequest(std::string request_id, SamplingInputs inputs) {
+void ModelRunner::AddRequest(std::string request_id, SamplingInputs inputs,
+                             std::shared_ptr<const PromptEmbeds> prompt_embeds) {
   samplers_.erase(request_id);
+  prompt_embeds_.erase(request_id);
+  if (prompt_embeds) prompt_embeds_.emplace(request_id, std::move(prompt_embeds));
   samplers_.emplace(std::move(request_id), RequestSampler(std::move(inputs)));
 }
 
 void ModelRunner::RemoveRequest(const std::string& request_id) {
   samplers_.erase(request_id);
+  prompt_embeds_.erase(request_id);
   PreemptRequest(request_id);
 }
 
@@ -54,6 +59,7 @@ Expected<std::vector<float>> ModelRunner::ComputeLogits(std::span<const Sequence
                                         chunk.block_tables, block_size, batch_));
     const auto num_new = static_cast<int32_t>(chunk.new_token_ids.size());
     const auto end = static_cast<int32_t>(batch_.token_ids.size());
+    if (!chunk.new_embeds.empty()) batch_.input_embeds.push_back({end - num_new, chunk.new_embeds});
     if (chunk.wants_all_logits) {
       for (int32_t row = end - num_new; row < end; ++row) batch_.logits_indices.push_back(row);
     } else if (chunk.wants_logits) {
@@ -65,6 +71,16 @@ Expected<std::vector<float>> ModelRunner::ComputeLogits(std::span<const Sequence
   std::vector<float> logits(batch_.logits_indices.size() * model_.config().vocab_size);
   VLLM_RETURN_IF_ERROR(model_.Forward(batch_, *kv_, logits.data()));
   return logits;
+}
+
+std::span<const float> ModelRunner::PromptEmbedsOf(std::string_view request_id, int64_t begin,
+                                                   int64_t end) const {
+  auto it = prompt_embeds_.find(request_id);
+  if (it == prompt_embeds_.end() || begin >= it->second->num_tokens) return {};
+  const PromptEmbeds& embeds = *it->second;
+  const int64_t num_rows = std::min(end, embeds.num_tokens) - begin;
+  return std::span(embeds.values)
+      .subspan(begin * embeds.hidden_size, num_rows * embeds.hidden_size);
 }
 
 Expected<ModelRunnerOutput> ModelRunner::Execute(std::span<const ScheduledSequence> sequences) {
@@ -97,7 +113,8 @@ Expected<ModelRunnerOutput> ModelRunner::Execute(std::span<const ScheduledSequen
     const bool all_rows = sampler->second.params().prompt_logprobs &&
                           sampler->second.num_prompt_logprobs < end && begin < num_prompt;
     chunks.push_back({new_tokens[i], static_cast<int32_t>(begin), sequence.block_tables,
-                      reaches_end, all_rows, static_cast<int32_t>(num_drafts)});
+                      reaches_end, all_rows, static_cast<int32_t>(num_drafts),
+                      PromptEmbedsOf(sequence.request_id, begin, end)});
     if (all_rows || reaches_end) first_row[i] = num_rows;
     num_rows += all_rows ? sequence.num_new_tokens : (reaches_end ? 1 + num_drafts : 0);
   }

@@ -21,6 +21,7 @@
 #include "runner/ngram_proposer.h"
 #include "runner/pooling.h"
 #include "runner/request_sampler.h"
+#include "vllm/prompt_embeds.h"
 
 namespace vllm {
 
@@ -37,6 +38,9 @@ struct SequenceChunk {
   // With wants_logits: the chunk ends with this many draft tokens, and the logits of the last
   // num_draft_tokens + 1 tokens are wanted (speculative decoding's verification rows).
   int32_t num_draft_tokens = 0;
+  // The input embeddings of the chunk's first new_embeds.size() / hidden_size tokens (prompt
+  // embeddings), in place of their token ids' lookup; empty: every token is looked up.
+  std::span<const float> new_embeds;
 };
 
 // One scheduled request's share of a step: tokens [num_computed_tokens, + num_new_tokens) of
@@ -97,8 +101,11 @@ class ModelRunner {
   };
   static Expected<std::unique_ptr<ModelRunner>> Create(Model& model, const Options& options);
 
-  // A request's sampling state lives from AddRequest to RemoveRequest (preemptions included).
-  void AddRequest(std::string request_id, SamplingInputs inputs);
+  // A request's sampling state lives from AddRequest to RemoveRequest (preemptions included), and
+  // so do its prompt embeddings when its prompt came as embeddings (its prompt token ids are
+  // then placeholders; the model must accept_input_embeds()).
+  void AddRequest(std::string request_id, SamplingInputs inputs,
+                  std::shared_ptr<const PromptEmbeds> prompt_embeds = nullptr);
   void RemoveRequest(const std::string& request_id);
   // The scheduler preempted the request: its blocks, and the draft model's KV in them, are gone
   // (its sampling state stays).
@@ -126,6 +133,10 @@ class ModelRunner {
  private:
   ModelRunner(Model& model, std::unique_ptr<KvStorage> kv, ThreadPool* pool)
       : model_(model), kv_(std::move(kv)), pool_(pool) {}
+  // The prompt embeddings of tokens [begin, end) of the request, up to its prompt's end; empty
+  // when it has none there.
+  std::span<const float> PromptEmbedsOf(std::string_view request_id, int64_t begin,
+                                        int64_t end) const;
   // The n-gram drafts after prompt + output + sampled.
   std::vector<int32_t> ProposeNgramDrafts(const ScheduledSequence& sequence,
                                           std::span<const int32_t> sampled_token_ids) const;
@@ -143,6 +154,7 @@ class ModelRunner {
   std::unique_ptr<DraftModelProposer> draft_model_proposer_;
   ForwardBatch batch_;
   std::map<std::string, RequestSampler, std::less<>> samplers_;
+  std::map<std::string, std::shared_ptr<const PromptEmbeds>, std::less<>> prompt_embeds_;
 };
 
 }  // namespace vllm

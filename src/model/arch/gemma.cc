@@ -35,6 +35,7 @@ Expected<std::unique_ptr<Model>> CreateGemma(const TensorSource& source, const M
   DecoderOptions decoder_options{
       .gate_activation = GateActivation::kGeluTanh,
       .embedding_scale = std::sqrt(static_cast<float>(config.hidden_size)),
+      .input_embeds_scaled = config.architecture != "gemma2",
   };
   auto decoder =
       CreateDecoder(source, config, options, decoder_options, [=](int64_t layer) -> const Rope& {

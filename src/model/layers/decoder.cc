@@ -107,6 +107,10 @@ Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<
   };
 
   ends_.Embed(batch.token_ids, x.data());
+  for (const InputEmbedsRows& rows : batch.input_embeds) {
+    ends_.ReplaceRows(rows.values, options_.input_embeds_scaled,
+                      x.data() + int64_t{rows.first_row} * hidden);
+  }
   add_and_norm(nullptr, layers_.empty() ? nullptr : &layers_[0].attn_norm);
   for (int64_t l = 0; l < config_.num_layers; ++l) {
     const Layer& layer = layers_[l];

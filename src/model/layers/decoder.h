@@ -28,6 +28,9 @@ struct DecoderOptions {
   GateActivation gate_activation = GateActivation::kSilu;        // dense FFN
   ExpertActivation expert_activation = ExpertActivation::kSilu;  // MoE FFN
   float embedding_scale = 1.0f;
+  // Given input embeddings already carry embedding_scale, as the Hugging Face model's embedding
+  // module yields them (Gemma 3's scaled embedding; Gemma 2 scales after its plain one).
+  bool input_embeds_scaled = false;
   std::string ffn_norm_name = "ffn_norm";  // the norm before the FFN
 };
 
@@ -41,6 +44,7 @@ class Decoder : public Model {
   Status Load(const TensorSource& source, std::optional<GgmlType> linear_type);
   const ModelConfig& config() const override { return config_; }
   int64_t weight_bytes() const override { return weight_bytes_; }
+  bool accepts_input_embeds() const override { return true; }
   Status Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) override;
   // Decoders as embedders: the final-normed hidden states of every batch token.
   Status ForwardHidden(const ForwardBatch& batch, KvStorage& kv, float* hidden) override;

@@ -34,6 +34,12 @@ void EmbeddingAndHead::Embed(const std::vector<int32_t>& token_ids, float* x) co
   }
 }
 
+void EmbeddingAndHead::ReplaceRows(std::span<const float> values, bool already_scaled,
+                                   float* x) const {
+  const float scale = already_scaled ? 1.0f : embedding_scale_;
+  for (size_t i = 0; i < values.size(); ++i) x[i] = values[i] * scale;
+}
+
 void EmbeddingAndHead::FinalNorm(const float* x, int64_t num_rows, float* out) const {
   kernels::RmsNorm(x, norm_.data(), num_rows, hidden_, eps_, out);
 }

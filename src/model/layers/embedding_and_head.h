@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "common/thread_pool.h"
@@ -22,6 +23,9 @@ class EmbeddingAndHead {
 
   // x: [token_ids.size(), hidden]; token ids are checked by the caller.
   void Embed(const std::vector<int32_t>& token_ids, float* x) const;
+  // Given input embeddings in place of looked-up rows: x: [values.size() / hidden, hidden] =
+  // values, times the embedding scale unless they are `already_scaled`.
+  void ReplaceRows(std::span<const float> values, bool already_scaled, float* x) const;
 
   // logits: [logits_indices.size(), vocab_size] = head · RmsNorm(x[logits_indices]), soft-capped
   // by config.final_logit_softcap when set; x: [num_tokens, hidden].

@@ -10,7 +10,7 @@ A vLLM script runs by changing its import line:
 from .async_llm import AsyncLLM, AsyncLLMEngine
 from .beam_search import BeamSearchOutput, BeamSearchParams, BeamSearchSequence
 from .engine_args import AsyncEngineArgs, EngineArgs
-from .inputs import TextPrompt, TokensPrompt
+from .inputs import EmbedsPrompt, TextPrompt, TokensPrompt
 from .llm import LLM
 from .llm_engine import LLMEngine
 from .outputs import CompletionOutput, Logprob, RequestMetrics, RequestOutput
@@ -48,6 +48,7 @@ __all__ = [
     "ScoringOutput",
     "ScoringRequestOutput",
     "StructuredOutputsParams",
+    "EmbedsPrompt",
     "TextPrompt",
     "TokensPrompt",
     "Tokenizer",

@@ -7,7 +7,7 @@ from typing import Iterable, Optional, Union
 
 from . import _core
 from .engine_args import EngineArgs
-from .inputs import PromptType, parse_prompt
+from .inputs import PromptEmbeds, PromptType, parse_prompt
 from .metrics import Metric, RequestTally, collect_metrics
 from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
 from .sampling_params import RequestOutputKind, SamplingParams
@@ -65,12 +65,16 @@ class LLMEngine:
             raise TypeError(f"params must be a SamplingParams, not {type(params).__name__}")
         if lora_request is not None:
             raise NotImplementedError("lora_request is not supported by vllm-cpp")
-        engine_prompt, prompt_text = parse_prompt(prompt)
+        engine_prompt, prompt_text = parse_prompt(prompt, allow_embeds=True)
         seed = self._seeds.next()
         cumulative = (output_kind or params.output_kind) == RequestOutputKind.CUMULATIVE
         core_kind = RequestOutputKind.DELTA if cumulative else output_kind
-        self._core.add_request(request_id, engine_prompt, params._to_core(seed, core_kind),
-                               priority)
+        core_params = params._to_core(seed, core_kind)
+        if isinstance(engine_prompt, PromptEmbeds):
+            self._core.add_request(request_id, [], core_params, priority,
+                                   prompt_embeds=engine_prompt.data)
+        else:
+            self._core.add_request(request_id, engine_prompt, core_params, priority)
         self._prompts[request_id] = prompt_text
         if cumulative:
             self._cumulative[request_id] = CumulativeOutputs()

@@ -86,6 +86,13 @@ void GenerationJob::Start() {
       StartBeamSearch(i);
       continue;
     }
+    if (prompts_[i].embeds) {
+      RequestOptions options = request_.options;
+      options.prompt_embeds = prompts_[i].embeds;
+      progress_[i].stream = context_.engine.Submit(EngineRequestId(i), std::vector<int32_t>{},
+                                                   prompts_[i].params, options, Listener());
+      continue;
+    }
     progress_[i].stream = context_.engine.Submit(EngineRequestId(i), prompts_[i].token_ids,
                                                  prompts_[i].params, request_.options, Listener());
   }

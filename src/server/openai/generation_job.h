@@ -21,13 +21,15 @@
 #include "server/openai/generation_request.h"
 #include "server/openai/json.h"
 #include "server/serving_context.h"
+#include "vllm/prompt_embeds.h"
 
 namespace vllm::server {
 
 struct PromptInputs {
-  std::vector<int32_t> token_ids;
+  std::vector<int32_t> token_ids;  // placeholders (0) for a prompt given as embeddings
   std::string text;                // for echo; empty for token-id prompts
   ValidatedSamplingParams params;  // the request's, with max_tokens fitted to this prompt
+  std::shared_ptr<const PromptEmbeds> embeds;  // the prompt as embeddings (prompt_embeds); or null
 };
 
 class GenerationJob : public std::enable_shared_from_this<GenerationJob> {

@@ -1,5 +1,6 @@
 #include "server/openai/completions/handler.h"
 
+#include "server/openai/completions/prompt_embeds.h"
 #include "server/openai/completions/protocol.h"
 #include "server/openai/generation_job.h"
 #include "server/openai/logprobs_format.h"
@@ -141,14 +142,18 @@ void HandleCompletions(ServingContext& context, const RequestMeta& meta,
     if (auto error = CheckCompletionWithoutTokenizer(request)) return fail(*error);
   }
   if (request.use_beam_search) request.stream = false;  // as vLLM: beam search answers at once
+  // prompt_embeds first, as vLLM orders them.
+  std::vector<PromptInputs> inputs;
+  if (auto error = ParsePromptEmbeds(context, body, request, &inputs)) return fail(*error);
   std::vector<CompletionPrompt> prompts;
-  if (auto error = ParseCompletionPrompts(body, &prompts)) return fail(*error);
-  if (auto error = CheckSequenceCount(context, prompts.size(), request.params.n)) {
+  if (auto error = ParseCompletionPrompts(body, &prompts, !inputs.empty())) return fail(*error);
+  if (auto error = CheckSequenceCount(context, inputs.size() + prompts.size(), request.params.n)) {
     return fail(*error);
   }
-  std::vector<PromptInputs> inputs(prompts.size());
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    if (auto error = PreparePrompt(context, request, prompts[i], &inputs[i])) return fail(*error);
+  for (const CompletionPrompt& prompt : prompts) {
+    if (auto error = PreparePrompt(context, request, prompt, &inputs.emplace_back())) {
+      return fail(*error);
+    }
   }
   std::string id = MakeResponseId(meta, request, "cmpl");
   auto job = std::make_shared<CompletionJob>(context, writer, std::move(id), std::move(request),

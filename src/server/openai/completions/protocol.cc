@@ -21,7 +21,8 @@ bool ReadTokenIds(const Json& list, std::vector<int32_t>* ids) {
 }  // namespace
 
 std::optional<ApiError> ParseCompletionPrompts(const Json& body,
-                                               std::vector<CompletionPrompt>* prompts) {
+                                               std::vector<CompletionPrompt>* prompts,
+                                               bool has_prompt_embeds) {
   const auto invalid = [] {
     return ApiError::BadRequest(
         "prompt: Input should be a valid string, list of strings, list of integers or list of "
@@ -29,6 +30,10 @@ std::optional<ApiError> ParseCompletionPrompts(const Json& body,
         "prompt");
   };
   auto it = body.find("prompt");
+  if (has_prompt_embeds &&
+      (it == body.end() || it->is_null() || (it->is_string() && it->get<std::string>().empty()))) {
+    return std::nullopt;
+  }
   if (it == body.end() || it->is_null()) {
     return ApiError::BadRequest("Either prompt or prompt_embeds must be provided and non-empty.",
                                 "prompt");

@@ -1,1 +1,1 @@
-from vllm_cpp.inputs import PromptType, TextPrompt, TokensPrompt  # noqa: F401
+from vllm_cpp.inputs import EmbedsPrompt, PromptType, TextPrompt, TokensPrompt  # noqa: F401
