@@ -22,6 +22,10 @@ struct SpeculativeConfig {
 // and halves the decoders' stalls while a long prompt is prefilled (bench/HISTORY.md, 2026-11-25).
 constexpr int64_t kServeMaxNumBatchedTokens = 256;
 
+// The KV cache's bytes when no kv_cache_memory_bytes, VLLM_CPU_KVCACHE_SPACE or
+// gpu_memory_utilization says otherwise.
+constexpr int64_t kDefaultKvCacheMemoryBytes = int64_t{2} << 30;
+
 struct EngineArgs {
   // A GGUF file, a Hugging Face model directory, or a model id (org/name, org/name:QUANT_TAG,
   // org/name/file.gguf) looked up in the Hugging Face cache and downloaded when absent.
@@ -37,12 +41,18 @@ struct EngineArgs {
   // revision (empty: `revision`).
   std::string tokenizer;
   std::string tokenizer_revision;
+  // --hf-config-path: a directory, or an id as for `model` (at `revision`, only its config and
+  // tokenizer files fetched), whose config.json replaces a model directory's own; empty: the
+  // model's. Refused for a GGUF model, which its metadata describes.
+  std::string hf_config_path;
   // --tokenizer-mode auto|slow|mistral: which tokenizer file of a directory loads (mistral:
   // tekken.json; auto takes it when there is no tokenizer.json; slow loads what auto does).
   std::string tokenizer_mode = "auto";
   // --skip-tokenizer-init: load no tokenizer; prompts must be token ids and outputs carry token
   // ids with empty text (vLLM's detokenize=False).
   bool skip_tokenizer_init = false;
+  // --enable-prompt-embeds: completions may carry prompt_embeds (RequestOptions::prompt_embeds).
+  bool enable_prompt_embeds = false;
   // -t/--threads: worker threads, 0 (one per CPU) or 1 to ThreadPool::MaxThreads() (a few per
   // CPU); anything else is refused.
   int num_threads = 0;
@@ -53,8 +63,15 @@ struct EngineArgs {
   // compressed-tensors, bitsandbytes), which must match its quantization_config; fp8 also
   // quantizes an unquantized checkpoint at load.
   std::string quantization;
-  int block_size = 16;                               // --block-size
-  int64_t kv_cache_memory_bytes = int64_t{2} << 30;  // --kv-cache-memory-bytes
+  int block_size = 16;  // --block-size
+  // --kv-cache-memory-bytes: the KV cache's bytes. Unset (vLLM's None): VLLM_CPU_KVCACHE_SPACE
+  // GiB when the environment sets it, else gpu_memory_utilization's share, else
+  // kDefaultKvCacheMemoryBytes (src/engine/kv_cache_memory.h).
+  std::optional<int64_t> kv_cache_memory_bytes;
+  // --gpu-memory-utilization, in (0, 1]: vLLM's share of GPU memory, here the share of the memory
+  // available before the model loads, less its weights, that the KV cache takes when neither of
+  // the above is given. Unset: not used (vLLM's 0.9 would take most of the RAM).
+  std::optional<double> gpu_memory_utilization;
   // --kv-cache-dtype auto|float32|bfloat16|fp8|fp8_e4m3|int8: what K and V are stored as (fp8 is
   // e4m3fn; fp8 and int8 with one scale per token and KV head). auto: the model's activation
   // dtype, float32 for F32 weights and bfloat16 for any other (F16, BF16, quantized).

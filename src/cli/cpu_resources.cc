@@ -2,29 +2,12 @@
 
 #include <charconv>
 #include <cstdlib>
-#include <filesystem>
 #include <set>
 
 #include "common/logging.h"
 
 namespace vllm {
 namespace {
-
-// The bytes of a model's weight files: the GGUF file, or a directory's safetensors.
-int64_t WeightFileBytes(const std::string& model) {
-  std::error_code error;
-  if (std::filesystem::is_regular_file(model, error)) {
-    return static_cast<int64_t>(std::filesystem::file_size(model, error));
-  }
-  int64_t bytes = 0;
-  if (!std::filesystem::is_directory(model, error)) return 0;
-  for (const auto& entry : std::filesystem::directory_iterator(model, error)) {
-    if (entry.path().extension() == ".safetensors") {
-      bytes += static_cast<int64_t>(entry.file_size(error));
-    }
-  }
-  return bytes;
-}
 
 Expected<int> ParseCpu(std::string_view text) {
   int cpu = -1;
@@ -62,38 +45,9 @@ Expected<int> CountCpusInList(const std::string& list) {
   return static_cast<int>(cpus.size());
 }
 
-Status ApplyCpuResources(const CpuResourceFlags& flags, EngineArgs* args) {
-  if (flags.gpu_memory_utilization &&
-      !(*flags.gpu_memory_utilization > 0 && *flags.gpu_memory_utilization <= 1)) {
-    return Error{"--gpu-memory-utilization must be greater than 0 and at most 1, got " +
-                 std::to_string(*flags.gpu_memory_utilization)};
-  }
-  const char* kv_cache_space = std::getenv("VLLM_CPU_KVCACHE_SPACE");
-  if (kv_cache_space != nullptr && *kv_cache_space != '\0' && !flags.kv_cache_memory_bytes_given) {
-    char* end = nullptr;
-    const double gib = std::strtod(kv_cache_space, &end);
-    if (*end != '\0' || !(gib >= 0)) {
-      return Error{"VLLM_CPU_KVCACHE_SPACE must be a number of GiB, got '" +
-                   std::string(kv_cache_space) + "'"};
-    }
-    if (gib > 0) args->kv_cache_memory_bytes = static_cast<int64_t>(gib * (int64_t{1} << 30));
-  } else if (flags.gpu_memory_utilization && !flags.kv_cache_memory_bytes_given) {
-    if (!flags.available_memory_bytes) {
-      return Error{
-          "--gpu-memory-utilization: the available memory cannot be read; give "
-          "--kv-cache-memory-bytes"};
-    }
-    const int64_t usable = *flags.available_memory_bytes - WeightFileBytes(args->model);
-    args->kv_cache_memory_bytes =
-        static_cast<int64_t>(*flags.gpu_memory_utilization * static_cast<double>(usable));
-    if (args->kv_cache_memory_bytes <= 0) {
-      return Error{
-          "--gpu-memory-utilization: no memory is left for the KV cache next to the "
-          "model's weights"};
-    }
-  }
+Status ApplyThreadsBind(bool threads_given, EngineArgs* args) {
   const char* threads_bind = std::getenv("VLLM_CPU_OMP_THREADS_BIND");
-  if (threads_bind != nullptr && !flags.threads_given) {
+  if (threads_bind != nullptr && !threads_given) {
     const std::string bind = threads_bind;
     if (bind.empty() || bind == "auto" || bind == "all" || bind == "nobind") return Status::Ok();
     auto num_cpus = CountCpusInList(bind);

@@ -151,10 +151,14 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
                      "(default: the model's)");
   command.add_option("--tokenizer-revision", args.tokenizer_revision,
                      "Revision of a --tokenizer id (default: --revision)");
+  command.add_option("--hf-config-path", args.hf_config_path,
+                     "Directory or model id whose config.json to use instead of the model "
+                     "directory's (not for GGUF models)");
   command
       .add_option("--tokenizer-mode", args.tokenizer_mode,
-                  "auto: tokenizer.json, else tekken.json; slow: the same tokenizer as auto (one "
-                  "exact implementation per type); mistral: tekken.json")
+                  "auto: tokenizer.json, else tekken.json, else tokenizer.model (SentencePiece); "
+                  "slow: the same tokenizer as auto (one exact implementation per type); mistral: "
+                  "tekken.json")
       ->capture_default_str()
       ->check([](const std::string& mode) {
         auto parsed = ParseTokenizerMode(mode);
@@ -163,6 +167,8 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
   command.add_flag("--skip-tokenizer-init,!--no-skip-tokenizer-init", args.skip_tokenizer_init,
                    "Load no tokenizer: prompts must be token ids, outputs carry token ids and "
                    "empty text");
+  command.add_flag("--enable-prompt-embeds,!--no-enable-prompt-embeds", args.enable_prompt_embeds,
+                   "Accept prompts given as embeddings (the completions API's prompt_embeds)");
   // Bare, as vLLM's: the token of `huggingface-cli login`, which the default already reads.
   command
       .add_option("--hf-token", args.hf_token,
@@ -184,10 +190,13 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
       });
   command.add_option("--block-size", args.block_size, "KV cache block size in tokens")
       ->capture_default_str();
-  command
-      .add_option("--kv-cache-memory-bytes", args.kv_cache_memory_bytes,
-                  "Bytes of KV cache storage")
-      ->capture_default_str();
+  command.add_option("--kv-cache-memory-bytes", args.kv_cache_memory_bytes,
+                     "Bytes of KV cache storage (default: VLLM_CPU_KVCACHE_SPACE GiB, else "
+                     "--gpu-memory-utilization's share, else 2 GiB)");
+  command.add_option("--gpu-memory-utilization", args.gpu_memory_utilization,
+                     "vLLM's GPU memory share, here the share of the RAM available at start (less "
+                     "the weights) for the KV cache, unless --kv-cache-memory-bytes or "
+                     "VLLM_CPU_KVCACHE_SPACE (GiB) is given; in (0, 1]");
   command
       .add_option("--kv-cache-dtype", args.kv_cache_dtype,
                   "KV cache storage: auto|float32|bfloat16|fp8|fp8_e4m3|int8 (auto: bfloat16, "

@@ -9,12 +9,12 @@
 #include <optional>
 
 #include "chat_template/chat_template.h"
+#include "cli/attention_dtype_flag.h"
 #include "cli/cpu_resources.h"
 #include "cli/default_model.h"
 #include "cli/generate_command.h"
 #include "cli/guided_decoding_flags.h"
 #include "cli/vllm_serve_flags.h"
-#include "common/available_memory.h"
 #include "common/logging.h"
 #include "server/api_router.h"
 #include "server/http_server.h"
@@ -32,6 +32,10 @@ struct ServeOptions {
   EngineArgs engine;
   std::string host = "0.0.0.0";
   uint16_t port = 8000;
+  // --uds: a UNIX domain socket instead of host:port.
+  std::string uds;
+  // --override-attention-dtype (empty: not given): picks --kv-cache-dtype.
+  std::string override_attention_dtype;
   std::string api_key;
   std::vector<std::string> served_model_names;
   std::string chat_template;
@@ -50,10 +54,9 @@ struct ServeOptions {
   bool enable_auto_tool_choice = false;
   std::string tool_call_parser;
   std::string reasoning_parser;
-  std::string structured_outputs_config;         // JSON; empty: the defaults
-  GuidedDecodingFlags guided_decoding;           // vLLM 0.10's spelling of its keys
-  std::optional<double> gpu_memory_utilization;  // vLLM's; a share of RAM for the KV cache
-  server::TlsOptions tls;                        // --ssl-*: HTTPS when a certificate is given
+  std::string structured_outputs_config;  // JSON; empty: the defaults
+  GuidedDecodingFlags guided_decoding;    // vLLM 0.10's spelling of its keys
+  server::TlsOptions tls;                 // --ssl-*: HTTPS when a certificate is given
   std::string root_path;
   std::string response_role = "assistant";
   std::optional<bool> enable_log_requests;   // vLLM 0.11's spelling, off by default
@@ -124,6 +127,14 @@ int RunServer(ServeOptions options) {
     std::cerr << "error: " << guided.message() << "\n";
     return 1;
   }
+  if (!options.override_attention_dtype.empty()) {
+    if (Status applied = ApplyOverrideAttentionDtype(options.override_attention_dtype,
+                                                     &options.engine.kv_cache_dtype);
+        !applied.ok()) {
+      std::cerr << "error: " << applied.message() << "\n";
+      return 1;
+    }
+  }
   std::shared_ptr<server::TlsContext> tls_context;
   if (!options.tls.certfile.empty() || !options.tls.keyfile.empty()) {
     auto created = server::TlsContext::Create(options.tls);  // before the model loads: fails fast
@@ -182,13 +193,18 @@ int RunServer(ServeOptions options) {
        .max_buffered_body_bytes = options.max_buffered_body_bytes,
        .tls = tls_context},
       server::MakeApiRouter(context, {.api_key = options.api_key, .root_path = options.root_path}));
-  if (Status listening = http_server.Listen(options.host, options.port); !listening.ok()) {
+  // As vLLM, --uds replaces --host and --port.
+  if (Status listening = options.uds.empty() ? http_server.Listen(options.host, options.port)
+                                             : http_server.ListenUnix(options.uds);
+      !listening.ok()) {
     std::cerr << "error: " << listening.message() << "\n";
     return 1;
   }
   VLLM_LOG(kInfo) << "Serving " << options.served_model_names.front() << " on "
-                  << (tls_context ? "https://" : "http://") << options.host << ":"
-                  << http_server.port() << " (Ctrl+C to stop)";
+                  << (!options.uds.empty() ? "unix:" + options.uds
+                                           : (tls_context ? "https://" : "http://") + options.host +
+                                                 ":" + std::to_string(http_server.port()))
+                  << " (Ctrl+C to stop)";
 
   // SIGINT / SIGTERM: stop accepting, let the requests under way finish (up to
   // --shutdown-timeout seconds), then end those still running — streams with an error event and
@@ -272,6 +288,12 @@ void RegisterServeCommand(CLI::App& app) {
       "Llama written to ~/.cache/vllm-cpp on first use)");
   command->add_option("--host", options->host, "Address to listen on")->capture_default_str();
   command->add_option("--port", options->port, "Port to listen on")->capture_default_str();
+  command->add_option("--uds", options->uds,
+                      "UNIX domain socket path to serve on instead of --host / --port (a stale "
+                      "socket file is replaced; the file is removed at exit)");
+  command->add_option("--override-attention-dtype", options->override_attention_dtype,
+                      "vLLM's attention dtype: float32 or bfloat16 picks the KV cache dtype "
+                      "attention reads (with --kv-cache-dtype auto); float16 is ignored");
   command->add_option("--api-key", options->api_key,
                       "Key clients must send as 'Authorization: Bearer KEY' (or VLLM_API_KEY)");
   command->add_option("--served-model-name", options->served_model_names,
@@ -387,12 +409,6 @@ void RegisterServeCommand(CLI::App& app) {
   // vLLM's serve flags with a CPU meaning here (docs/serve_flags.md), then all its others.
   command->add_option("--seed", options->engine.seed,
                       "Seeds the seeds of requests that have none, so sampled outputs repeat");
-  command
-      ->add_option("--gpu-memory-utilization", options->gpu_memory_utilization,
-                   "vLLM's GPU memory share, here the share of the available RAM (less the "
-                   "weights) for the KV cache, unless --kv-cache-memory-bytes or "
-                   "VLLM_CPU_KVCACHE_SPACE (GiB) is given")
-      ->check(CLI::Range(0.0, 1.0));
   command->add_flag_callback(
       "--disable-log-stats", [options] { options->log_interval_seconds = 0; },
       "No periodic stats log line (--log-stats-interval 0)");
@@ -416,12 +432,7 @@ void RegisterServeCommand(CLI::App& app) {
   command->callback([options, vllm_flags, command] {
     Status ready = CheckGivenFlags(*vllm_flags);
     if (ready.ok()) {
-      ready = ApplyCpuResources(
-          {.gpu_memory_utilization = options->gpu_memory_utilization,
-           .kv_cache_memory_bytes_given = command->count("--kv-cache-memory-bytes") > 0,
-           .threads_given = command->count("--threads") > 0,
-           .available_memory_bytes = AvailableMemoryBytes()},
-          &options->engine);
+      ready = ApplyThreadsBind(command->count("--threads") > 0, &options->engine);
     }
     if (!ready.ok()) {
       std::cerr << "error: " << ready.message() << "\n";

@@ -26,7 +26,6 @@ constexpr std::string_view kNoGpu = "a GPU setting: nothing to tune on CPU";
 constexpr std::string_view kPoolerConfig =
     "pooling_type (CLS, MEAN, LAST, ALL), normalize, dimensions, activation; STEP pooling, "
     "chunked processing and logit_bias are refused";
-constexpr std::string_view kNotYet = "not supported yet; only vLLM's default is accepted";
 
 // vLLM 0.10's `vllm serve --help` in its order, then the flags 0.11 added. Checked against vLLM's
 // source (spellings, short forms, value or not): arg_utils.py's EngineArgs.add_cli_args of a
@@ -89,14 +88,16 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
      "--runner pooling --convert embed / classify / auto; reward refused"},
     {"--tokenizer", "", kValue, kImplemented, "", "issue 43, model sources"},
     {"--tokenizer-mode", "", kValue, kImplemented, "",
-     "auto, slow (the same tokenizer as auto: one exact implementation per type), mistral "
-     "(tekken.json); custom is refused"},
+     "auto (tokenizer.json, else tekken.json, else SentencePiece's tokenizer.model), slow (the "
+     "same tokenizer as auto: one exact implementation per type), mistral (tekken.json); custom "
+     "is refused"},
     {"--trust-remote-code", "", kNegatable, kIgnored, "false",
      "this build never runs a model's code"},
     {"--dtype", "", kValue, kImplemented, "", "the linear weights' type"},
     {"--seed", "", kValue, kMapped, "",
      "requests without a seed of their own take one drawn in order from a generator it seeds"},
-    {"--hf-config-path", "", kValue, kRefused, "", kNotYet},
+    {"--hf-config-path", "", kValue, kImplemented, "",
+     "a directory or id whose config.json a model directory is read with; refused for GGUF"},
     {"--allowed-local-media-path", "", kValue, kIgnored, "", kNoMultimodal},
     {"--revision", "", kValue, kImplemented, "", "issue 43, model sources"},
     {"--code-revision", "", kValue, kIgnored, "", "this build never runs a model's code"},
@@ -111,15 +112,17 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--max-seq-len-to-capture", "", kValue, kIgnored, "", "there are no CUDA graphs on CPU"},
     {"--max-logprobs", "", kValue, kImplemented, "", "-1: the vocabulary size"},
     {"--logprobs-mode", "", kValue, kImplemented, "",
-     "raw_logprobs, raw_logits, processed_logprobs, processed_logits; raw is before the grammar's "
-     "mask too"},
+     "raw_logprobs, raw_logits, processed_logprobs, processed_logits; raw is after a grammar's "
+     "mask, as vLLM's"},
     {"--disable-sliding-window", "", kNegatable, kImplemented, "",
      "caps the context to the model's window; refused for windows that look both ways"},
     {"--disable-cascade-attn", "", kNegatable, kIgnored, "true|false",
      "there is no cascade attention on CPU"},
     {"--skip-tokenizer-init", "", kNegatable, kImplemented, "",
      "completions take token-id prompts and return token ids (return_token_ids) with empty text"},
-    {"--enable-prompt-embeds", "", kNegatable, kRefused, "false", kNotYet},
+    {"--enable-prompt-embeds", "", kNegatable, kImplemented, "",
+     "/v1/completions takes prompt_embeds: base64 torch.save tensors (seq_len, hidden_size) of "
+     "float32, bfloat16 or float16, in place of the token-embedding lookup (decoder models)"},
     {"--served-model-name", "", kValues, kImplemented, "", ""},
     {"--disable-async-output-proc", "", kFlag, kIgnored, "true",
      "outputs are processed on the engine thread"},
@@ -138,8 +141,9 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--enable-sleep-mode", "", kNegatable, kIgnored, "false", "no /sleep endpoint"},
     {"--model-impl", "", kValue, kRefused, "auto|vllm",
      "the models are this build's own; transformers' cannot run here"},
-    {"--override-attention-dtype", "", kValue, kRefused, "",
-     "the attention kernels follow --kv-cache-dtype; no other override"},
+    {"--override-attention-dtype", "", kValue, kMapped, "",
+     "attention reads K and V in the KV cache's dtype: float32 / bfloat16 set --kv-cache-dtype "
+     "(from auto; another explicit one is an error); float16 is ignored with a warning"},
     {"--load-format", "", kValue, kRefused, "auto|gguf|safetensors",
      "GGUF and safetensors load; other formats are not supported"},
     {"--download-dir", "", kValue, kImplemented, "", "issue 43, model sources"},
@@ -184,8 +188,9 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--enable-multimodal-encoder-data-parallel", "", kNegatable, kIgnored, "false", kNoMultimodal},
     {"--block-size", "", kValue, kImplemented, "", ""},
     {"--gpu-memory-utilization", "", kValue, kMapped, "",
-     "that share of the available RAM for the KV cache, when --kv-cache-memory-bytes and "
-     "VLLM_CPU_KVCACHE_SPACE are not given"},
+     "that share of the RAM available at start, less the weights, for the KV cache, when "
+     "--kv-cache-memory-bytes and VLLM_CPU_KVCACHE_SPACE are not given (every engine command, "
+     "and Python's gpu_memory_utilization)"},
     {"--swap-space", "", kValue, kIgnored, "", "vLLM V1 does not swap; preemption recomputes"},
     {"--kv-cache-dtype", "", kValue, kImplemented, "", ""},
     {"--num-gpu-blocks-override", "", kValue, kIgnored, "",
@@ -248,9 +253,9 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     // vLLM 0.11.
     {"--enable-log-requests", "", kNegatable, kImplemented, "", "issue 43, request logging"},
     {"--enable-log-outputs", "", kNegatable, kIgnored, "false", "request logs hold no outputs"},
-    {"--uds", "", kValue, kRefused, "",
-     "the HTTP sessions are built on TCP streams (TLS over them), not UNIX sockets yet; use "
-     "--host 127.0.0.1 --port"},
+    {"--uds", "", kValue, kImplemented, "",
+     "serves on that UNIX domain socket instead of --host / --port (HTTPS too with --ssl-*); a "
+     "stale socket file is replaced, a live one or a non-socket refused; removed at exit"},
     {"--h11-max-incomplete-event-size", "", kValue, kIgnored, "",
      "--max-request-body-bytes bounds a request"},
     {"--h11-max-header-count", "", kValue, kIgnored, "",

@@ -98,12 +98,12 @@ TEST(VllmServeFlagsTest, RefusesWhatCannotBeHonouredNamingTheFlag) {
   EXPECT_THAT(refused.message(),
               HasSubstr("--tensor-parallel-size 2: tensor, pipeline and data parallelism are not "
                         "available in this build yet (issue 46)"));
-  ServeApp prompt_embeds;
-  prompt_embeds.Parse({"m.gguf", "--enable-prompt-embeds"});
-  EXPECT_THAT(CheckGivenFlags(*prompt_embeds.given).message(),
-              HasSubstr("--enable-prompt-embeds: not supported"));
+  ServeApp prompt_adapter;
+  prompt_adapter.Parse({"m.gguf", "--enable-prompt-adapter"});
+  EXPECT_THAT(CheckGivenFlags(*prompt_adapter.given).message(),
+              HasSubstr("--enable-prompt-adapter: removed from vLLM"));
   ServeApp mode;
-  mode.Parse({"m.gguf", "--config-format", "hf", "--no-enable-prompt-embeds"});
+  mode.Parse({"m.gguf", "--config-format", "hf"});
   EXPECT_TRUE(CheckGivenFlags(*mode.given).ok());
 }
 

@@ -113,8 +113,6 @@ server_pid=""
 
 expect_error "--tensor-parallel-size 2: tensor, pipeline and data parallelism are not available \
 in this build yet (issue 46)" "$vllm" serve "$model" -tp 2
-expect_error "--enable-prompt-embeds: not supported yet" "$vllm" serve "$model" \
-  --enable-prompt-embeds
 expect_error "--pooler-config: step_tag_id is not supported" "$vllm" serve "$model" \
   --pooler-config '{"step_tag_id": 3}'
 expect_error "--task reward: reward models" "$vllm" serve "$model" --task reward
@@ -129,6 +127,27 @@ expect_error "The following argument was not expected: --enforce-eagre" \
   "$vllm" serve "$model" --enforce-eagre
 printf 'port: 1\nenforce_eagre: true\n' >"$work/bad.yaml"
 expect_error "line 2: unknown key 'enforce_eagre'" "$vllm" serve "$model" --config "$work/bad.yaml"
+
+# --override-attention-dtype picks the KV cache dtype attention reads (stories260K's F32 weights
+# would take float32), and conflicts with another explicit --kv-cache-dtype.
+"$vllm" serve "$model" --override-attention-dtype bfloat16 --uds "$work/dtype.sock" \
+  --log-stats-interval 0 >"$work/dtype_log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 300); do
+  grep -q "on unix:$work/dtype.sock" "$work/dtype_log" && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/dtype_log"; echo "serve stopped"; exit 1; }
+  sleep 0.1
+done
+grep -q "KV cache: .* bfloat16 (" "$work/dtype_log" || {
+  cat "$work/dtype_log"
+  echo "--override-attention-dtype bfloat16: the KV cache is not bfloat16"
+  exit 1
+}
+kill "$server_pid"
+wait "$server_pid" || true
+server_pid=""
+expect_error "--override-attention-dtype float32 conflicts with --kv-cache-dtype int8" \
+  "$vllm" serve "$model" --override-attention-dtype float32 --kv-cache-dtype int8
 
 # Never over, nor beside, another vllm.
 mkdir "$work/real" "$work/bin2"

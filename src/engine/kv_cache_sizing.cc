@@ -61,8 +61,9 @@ Expected<KvCacheSize> SizeKvCache(const ModelConfig& config, const KvCacheLayout
   const int64_t num_null_blocks = layout.has_sliding_group() ? 1 : 0;
   const int64_t blocks_per_request = MaxBlocksPerRequest(layout, args, num_lookahead_tokens);
   const int64_t blocks_for_all_seqs = args.max_num_seqs * blocks_per_request + num_null_blocks;
-  size.num_blocks =
-      std::min(args.kv_cache_memory_bytes / size.bytes_per_block, blocks_for_all_seqs);
+  const int64_t kv_cache_memory_bytes =
+      args.kv_cache_memory_bytes.value_or(kDefaultKvCacheMemoryBytes);
+  size.num_blocks = std::min(kv_cache_memory_bytes / size.bytes_per_block, blocks_for_all_seqs);
   size.capped_by_sequences = size.num_blocks == blocks_for_all_seqs;
   if (size.num_blocks < 1 + num_null_blocks) {
     return Error{"--kv-cache-memory-bytes is too small for one KV block (" +

@@ -32,9 +32,10 @@ struct KvCacheSize {
 int64_t MaxBlocksPerRequest(const KvCacheLayout& layout, const EngineArgs& args,
                             int64_t num_lookahead_tokens = 0);
 
-// The blocks for `args` (max_model_len resolved): kv_cache_memory_bytes / bytes_per_block, capped
-// at what max_num_seqs requests can hold, for K and V stored as args.kv_cache_dtype (which the
-// caller has resolved from `auto`, see model/kv_cache_dtype.h; a bare `auto` here is float32).
+// The blocks for `args` (max_model_len resolved, kv_cache_memory_bytes by KvCacheMemory; unset:
+// the default): kv_cache_memory_bytes / bytes_per_block, capped at what max_num_seqs requests can
+// hold, for K and V stored as args.kv_cache_dtype (which the caller has resolved from `auto`, see
+// model/kv_cache_dtype.h; a bare `auto` here is float32).
 // Refused when a request of max_model_len would not fit, or the dtype is unknown. With
 // `draft_config` (speculative decoding with a draft model) every block also holds the draft's K
 // and V, in the same dtype, and args.speculative_config's k lookahead slots are counted.

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/available_memory.h"
 #include "engine/engine_args_check.h"
 #include "engine/generation_config.h"
+#include "engine/kv_cache_memory.h"
 #include "engine/llm_engine_impl.h"
 #include "engine/model_paths.h"
 #include "engine/pooling_tasks.h"
+#include "engine/prompt_embeds_request.h"
 #include "engine/skip_tokenizer_init.h"
 #include "model/hf_overrides.h"
 #include "model/kv_cache_dtype.h"
@@ -80,6 +83,9 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   if (args.structured_outputs_max_bytes < 1) {
     return Error{"--structured-outputs-max-bytes must be at least 1"};
   }
+  // The memory is measured before the model loads: its weights are then subtracted as stored.
+  auto kv_cache_memory = KvCacheMemory::Plan(args, AvailableMemoryBytes());
+  if (!kv_cache_memory) return Error{kv_cache_memory.error()};
   std::unique_ptr<LLMEngine> engine(new LLMEngine());
   Impl& impl = *engine->impl_;
   impl.pool = std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
@@ -98,10 +104,16 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
                                  {.pool = impl.pool.get(),
                                   .linear_type = *linear_type,
                                   .max_model_len = args.max_model_len,
-                                  .pooler_config_flag = *pooler_config_flag},
+                                  .pooler_config_flag = *pooler_config_flag,
+                                  .hf_config_dir = paths->hf_config},
                                  *hf_overrides, args.quantization);
   if (!model) return Error{model.error()};
   impl.model = std::move(*model);
+  if (args.enable_prompt_embeds && !impl.model.model->accepts_input_embeds()) {
+    return Error{"--enable-prompt-embeds: the " + impl.model_config().architecture +
+                 " model does not take prompt embeddings here"};
+  }
+  impl.enable_prompt_embeds = args.enable_prompt_embeds;
   if (args.skip_tokenizer_init) {
     // An unknown mode is refused even so, as vLLM's argument choices refuse it.
     if (auto mode = ParseTokenizerMode(args.tokenizer_mode); !mode) return Error{mode.error()};
@@ -120,6 +132,9 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   if (!kv_cache_dtype) return Error{kv_cache_dtype.error()};
   EngineArgs core_args = args;
   core_args.kv_cache_dtype = kernels::KvCacheDtypeName(*kv_cache_dtype);
+  auto kv_cache_memory_bytes = kv_cache_memory->BytesBeside(StoredWeightBytes(impl.model));
+  if (!kv_cache_memory_bytes) return Error{kv_cache_memory_bytes.error()};
+  core_args.kv_cache_memory_bytes = *kv_cache_memory_bytes;
   if (!paths->draft_model.empty()) core_args.speculative_config->model = paths->draft_model;
   auto core = EngineCore::Create(*impl.model.model, core_args, impl.pool.get());
   if (!core) return Error{core.error()};
@@ -163,6 +178,7 @@ bool LLMEngine::HasUnfinishedRequests() const { return impl_->core->HasUnfinishe
 bool LLMEngine::has_tokenizer() const { return impl_->tokenizer != nullptr; }
 const Tokenizer& LLMEngine::tokenizer() const { return *impl_->tokenizer; }
 int64_t LLMEngine::max_model_len() const { return impl_->core->max_model_len(); }
+bool LLMEngine::enable_prompt_embeds() const { return impl_->enable_prompt_embeds; }
 const std::string& LLMEngine::chat_template() const { return impl_->chat_template; }
 const SamplingParams& LLMEngine::default_sampling_params() const {
   return impl_->default_sampling_params;
@@ -204,7 +220,20 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
   }
   std::vector<int32_t> token_ids;
   std::string text;
-  if (const auto* prompt_text = std::get_if<std::string>(&prompt)) {
+  std::shared_ptr<const PromptEmbeds> prompt_embeds;
+  std::string cache_salt = options.cache_salt;
+  if (options.prompt_embeds) {
+    const auto* ids = std::get_if<std::vector<int32_t>>(&prompt);
+    if (!(ids ? ids->empty() : std::get<std::string>(prompt).empty())) {
+      return Error{"a prompt given as embeddings comes without text or token ids"};
+    }
+    auto prepared = PreparePromptEmbeds(options.prompt_embeds, params, impl_->enable_prompt_embeds,
+                                        model_config().hidden_size);
+    if (!prepared) return Error{prepared.error()};
+    prompt_embeds = std::move(*prepared);
+    token_ids.assign(prompt_embeds->num_tokens, 0);
+    cache_salt = PromptEmbedsCacheSalt(options.cache_salt, *prompt_embeds);
+  } else if (const auto* prompt_text = std::get_if<std::string>(&prompt)) {
     text = *prompt_text;
     token_ids = impl_->tokenizer->Encode(text, /*add_special_tokens=*/true);
   } else {
@@ -251,10 +280,11 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
                                              .params = child_params,
                                              .eos_token_id = eos_id,
                                              .priority = options.priority,
-                                             .cache_salt = options.cache_salt,
+                                             .cache_salt = cache_salt,
                                              .bad_words_token_ids = bad_words_token_ids,
                                              .grammar = grammar,
-                                             .grammar_after_token_ids = grammar_after_token_ids});
+                                             .grammar_after_token_ids = grammar_after_token_ids,
+                                             .prompt_embeds = prompt_embeds});
     if (!status.ok()) {
       impl_->core->FinishRequests(added, RequestStatus::kFinishedAborted);
       return status;

@@ -173,7 +173,7 @@ TEST_F(SlidingWindowEngineTest, TheCacheMustHoldOneRequestOfMaxModelLen) {
   auto core = EngineCore::Create(*loaded_.model, args);
   ASSERT_TRUE(core.ok()) << core.error();
   EXPECT_EQ((*core)->num_kv_blocks(), 32 + 5 * 8 + 1);
-  args.kv_cache_memory_bytes -= bytes_per_block;
+  args.kv_cache_memory_bytes = (32 + 5 * 8) * bytes_per_block;
   core = EngineCore::Create(*loaded_.model, args);
   ASSERT_FALSE(core.ok());
   EXPECT_THAT(core.error(),

@@ -8,10 +8,15 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <tuple>
+#include <variant>
+#include <vector>
 
 #include "engine/llm_engine.h"
+#include "engine/prompt_embeds_request.h"
 #include "python/bindings.h"
 #include "vllm/llm.h"
 
@@ -38,6 +43,21 @@ std::function<void()> PythonSignalCheck() {
   };
 }
 
+using PythonPromptEmbeds =
+    std::variant<py::bytes, std::tuple<int64_t, int64_t, std::vector<float>>>;
+
+std::shared_ptr<const PromptEmbeds> ToPromptEmbeds(const PythonPromptEmbeds& given) {
+  if (const auto* saved = std::get_if<py::bytes>(&given)) {
+    auto embeds = LoadPromptEmbeds(static_cast<std::string>(*saved));
+    if (!embeds) throw std::invalid_argument(embeds.error());
+    return std::move(*embeds);
+  }
+  const auto& [num_tokens, hidden_size, values] =
+      std::get<std::tuple<int64_t, int64_t, std::vector<float>>>(given);
+  return std::make_shared<const PromptEmbeds>(
+      PromptEmbeds{.num_tokens = num_tokens, .hidden_size = hidden_size, .values = values});
+}
+
 class Engine {
  public:
   // Throws RuntimeError (std::runtime_error) with the reason when the model cannot load.
@@ -50,13 +70,18 @@ class Engine {
 
   // Throws ValueError (std::invalid_argument) with vLLM's message when the engine refuses it.
   // The params are checked here, once: the binding is where a Python request comes in.
+  // `prompt_embeds` (with an empty prompt): torch.save's bytes, or (num_tokens, hidden_size,
+  // their row-major values).
   void AddRequest(const std::string& request_id, const PromptInput& prompt,
-                  const SamplingParams& params, int priority) {
+                  const SamplingParams& params, int priority,
+                  const std::optional<PythonPromptEmbeds>& prompt_embeds) {
     auto validated = ValidatedSamplingParams::Validate(params);
     if (!validated) throw std::invalid_argument(validated.error());
+    RequestOptions options{.priority = priority};
+    if (prompt_embeds) options.prompt_embeds = ToPromptEmbeds(*prompt_embeds);
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex_);
-    Status status = engine_->AddRequest(request_id, prompt, *validated, {.priority = priority});
+    Status status = engine_->AddRequest(request_id, prompt, *validated, options);
     if (!status.ok()) throw std::invalid_argument(status.message());
   }
 
@@ -164,6 +189,7 @@ class Engine {
     result["num_running"] = stats.num_running;
     result["num_waiting"] = stats.num_waiting;
     result["kv_cache_usage"] = stats.kv_cache_usage;
+    result["num_free_blocks"] = stats.num_free_blocks;
     result["num_preemptions"] = stats.num_preemptions;
     result["prefix_cache_queries"] = stats.prefix_cache_queries;
     result["prefix_cache_hits"] = stats.prefix_cache_hits;
@@ -196,7 +222,7 @@ void BindEngine(py::module_& module) {
   py::class_<Engine> engine(module, "Engine");
   engine.def(py::init<const EngineArgs&>(), py::arg("args"))
       .def("add_request", &Engine::AddRequest, py::arg("request_id"), py::arg("prompt"),
-           py::arg("params"), py::arg("priority") = 0)
+           py::arg("params"), py::arg("priority") = 0, py::arg("prompt_embeds") = py::none())
       .def("step", &Engine::Step)
       .def("abort", &Engine::Abort, py::arg("request_ids"))
       .def("beam_search", &Engine::BeamSearch, py::arg("prompts"), py::arg("params"))

@@ -89,7 +89,8 @@ std::vector<std::pair<std::string, std::string>> CacheConfigInfo(const EngineArg
   return {{"block_size", std::to_string(args.block_size)},
           {"cache_dtype", args.kv_cache_dtype},
           {"enable_prefix_caching", args.enable_prefix_caching ? "True" : "False"},
-          {"kv_cache_memory_bytes", std::to_string(args.kv_cache_memory_bytes)},
+          {"kv_cache_memory_bytes",
+           args.kv_cache_memory_bytes ? std::to_string(*args.kv_cache_memory_bytes) : "None"},
           {"num_cpu_blocks", "None"},
           {"num_gpu_blocks", std::to_string(num_kv_blocks)}};
 }

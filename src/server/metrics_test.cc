@@ -141,6 +141,7 @@ TEST(MetricsTest, OlderDashboardNamesCountRequestsAndSteps) {
   stats.iteration_tokens.Observe(1);
   EngineArgs args;
   args.block_size = 32;
+  args.kv_cache_memory_bytes = int64_t{2} << 30;
   metrics.SetCacheConfigInfo(CacheConfigInfo(args, 512));
   const std::string text = metrics.Render(stats);
   auto has = [&](const std::string& sample) {

@@ -17,7 +17,7 @@ def test_unknown_argument_is_a_type_error(model):
 
 @pytest.mark.parametrize("kwargs, field", [
     ({"tensor_parallel_size": 2}, "tensor_parallel_size"),
-    ({"gpu_memory_utilization": 0.5}, "gpu_memory_utilization"),
+    ({"swap_space": 8}, "swap_space"),
 ])
 def test_unsupported_argument_is_not_implemented(model, kwargs, field):
     from vllm_cpp import LLM

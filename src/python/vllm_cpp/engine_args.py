@@ -20,7 +20,6 @@ _UNSUPPORTED = {
     "tensor_parallel_size": ((1,), "tensor parallelism is not implemented yet"),
     "pipeline_parallel_size": ((1,), "pipeline parallelism is not implemented yet"),
     "data_parallel_size": ((1,), "data parallelism is not implemented yet"),
-    "gpu_memory_utilization": ((0.9,), "set kv_cache_memory_bytes instead"),
     "swap_space": ((4,), "preempted requests are recomputed, never swapped"),
     "cpu_offload_gb": ((0,), "weights stay in memory"),
     "enable_chunked_prefill": ((None, True), "prefill is always chunked"),
@@ -40,6 +39,7 @@ class EngineArgs:
     tokenizer: Optional[str] = None
     tokenizer_mode: str = "auto"
     skip_tokenizer_init: bool = False
+    enable_prompt_embeds: bool = False  # generate() takes {"prompt_embeds": ...} prompts
     trust_remote_code: bool = False  # accepted: no code from the model directory ever runs
     dtype: str = "auto"
     quantization: Optional[str] = None
@@ -57,7 +57,10 @@ class EngineArgs:
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
     data_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
+    # The share of the memory available before the model loads, less its weights, that the KV
+    # cache takes unless kv_cache_memory_bytes or VLLM_CPU_KVCACHE_SPACE (GiB) is given. None: the
+    # engine's 2 GiB (vLLM's 0.9 would take most of the RAM).
+    gpu_memory_utilization: Optional[float] = None
     swap_space: float = 4
     cpu_offload_gb: float = 0
     enforce_eager: bool = False  # accepted: the CPU engine has no graphs to capture
@@ -69,6 +72,7 @@ class EngineArgs:
     download_dir: Optional[str] = None
     revision: Optional[str] = None
     tokenizer_revision: Optional[str] = None
+    hf_config_path: Optional[str] = None  # a directory or id whose config.json to use
     hf_token: Optional[str] = None
     hf_overrides: Optional[dict[str, Any]] = None
     rope_scaling: Optional[dict[str, Any]] = None  # vLLM's shorthand for hf_overrides' key
@@ -101,7 +105,8 @@ class EngineArgs:
         core.model = os.fspath(self.model)
         # Each None keeps the C++ default: the environment's cache, main, HF_TOKEN, the model's
         # tokenizer. hf_token=True (vLLM's "the stored token") is that default too.
-        for name in ("download_dir", "revision", "tokenizer", "tokenizer_revision"):
+        for name in ("download_dir", "revision", "tokenizer", "tokenizer_revision",
+                     "hf_config_path"):
             value = getattr(self, name)
             if value is not None:
                 setattr(core, name, os.fspath(value))
@@ -109,6 +114,7 @@ class EngineArgs:
             core.hf_token = self.hf_token
         core.tokenizer_mode = self.tokenizer_mode
         core.skip_tokenizer_init = self.skip_tokenizer_init
+        core.enable_prompt_embeds = self.enable_prompt_embeds
         core.dtype = self.dtype
         core.quantization = self.quantization or ""
         core.kv_cache_dtype = self.kv_cache_dtype
@@ -136,7 +142,8 @@ class EngineArgs:
             core.rope_theta = float(self.rope_theta)
         # None keeps the C++ default.
         for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens",
-                     "enable_prefix_caching", "block_size", "kv_cache_memory_bytes"):
+                     "enable_prefix_caching", "block_size", "kv_cache_memory_bytes",
+                     "gpu_memory_utilization"):
             value = getattr(self, name)
             if value is not None:
                 setattr(core, name, value)
