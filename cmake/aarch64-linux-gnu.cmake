@@ -11,4 +11,8 @@ set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 # header-only packages (Boost, nlohmann_json, CLI11) are the host's, the same on every architecture.
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig")
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-cpu;max;-L;/usr/aarch64-linux-gnu)
+# The emulated programs load the arm64 multiarch glibc (/lib/ld-linux-aarch64.so.1 and
+# /lib/aarch64-linux-gnu), never the cross toolchain's /usr/aarch64-linux-gnu: with -L there, the
+# cross ld.so meets the multiarch libc.so.6 of another Debian revision and the first thread a
+# program starts never runs.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-cpu;max;-L;/)
