@@ -9,14 +9,7 @@ binary="$1"
 shared="$2"
 
 source "$(dirname "${BASH_SOURCE[0]}")/expect_error.sh"
-
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/test_server.sh"
 
 "$binary" make-random-model --shape llama-tiny --vocab "$shared/vocab/ggml-vocab-llama-spm.gguf" \
   --out "$work/model" --hf-dir "$shared/tokenizers/llama2" >/dev/null
@@ -46,22 +39,15 @@ with_path=$(greedy --hf-config-path "$work/right")
 
 right_len=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["max_position_embeddings"])' \
   "$work/right/config.json")
-"$binary" serve "$work/model" --hf-config-path "$work/right" --uds "$work/serve.sock" \
-  --served-model-name tiny --log-stats-interval 0 >"$work/log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 300); do
-  grep -q "Serving tiny on unix:$work/serve.sock" "$work/log" && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/log"; echo "serve stopped"; exit 1; }
-  sleep 0.1
-done
+start_server "$work/log" "Serving tiny on unix:$work/serve.sock" "$binary" serve "$work/model" \
+  --hf-config-path "$work/right" --uds "$work/serve.sock" --served-model-name tiny \
+  --log-stats-interval 0
 models=$(curl -sS --unix-socket "$work/serve.sock" http://localhost/v1/models)
 [[ "$models" == *"\"max_model_len\":$right_len"* ]] || {
   echo "/v1/models over --uds: $models (expected max_model_len $right_len)"
   exit 1
 }
-kill "$server_pid"
-wait "$server_pid" || true
-server_pid=""
+stop_server
 [[ ! -e "$work/serve.sock" ]] || { echo "the socket file outlived the server"; exit 1; }
 
 expect_error "--hf-config-path $work/right is for a Hugging Face model directory; a GGUF model \

@@ -7,14 +7,7 @@ binary="$1"
 model="$2/models/stories260K.gguf"
 
 source "$(dirname "${BASH_SOURCE[0]}")/expect_error.sh"
-
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/test_server.sh"
 
 # A block of the demo model holds 16 tokens x 5 layers of float32 K and V: 20480 bytes.
 # 0.01 GiB = 10737418 bytes: 524 blocks; 4 MiB: 204 blocks.
@@ -47,16 +40,8 @@ VLLM_CPU_KVCACHE_SPACE=0.01 expect_blocks 524 "$binary" bench latency "$model" -
   --output-len 2 --batch-size 1 --num-iters-warmup 0 --num-iters 1
 
 # serve: the same engine, so the same cache.
-VLLM_CPU_KVCACHE_SPACE=0.01 "$binary" serve "$model" --host 127.0.0.1 --port 0 \
-  --gpu-memory-utilization 0.9 >"$work/log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 600); do
-  grep -q "Serving .* on http://127.0.0.1:" "$work/log" && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/log"; echo "serve stopped"; exit 1; }
-  sleep 0.1
-done
+start_server "$work/log" "Serving .* on http://127.0.0.1:" env VLLM_CPU_KVCACHE_SPACE=0.01 \
+  "$binary" serve "$model" --host 127.0.0.1 --port 0 --gpu-memory-utilization 0.9
 grep -q "KV cache: 524 blocks of 16 tokens" "$work/log" || { cat "$work/log"; exit 1; }
-kill "$server_pid"
-wait "$server_pid" || true
-server_pid=""
+stop_server
 echo "ok"

@@ -8,32 +8,16 @@ binary="$1"
 model="$2/models/stories260K.gguf"
 
 source "$(dirname "${BASH_SOURCE[0]}")/expect_error.sh"
-
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/test_server.sh"
 
 # serve_max_model_len EXPECTED FLAG...: serve starts with the flags; /v1/models says EXPECTED.
 serve_max_model_len() {
   local expected="$1"
   shift
-  : >"$work/log"  # emptied here: the loop below must not read the previous server's port
-  "$binary" serve "$model" --host 127.0.0.1 --port 0 --served-model-name stories "$@" \
-    >"$work/log" 2>&1 &
-  server_pid=$!
-  local port=""
-  for _ in $(seq 1 600); do
-    port=$(sed -n 's/.*Serving stories on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/log")
-    [[ -n "$port" ]] && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$work/log"; echo "serve stopped: $*"; exit 1; }
-    sleep 0.1
-  done
-  [[ -n "$port" ]] || { cat "$work/log"; echo "serve did not start: $*"; exit 1; }
-  local models
+  start_server "$work/log" "Serving stories on http://127.0.0.1:[0-9]" "$binary" serve "$model" \
+    --host 127.0.0.1 --port 0 --served-model-name stories "$@"
+  local port models
+  port=$(served_port "$work/log")
   models=$(curl -sS "http://127.0.0.1:$port/v1/models")
   [[ "$models" == *"\"max_model_len\":$expected"* ]] ||
     { echo "$*: /v1/models $models, expected max_model_len $expected"; exit 1; }
@@ -42,9 +26,7 @@ serve_max_model_len() {
     -H "Content-Type: application/json" \
     -d '{"model": "stories", "prompt": "Once upon a time", "max_tokens": 4}')
   [[ "$completion" == *'"finish_reason"'* ]] || { echo "$*: completion $completion"; exit 1; }
-  kill "$server_pid"
-  wait "$server_pid" || true
-  server_pid=""
+  stop_server
 }
 
 serve_max_model_len 2048

@@ -9,14 +9,7 @@ binary="$1"
 model="$2/models/stories260K.gguf"
 
 source "$(dirname "${BASH_SOURCE[0]}")/expect_error.sh"
-
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/test_server.sh"
 
 # Every flag docs/serve_flags.md calls implemented or mapped is a real option of `serve`.
 help=$("$binary" serve --help)
@@ -46,7 +39,7 @@ EOF
 
 # TLS, the hub's files and --root-path have tests of their own (tls, hub_models, serving_flags);
 # here they appear with the values a plain deployment gives them.
-"$vllm" serve "$model" \
+start_server "$work/log" "Serving stories on http://127.0.0.1:[0-9]" "$vllm" serve "$model" \
   --config "$work/serve.yaml" --host 127.0.0.1 --port 0 --api-key secret \
   --trust-remote-code --seed 42 --enforce-eager --gpu-memory-utilization 0.01 \
   --max-logprobs 5 --enable-chunked-prefill --swap-space 4 -tp 1 -pp=1 -dp 1 \
@@ -63,18 +56,8 @@ EOF
   --download-dir "$work/hf" --revision main --tokenizer "$model" \
   --task generate --guided-decoding-backend xgrammar --guided-decoding-disable-fallback \
   --logprobs-mode raw_logits --disable-sliding-window --config-format hf \
-  --override-pooler-config '{"pooling_type": "MEAN"}' --hf-token \
-  >"$work/log" 2>&1 &
-server_pid=$!
-
-port=""
-for _ in $(seq 1 300); do
-  port=$(sed -n 's/.*Serving stories on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/log")
-  [[ -n "$port" ]] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/log"; echo "serve stopped"; exit 1; }
-  sleep 0.1
-done
-[[ -n "$port" ]] || { cat "$work/log"; echo "serve did not start"; exit 1; }
+  --override-pooler-config '{"pooling_type": "MEAN"}' --hf-token
+port=$(served_port "$work/log")
 
 for flag in --trust-remote-code --enforce-eager --swap-space --disable-custom-all-reduce \
   --compilation-config; do
@@ -107,9 +90,7 @@ raw_logit=$(curl -sS "http://127.0.0.1:$port/v1/completions" -H "Authorization: 
        "logprobs": 1}' | sed -n 's/.*"token_logprobs":\[\([^],]*\)\].*/\1/p')
 awk -v value="$raw_logit" 'BEGIN { exit !(value > 0) }' || { echo "raw logit: $raw_logit"; exit 1; }
 grep -q -- "--task generate is deprecated" "$work/log" || { cat "$work/log"; echo "no --task warning"; exit 1; }
-kill "$server_pid"
-wait "$server_pid" || true
-server_pid=""
+stop_server
 
 expect_error "--tensor-parallel-size 2: tensor, pipeline and data parallelism are not available \
 in this build yet (issue 46)" "$vllm" serve "$model" -tp 2
@@ -130,22 +111,14 @@ expect_error "line 2: unknown key 'enforce_eagre'" "$vllm" serve "$model" --conf
 
 # --override-attention-dtype picks the KV cache dtype attention reads (stories260K's F32 weights
 # would take float32), and conflicts with another explicit --kv-cache-dtype.
-"$vllm" serve "$model" --override-attention-dtype bfloat16 --uds "$work/dtype.sock" \
-  --log-stats-interval 0 >"$work/dtype_log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 300); do
-  grep -q "on unix:$work/dtype.sock" "$work/dtype_log" && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/dtype_log"; echo "serve stopped"; exit 1; }
-  sleep 0.1
-done
+start_server "$work/dtype_log" "on unix:$work/dtype.sock" "$vllm" serve "$model" \
+  --override-attention-dtype bfloat16 --uds "$work/dtype.sock" --log-stats-interval 0
 grep -q "KV cache: .* bfloat16 (" "$work/dtype_log" || {
   cat "$work/dtype_log"
   echo "--override-attention-dtype bfloat16: the KV cache is not bfloat16"
   exit 1
 }
-kill "$server_pid"
-wait "$server_pid" || true
-server_pid=""
+stop_server
 expect_error "--override-attention-dtype float32 conflicts with --kv-cache-dtype int8" \
   "$vllm" serve "$model" --override-attention-dtype float32 --kv-cache-dtype int8
 

@@ -4,23 +4,12 @@
 #include <string>
 
 #include "common/half.h"
+#include "formats/little_endian.h"
 #include "formats/torch_tensor_file.h"
 #include "formats/zip_archive.h"
 
 namespace vllm {
 namespace {
-
-void PutU16(std::vector<uint8_t>& out, uint32_t value) {
-  out.push_back(static_cast<uint8_t>(value));
-  out.push_back(static_cast<uint8_t>(value >> 8));
-}
-void PutU32(std::vector<uint8_t>& out, uint32_t value) {
-  PutU16(out, value & 0xffff);
-  PutU16(out, value >> 16);
-}
-void PutBytes(std::vector<uint8_t>& out, std::string_view bytes) {
-  out.insert(out.end(), bytes.begin(), bytes.end());
-}
 
 // Pickle protocol 2, as Python's pickler writes torch's reduce of a tensor.
 class PickleWriter {

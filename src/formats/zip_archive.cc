@@ -4,6 +4,8 @@
 #include <set>
 #include <string_view>
 
+#include "formats/little_endian.h"
+
 namespace vllm {
 namespace {
 
@@ -30,18 +32,6 @@ bool Inside(uint64_t offset, uint64_t size, uint64_t total) {
 }
 
 Error Bad(const std::string& what) { return Error{"invalid ZIP archive: " + what}; }
-
-void PutU16(std::vector<uint8_t>& out, uint32_t value) {
-  out.push_back(static_cast<uint8_t>(value));
-  out.push_back(static_cast<uint8_t>(value >> 8));
-}
-void PutU32(std::vector<uint8_t>& out, uint32_t value) {
-  PutU16(out, value & 0xffff);
-  PutU16(out, value >> 16);
-}
-void PutBytes(std::vector<uint8_t>& out, std::string_view bytes) {
-  out.insert(out.end(), bytes.begin(), bytes.end());
-}
 
 }  // namespace
 

@@ -126,30 +126,34 @@ TokenLogprobs SampledUnderGrammar(LogprobsMode mode) {
   return logprobs;
 }
 
+// The top entries under that grammar: tokens 2 and 3 matching `c` and `d`, the masked 0 and 1 at
+// -inf.
+template <typename MatchC, typename MatchD>
+auto AllowedAndMasked(MatchC c, MatchD d) {
+  return UnorderedElementsAre(Pair(2, c), Pair(3, d), Pair(0, kNegInf), Pair(1, kNegInf));
+}
+
+// The same with the allowed tokens' logits c and d normalized over the two of them.
+auto AllowedLogprobsAndMasked(float c, float d) {
+  const float normalizer = LogSumExp({c, d});
+  return AllowedAndMasked(FloatNear(c - normalizer, 1e-5f), FloatNear(d - normalizer, 1e-5f));
+}
+
 TEST(LogprobsModeTest, RawLogprobsRenormalizeOverTheTokensTheGrammarAllows) {
-  const float normalizer = LogSumExp({2.0f, 0.0f});
   EXPECT_THAT(SampledUnderGrammar(LogprobsMode::kRawLogprobs).top,
-              UnorderedElementsAre(Pair(2, FloatNear(2.0f - normalizer, 1e-5f)),
-                                   Pair(3, FloatNear(0.0f - normalizer, 1e-5f)), Pair(0, kNegInf),
-                                   Pair(1, kNegInf)));
+              AllowedLogprobsAndMasked(2.0f, 0.0f));
 }
 
 TEST(LogprobsModeTest, RawLogitsOfTheTokensTheGrammarForbidsAreMinusInfinity) {
-  EXPECT_THAT(
-      SampledUnderGrammar(LogprobsMode::kRawLogits).top,
-      UnorderedElementsAre(Pair(2, 2.0f), Pair(3, 0.0f), Pair(0, kNegInf), Pair(1, kNegInf)));
+  EXPECT_THAT(SampledUnderGrammar(LogprobsMode::kRawLogits).top, AllowedAndMasked(2.0f, 0.0f));
 }
 
 TEST(LogprobsModeTest, ProcessedModesSeeTheGrammarsMaskToo) {
   // Temperature 2 halves the allowed logits ({1, 0}); top-k 2 keeps both.
-  EXPECT_THAT(
-      SampledUnderGrammar(LogprobsMode::kProcessedLogits).top,
-      UnorderedElementsAre(Pair(2, 1.0f), Pair(3, 0.0f), Pair(0, kNegInf), Pair(1, kNegInf)));
-  const float normalizer = LogSumExp({1.0f, 0.0f});
+  EXPECT_THAT(SampledUnderGrammar(LogprobsMode::kProcessedLogits).top,
+              AllowedAndMasked(1.0f, 0.0f));
   EXPECT_THAT(SampledUnderGrammar(LogprobsMode::kProcessedLogprobs).top,
-              UnorderedElementsAre(Pair(2, FloatNear(1.0f - normalizer, 1e-5f)),
-                                   Pair(3, FloatNear(0.0f - normalizer, 1e-5f)), Pair(0, kNegInf),
-                                   Pair(1, kNegInf)));
+              AllowedLogprobsAndMasked(1.0f, 0.0f));
 }
 
 TEST(LogprobsModeTest, ParsesVllmsNamesOnly) {

@@ -168,6 +168,18 @@ class UnigramConformance : public ::testing::TestWithParam<const char*> {
     ASSERT_GT(cases_.size(), 300u);
   }
 
+  // Each case's SentencePiece ids, and its text back where no piece is unknown: SentencePiece
+  // writes an unknown piece as " ⁇ ", vllm-cpp's decode skips it as special.
+  void ExpectSentencePiecesIdsAndText(const Tokenizer& tokenizer) const {
+    for (const Case& c : cases_) {
+      EXPECT_EQ(tokenizer.Encode(c.text, false), c.ids) << Show(c.text);
+      const bool has_unknown = std::find(c.ids.begin(), c.ids.end(), 0) != c.ids.end();
+      if (!has_unknown) {
+        EXPECT_EQ(tokenizer.Decode(c.ids, true), c.decoded) << Show(c.text);
+      }
+    }
+  }
+
   fs::path dir_;
   std::vector<Case> cases_;
 };
@@ -205,14 +217,7 @@ TEST_P(UnigramGgufConformance, GgufMatchesSentencePiece) {
   ASSERT_TRUE(file.ok()) << file.error();
   auto tokenizer = LoadTokenizerFromGguf(**file);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.error();
-  for (const Case& c : cases_) {
-    EXPECT_EQ((*tokenizer)->Encode(c.text, false), c.ids) << Show(c.text);
-    // SentencePiece writes an unknown piece as " ⁇ "; vllm-cpp's decode skips it as special.
-    const bool has_unknown = std::find(c.ids.begin(), c.ids.end(), 0) != c.ids.end();
-    if (!has_unknown) {
-      EXPECT_EQ((*tokenizer)->Decode(c.ids, true), c.decoded) << Show(c.text);
-    }
-  }
+  ExpectSentencePiecesIdsAndText(**tokenizer);
 }
 
 // SentencePiece's own tokenizer.model, loaded as a slow-only repository's tokenizer: its ids,
@@ -220,13 +225,7 @@ TEST_P(UnigramGgufConformance, GgufMatchesSentencePiece) {
 TEST_P(UnigramGgufConformance, TokenizerModelMatchesSentencePiece) {
   auto tokenizer = LoadSentencePieceTokenizer(ReadFile(dir_ / "tokenizer.model"), "", "");
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.error();
-  for (const Case& c : cases_) {
-    EXPECT_EQ((*tokenizer)->Encode(c.text, false), c.ids) << Show(c.text);
-    const bool has_unknown = std::find(c.ids.begin(), c.ids.end(), 0) != c.ids.end();
-    if (!has_unknown) {
-      EXPECT_EQ((*tokenizer)->Decode(c.ids, true), c.decoded) << Show(c.text);
-    }
-  }
+  ExpectSentencePiecesIdsAndText(**tokenizer);
   Ids framed = (*tokenizer)->Encode("東京 café", false);
   framed.push_back(2);
   EXPECT_EQ((*tokenizer)->Encode("東京 café", true), framed);

@@ -14,6 +14,15 @@ function crc32(bytes) {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
+// The fields a local header and a central-directory entry share, from byte `at` of `header`:
+// CRC-32, compressed and uncompressed sizes (equal: STORED), name length.
+function putEntryFields(header, at, data, nameBytes) {
+  header.writeUInt32LE(crc32(data), at);
+  header.writeUInt32LE(data.length, at + 4);
+  header.writeUInt32LE(data.length, at + 8);
+  header.writeUInt16LE(nameBytes.length, at + 12);
+}
+
 // A STORED ZIP of [name, Buffer] entries (no padding: readers take any data offset).
 function zip(entries) {
   const locals = [];
@@ -23,16 +32,10 @@ function zip(entries) {
     const nameBytes = Buffer.from(name);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt32LE(crc32(data), 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBytes.length, 26);
+    putEntryFields(local, 14, data, nameBytes);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt32LE(crc32(data), 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(nameBytes.length, 28);
+    putEntryFields(central, 16, data, nameBytes);
     central.writeUInt32LE(offset, 42);
     locals.push(local, nameBytes, data);
     directory.push(central, nameBytes);

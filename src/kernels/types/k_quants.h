@@ -55,6 +55,16 @@ inline void KQuantScalesAndMins(uint16_t d_bits, uint16_t dmin_bits, const uint8
   }
 }
 
+// Q3_K / Q6_K scales: d * scale_of(s) per sub-block of 16, no mins.
+template <typename ScaleOf>
+void ScalesOf16(uint16_t d_bits, DecodedBlock* out, ScaleOf scale_of) {
+  const float d = Fp16ToFp32(d_bits);
+  for (int s = 0; s < 16; ++s) {
+    out->scale[s] = d * scale_of(s);
+    out->min[s] = 0.0f;
+  }
+}
+
 // Packing (packed_nibble_layout.h). Quants come from the type's decoder, so the packed codes mean
 // exactly what the blocks do.
 
@@ -199,6 +209,56 @@ inline LevelSums FitSymmetricLevels(const float* x, int n, int half_levels, floa
     sums.sum_l2 += weight * level * level;
   }
   return sums;
+}
+
+// The frame of Q3_K's and Q6_K's x²-weighted symmetric searches (ggml's make_q3_quants and
+// make_qx_quants): a negligible x[0..n) gets all levels 0 and scale 0; otherwise the levels are
+// fitted at inverse scale -half_levels / largest (the value of largest magnitude), and
+// refine(largest, their sums, the levels) improves the levels in place and returns the scale.
+// Writes l + half_levels.
+template <typename Refine>
+float SearchSymmetricLevels(const float* x, int n, int half_levels, uint8_t* levels,
+                            Refine refine) {
+  const float largest = LargestMagnitude(x, n);
+  if (std::fabs(largest) < kNegligibleMagnitude) {
+    std::fill_n(levels, n, 0);
+    return 0.0f;
+  }
+  int8_t signed_levels[kMaxSearchValues];
+  const LevelSums sums =
+      FitSymmetricLevels(x, n, half_levels, -half_levels / largest, signed_levels);
+  const float scale = refine(largest, sums, signed_levels);
+  for (int i = 0; i < n; ++i) levels[i] = static_cast<uint8_t>(signed_levels[i] + half_levels);
+  return scale;
+}
+
+// Q3_K / Q6_K: each sub-block of 16's scale from `search`, which writes its levels; returns the
+// scale of largest magnitude.
+inline float SearchScalesOf16(const float* x, int half_levels,
+                              float (*search)(const float* x, int n, int half_levels,
+                                              uint8_t* levels),
+                              float* scales, uint8_t* levels) {
+  for (int j = 0; j < kSubBlocksOf16; ++j) {
+    scales[j] = search(x + 16 * j, 16, half_levels, levels + 16 * j);
+  }
+  return LargestMagnitude(scales, kSubBlocksOf16);
+}
+
+// Q3_K / Q6_K: re-quantizes each sub-block of 16 with its scale as stored, d * quantized_scales[j]
+// (a sub-block whose scale is 0 keeps its levels), to l + half_levels, l in
+// [-half_levels, half_levels - 1].
+template <typename QuantizedScale>
+void RequantizeSubBlocksOf16(const float* x, uint16_t d_bits,
+                             const QuantizedScale* quantized_scales, int half_levels,
+                             uint8_t* levels) {
+  for (int j = 0; j < kSubBlocksOf16; ++j) {
+    const float d = Fp16ToFp32(d_bits) * quantized_scales[j];
+    if (d == 0.0f) continue;
+    for (int l = 0; l < 16; ++l) {
+      levels[16 * j + l] = static_cast<uint8_t>(
+          std::clamp(RoundToInt(x[16 * j + l] / d), -half_levels, half_levels - 1) + half_levels);
+    }
+  }
 }
 
 // Q4_K / Q5_K: one super-block as 8 sub-blocks of 32 with x ≈ d * scale * level - dmin * min,

@@ -7,14 +7,13 @@
 namespace vllm::kernels {
 namespace {
 
-using internal::FitSymmetricLevels;
-using internal::kMaxSearchValues;
-using internal::kNegligibleMagnitude;
 using internal::kSubBlocksOf16;
-using internal::LargestMagnitude;
 using internal::LevelSums;
 using internal::PackCrumbs;
+using internal::RequantizeSubBlocksOf16;
 using internal::RoundToInt;
+using internal::SearchScalesOf16;
+using internal::SearchSymmetricLevels;
 
 void DecodeQ3_K(const void* block, DecodedBlock* out) {
   const auto& b = *static_cast<const BlockQ3_K*>(block);
@@ -28,11 +27,7 @@ void DecodeQ3_K(const void* block, DecodedBlock* out) {
       out->q[32 * k + l] = static_cast<int8_t>(out->q[32 * k + l] - 4 + 4 * high);
     }
   }
-  const float d = Fp16ToFp32(b.d);
-  for (int s = 0; s < 16; ++s) {
-    out->scale[s] = d * Q3_KScale(b.scales, s);
-    out->min[s] = 0.0f;
-  }
+  ScalesOf16(b.d, out, [&b](int s) { return Q3_KScale(b.scales, s); });
 }
 
 // ggml's make_q3_quants (x²-weighted, with refinement): x[0..n) ≈ scale * l with l in
@@ -40,37 +35,32 @@ void DecodeQ3_K(const void* block, DecodedBlock* out) {
 // -half_levels, up to 5 passes move single levels to the one the other levels' least-squares fit
 // asks for, whenever that lowers the weighted error. Writes l + half_levels.
 float SearchQ3Scale(const float* x, int n, int half_levels, uint8_t* levels) {
-  const float largest = LargestMagnitude(x, n);
-  if (std::fabs(largest) < kNegligibleMagnitude) {
-    std::fill_n(levels, n, 0);
-    return 0.0f;
-  }
-  int8_t signed_levels[kMaxSearchValues];
-  LevelSums sums = FitSymmetricLevels(x, n, half_levels, -half_levels / largest, signed_levels);
-  for (int pass = 0; pass < 5; ++pass) {
-    bool changed = false;
-    for (int i = 0; i < n; ++i) {
-      const float weight = x[i] * x[i];
-      // The sums without element i.
-      float sum_xl = sums.sum_xl - weight * x[i] * signed_levels[i];
-      if (!(sum_xl > 0.0f)) continue;
-      float sum_l2 = sums.sum_l2 - weight * signed_levels[i] * signed_levels[i];
-      const int level =
-          std::clamp(RoundToInt(x[i] * sum_l2 / sum_xl), -half_levels, half_levels - 1);
-      if (level == signed_levels[i]) continue;
-      sum_xl += weight * x[i] * level;
-      sum_l2 += weight * level * level;
-      // Keep it if it raises sum_xl² / sum_l2, the error the fit removes.
-      if (sum_l2 > 0.0f && sum_xl * sum_xl * sums.sum_l2 > sums.sum_xl * sums.sum_xl * sum_l2) {
-        signed_levels[i] = static_cast<int8_t>(level);
-        sums = {sum_xl, sum_l2};
-        changed = true;
+  auto refine = [&](float /*largest*/, LevelSums sums, int8_t* signed_levels) {
+    for (int pass = 0; pass < 5; ++pass) {
+      bool changed = false;
+      for (int i = 0; i < n; ++i) {
+        const float weight = x[i] * x[i];
+        // The sums without element i.
+        float sum_xl = sums.sum_xl - weight * x[i] * signed_levels[i];
+        if (!(sum_xl > 0.0f)) continue;
+        float sum_l2 = sums.sum_l2 - weight * signed_levels[i] * signed_levels[i];
+        const int level =
+            std::clamp(RoundToInt(x[i] * sum_l2 / sum_xl), -half_levels, half_levels - 1);
+        if (level == signed_levels[i]) continue;
+        sum_xl += weight * x[i] * level;
+        sum_l2 += weight * level * level;
+        // Keep it if it raises sum_xl² / sum_l2, the error the fit removes.
+        if (sum_l2 > 0.0f && sum_xl * sum_xl * sums.sum_l2 > sums.sum_xl * sums.sum_xl * sum_l2) {
+          signed_levels[i] = static_cast<int8_t>(level);
+          sums = {sum_xl, sum_l2};
+          changed = true;
+        }
       }
+      if (!changed) break;
     }
-    if (!changed) break;
-  }
-  for (int i = 0; i < n; ++i) levels[i] = static_cast<uint8_t>(signed_levels[i] + half_levels);
-  return sums.sum_l2 > 0.0f ? sums.sum_xl / sums.sum_l2 : 0.0f;
+    return sums.sum_l2 > 0.0f ? sums.sum_xl / sums.sum_l2 : 0.0f;
+  };
+  return SearchSymmetricLevels(x, n, half_levels, levels, refine);
 }
 
 // ggml's quantize_row_q3_K_ref: 16 sub-blocks of 16 with refined x²-weighted scales, quantized to
@@ -81,10 +71,7 @@ void QuantizeRowQ3_K(const float* x, int64_t n, void* out) {
     BlockQ3_K& block = blocks[b];
     uint8_t levels[kSuperBlockSize];
     float scales[kSubBlocksOf16];
-    for (int j = 0; j < kSubBlocksOf16; ++j) {
-      scales[j] = SearchQ3Scale(x + 16 * j, 16, 4, levels + 16 * j);
-    }
-    const float max_scale = LargestMagnitude(scales, kSubBlocksOf16);
+    const float max_scale = SearchScalesOf16(x, 4, SearchQ3Scale, scales, levels);
     int quantized_scales[kSubBlocksOf16] = {};  // signed, -32..31
     std::memset(block.scales, 0, sizeof(block.scales));
     if (max_scale != 0.0f) {
@@ -100,14 +87,7 @@ void QuantizeRowQ3_K(const float* x, int64_t n, void* out) {
     } else {
       block.d = Fp32ToFp16(0.0f);
     }
-    for (int j = 0; j < kSubBlocksOf16; ++j) {
-      const float d = Fp16ToFp32(block.d) * quantized_scales[j];
-      if (d == 0.0f) continue;
-      for (int l = 0; l < 16; ++l) {
-        levels[16 * j + l] =
-            static_cast<uint8_t>(std::clamp(RoundToInt(x[16 * j + l] / d), -4, 3) + 4);
-      }
-    }
+    RequantizeSubBlocksOf16(x, block.d, quantized_scales, 4, levels);
     // Levels 4..7 set their high bit in hmask (bit j / 32 of byte j % 32) and keep 2 bits.
     std::memset(block.hmask, 0, sizeof(block.hmask));
     for (int j = 0; j < kSuperBlockSize; ++j) {

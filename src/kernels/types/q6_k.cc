@@ -10,9 +10,11 @@ using internal::FitSymmetricLevels;
 using internal::kMaxSearchValues;
 using internal::kNegligibleMagnitude;
 using internal::kSubBlocksOf16;
-using internal::LargestMagnitude;
 using internal::LevelSums;
+using internal::RequantizeSubBlocksOf16;
 using internal::RoundToInt;
+using internal::SearchScalesOf16;
+using internal::SearchSymmetricLevels;
 
 // Q6_K's 6-bit values of one 128-value half, minus 32: ql bytes [0, 64) give the low nibbles of
 // values [0, 64) (low) and [64, 128) (high); qh byte l gives the 2 high bits of values l, l + 32,
@@ -31,39 +33,30 @@ void DecodeQ6_K(const void* block, DecodedBlock* out) {
   const auto& b = *static_cast<const BlockQ6_K*>(block);
   SplitQ6_KHalf(b.ql, b.qh, out->q);
   SplitQ6_KHalf(b.ql + 64, b.qh + 32, out->q + 128);
-  const float d = Fp16ToFp32(b.d);
-  for (int s = 0; s < 16; ++s) {
-    out->scale[s] = d * b.scales[s];
-    out->min[s] = 0.0f;
-  }
+  ScalesOf16(b.d, out, [&b](int s) { return b.scales[s]; });
 }
 
 // ggml's make_qx_quants (x²-weighted): x[0..n) ≈ scale * l with l in [-half_levels,
 // half_levels - 1]; the least-squares scale of the levels at the best of 19 inverse scales
 // -(half_levels + 0.1 k) / (value of largest magnitude), k = -9..9. Writes l + half_levels.
 float SearchSymmetricScale(const float* x, int n, int half_levels, uint8_t* levels) {
-  const float largest = LargestMagnitude(x, n);
-  if (std::fabs(largest) < kNegligibleMagnitude) {
-    std::fill_n(levels, n, 0);
-    return 0.0f;
-  }
-  int8_t best_levels[kMaxSearchValues];
-  int8_t candidate[kMaxSearchValues];
-  LevelSums sums = FitSymmetricLevels(x, n, half_levels, -half_levels / largest, best_levels);
-  float scale = sums.sum_l2 != 0.0f ? sums.sum_xl / sums.sum_l2 : 0.0f;
-  float best_reduction = scale * sums.sum_xl;  // the weighted squared error it removes
-  for (int step = -9; step <= 9; ++step) {
-    if (step == 0) continue;
-    const float inverse_scale = -(half_levels + 0.1f * step) / largest;
-    sums = FitSymmetricLevels(x, n, half_levels, inverse_scale, candidate);
-    if (sums.sum_l2 > 0.0f && sums.sum_xl * sums.sum_xl > best_reduction * sums.sum_l2) {
-      std::copy_n(candidate, n, best_levels);
-      scale = sums.sum_xl / sums.sum_l2;
-      best_reduction = scale * sums.sum_xl;
+  auto refine = [&](float largest, LevelSums sums, int8_t* best_levels) {
+    int8_t candidate[kMaxSearchValues];
+    float scale = sums.sum_l2 != 0.0f ? sums.sum_xl / sums.sum_l2 : 0.0f;
+    float best_reduction = scale * sums.sum_xl;  // the weighted squared error it removes
+    for (int step = -9; step <= 9; ++step) {
+      if (step == 0) continue;
+      const float inverse_scale = -(half_levels + 0.1f * step) / largest;
+      sums = FitSymmetricLevels(x, n, half_levels, inverse_scale, candidate);
+      if (sums.sum_l2 > 0.0f && sums.sum_xl * sums.sum_xl > best_reduction * sums.sum_l2) {
+        std::copy_n(candidate, n, best_levels);
+        scale = sums.sum_xl / sums.sum_l2;
+        best_reduction = scale * sums.sum_xl;
+      }
     }
-  }
-  for (int i = 0; i < n; ++i) levels[i] = static_cast<uint8_t>(best_levels[i] + half_levels);
-  return scale;
+    return scale;
+  };
+  return SearchSymmetricLevels(x, n, half_levels, levels, refine);
 }
 
 // ggml's quantize_row_q6_K_ref: 16 sub-blocks of 16 with x²-weighted scale searches, scales
@@ -74,10 +67,7 @@ void QuantizeRowQ6_K(const float* x, int64_t n, void* out) {
     BlockQ6_K& block = blocks[b];
     uint8_t levels[kSuperBlockSize];
     float scales[kSubBlocksOf16];
-    for (int j = 0; j < kSubBlocksOf16; ++j) {
-      scales[j] = SearchSymmetricScale(x + 16 * j, 16, 32, levels + 16 * j);
-    }
-    const float max_scale = LargestMagnitude(scales, kSubBlocksOf16);
+    const float max_scale = SearchScalesOf16(x, 32, SearchSymmetricScale, scales, levels);
     if (std::fabs(max_scale) < kNegligibleMagnitude) {
       std::memset(&block, 0, sizeof(block));
       continue;
@@ -87,14 +77,7 @@ void QuantizeRowQ6_K(const float* x, int64_t n, void* out) {
     for (int j = 0; j < kSubBlocksOf16; ++j) {
       block.scales[j] = static_cast<int8_t>(std::min(127, RoundToInt(inverse_step * scales[j])));
     }
-    for (int j = 0; j < kSubBlocksOf16; ++j) {
-      const float d = Fp16ToFp32(block.d) * block.scales[j];
-      if (d == 0.0f) continue;
-      for (int l = 0; l < 16; ++l) {
-        levels[16 * j + l] =
-            static_cast<uint8_t>(std::clamp(RoundToInt(x[16 * j + l] / d), -32, 31) + 32);
-      }
-    }
+    RequantizeSubBlocksOf16(x, block.d, block.scales, 32, levels);
     // Per 128-value half: ql byte l holds levels l (low nibble) and l + 64 (high), byte l + 32
     // levels l + 32 and l + 96; qh byte l their top 2 bits in that order.
     for (int half = 0; half < 2; ++half) {
