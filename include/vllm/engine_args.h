@@ -76,6 +76,9 @@ struct EngineArgs {
   // e4m3fn; fp8 and int8 with one scale per token and KV head). auto: the model's activation
   // dtype, float32 for F32 weights and bfloat16 for any other (F16, BF16, quantized).
   std::string kv_cache_dtype = "auto";
+  // --override-attention-dtype: float32 or bfloat16 picks the KV cache dtype attention reads
+  // (with kv_cache_dtype auto); float16 is accepted and ignored with a warning. Empty: none.
+  std::string override_attention_dtype;
   bool enable_prefix_caching = true;  // --[no-]enable-prefix-caching
   int64_t max_model_len = 0;          // --max-model-len (0: the model's)
   int max_num_seqs = 256;             // --max-num-seqs

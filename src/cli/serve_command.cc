@@ -9,7 +9,6 @@
 #include <optional>
 
 #include "chat_template/chat_template.h"
-#include "cli/attention_dtype_flag.h"
 #include "cli/cpu_resources.h"
 #include "cli/default_model.h"
 #include "cli/generate_command.h"
@@ -34,8 +33,6 @@ struct ServeOptions {
   uint16_t port = 8000;
   // --uds: a UNIX domain socket instead of host:port.
   std::string uds;
-  // --override-attention-dtype (empty: not given): picks --kv-cache-dtype.
-  std::string override_attention_dtype;
   std::string api_key;
   std::vector<std::string> served_model_names;
   std::string chat_template;
@@ -126,14 +123,6 @@ int RunServer(ServeOptions options) {
       !guided.ok()) {
     std::cerr << "error: " << guided.message() << "\n";
     return 1;
-  }
-  if (!options.override_attention_dtype.empty()) {
-    if (Status applied = ApplyOverrideAttentionDtype(options.override_attention_dtype,
-                                                     &options.engine.kv_cache_dtype);
-        !applied.ok()) {
-      std::cerr << "error: " << applied.message() << "\n";
-      return 1;
-    }
   }
   std::shared_ptr<server::TlsContext> tls_context;
   if (!options.tls.certfile.empty() || !options.tls.keyfile.empty()) {
@@ -291,7 +280,7 @@ void RegisterServeCommand(CLI::App& app) {
   command->add_option("--uds", options->uds,
                       "UNIX domain socket path to serve on instead of --host / --port (a stale "
                       "socket file is replaced; the file is removed at exit)");
-  command->add_option("--override-attention-dtype", options->override_attention_dtype,
+  command->add_option("--override-attention-dtype", options->engine.override_attention_dtype,
                       "vLLM's attention dtype: float32 or bfloat16 picks the KV cache dtype "
                       "attention reads (with --kv-cache-dtype auto); float16 is ignored");
   command->add_option("--api-key", options->api_key,

@@ -88,9 +88,9 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
      "--runner pooling --convert embed / classify / auto; reward refused"},
     {"--tokenizer", "", kValue, kImplemented, "", "issue 43, model sources"},
     {"--tokenizer-mode", "", kValue, kImplemented, "",
-     "auto (tokenizer.json, else tekken.json, else SentencePiece's tokenizer.model), slow (the "
-     "same tokenizer as auto: one exact implementation per type), mistral (tekken.json); custom "
-     "is refused"},
+     "auto (tokenizer.json, else tekken.json, else SentencePiece's tokenizer.model), slow "
+     "(SentencePiece's tokenizer.model when there is one, else as auto), mistral (tekken.json); "
+     "custom is refused"},
     {"--trust-remote-code", "", kNegatable, kIgnored, "false",
      "this build never runs a model's code"},
     {"--dtype", "", kValue, kImplemented, "", "the linear weights' type"},
@@ -143,7 +143,8 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
      "the models are this build's own; transformers' cannot run here"},
     {"--override-attention-dtype", "", kValue, kMapped, "",
      "attention reads K and V in the KV cache's dtype: float32 / bfloat16 set --kv-cache-dtype "
-     "(from auto; another explicit one is an error); float16 is ignored with a warning"},
+     "(from auto; another explicit one is an error); float16 is ignored with a warning; "
+     "Python's `LLM(..., override_attention_dtype=...)` the same"},
     {"--load-format", "", kValue, kRefused, "auto|gguf|safetensors",
      "GGUF and safetensors load; other formats are not supported"},
     {"--download-dir", "", kValue, kImplemented, "", "issue 43, model sources"},
@@ -255,7 +256,8 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--enable-log-outputs", "", kNegatable, kIgnored, "false", "request logs hold no outputs"},
     {"--uds", "", kValue, kImplemented, "",
      "serves on that UNIX domain socket instead of --host / --port (HTTPS too with --ssl-*); a "
-     "stale socket file is replaced, a live one or a non-socket refused; removed at exit"},
+     "stale socket file is replaced, a live one or a non-socket refused; removed at exit; a "
+     "client leaving mid-stream aborts its request as over TCP"},
     {"--h11-max-incomplete-event-size", "", kValue, kIgnored, "",
      "--max-request-body-bytes bounds a request"},
     {"--h11-max-header-count", "", kValue, kIgnored, "",

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "common/available_memory.h"
+#include "engine/attention_dtype_override.h"
 #include "engine/engine_args_check.h"
 #include "engine/generation_config.h"
 #include "engine/kv_cache_memory.h"
@@ -83,6 +84,9 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   if (args.structured_outputs_max_bytes < 1) {
     return Error{"--structured-outputs-max-bytes must be at least 1"};
   }
+  std::string kv_cache_dtype_name = args.kv_cache_dtype;
+  VLLM_RETURN_IF_ERROR(
+      ApplyOverrideAttentionDtype(args.override_attention_dtype, &kv_cache_dtype_name));
   // The memory is measured before the model loads: its weights are then subtracted as stored.
   auto kv_cache_memory = KvCacheMemory::Plan(args, AvailableMemoryBytes());
   if (!kv_cache_memory) return Error{kv_cache_memory.error()};
@@ -128,7 +132,7 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   impl.generation_eos_ids = std::move(generation_config->eos_token_ids);
   // --kv-cache-dtype auto becomes the model's activation dtype, which the core cannot see.
   auto kv_cache_dtype =
-      ParseKvCacheDtype(args.kv_cache_dtype, AutoKvCacheDtype(impl.model, *linear_type));
+      ParseKvCacheDtype(kv_cache_dtype_name, AutoKvCacheDtype(impl.model, *linear_type));
   if (!kv_cache_dtype) return Error{kv_cache_dtype.error()};
   EngineArgs core_args = args;
   core_args.kv_cache_dtype = kernels::KvCacheDtypeName(*kv_cache_dtype);

@@ -5,11 +5,13 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <variant>
 
 #include "python/bindings.h"
+#include "python/prompt_embeds_arg.h"
 #include "tokenizer/tokenizer.h"
 #include "vllm/async_llm.h"
 
@@ -77,13 +79,17 @@ class AsyncEngine {
   }
 
   // Adds a request without waiting; a refusal ends the stream with rejected() true.
+  // `prompt_embeds` (with an empty prompt): the prompt as embeddings; unreadable bytes raise
+  // ValueError here.
   std::shared_ptr<RequestOutputStream> Submit(
       const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
-      const SamplingParams& params, int priority, py::function on_output) {
+      const SamplingParams& params, int priority, py::function on_output,
+      const std::optional<PythonPromptEmbeds>& prompt_embeds) {
+    RequestOptions options{.priority = priority};
+    if (prompt_embeds) options.prompt_embeds = ToPromptEmbeds(*prompt_embeds);
     auto callback = std::make_shared<PythonCallback>(std::move(on_output));
     py::gil_scoped_release release;
-    return Running().Submit(request_id, prompt, params, {.priority = priority},
-                            [callback] { (*callback)(); });
+    return Running().Submit(request_id, prompt, params, options, [callback] { (*callback)(); });
   }
 
   void Abort(const std::string& request_id) { Running().Abort(request_id); }
@@ -163,7 +169,8 @@ void BindAsyncEngine(py::module_& module) {
   py::class_<AsyncEngine> async_engine(module, "AsyncEngine");
   async_engine.def(py::init<const EngineArgs&>(), py::arg("args"))
       .def("submit", &AsyncEngine::Submit, py::arg("request_id"), py::arg("prompt"),
-           py::arg("params"), py::arg("priority"), py::arg("on_output"))
+           py::arg("params"), py::arg("priority"), py::arg("on_output"),
+           py::arg("prompt_embeds") = py::none())
       .def("abort", &AsyncEngine::Abort, py::arg("request_id"))
       .def("sleep", &AsyncEngine::Sleep, py::arg("level"), py::arg("abort_unfinished"))
       .def("wake_up", &AsyncEngine::WakeUp, py::arg("tags"))

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "engine/llm_engine.h"
-#include "engine/prompt_embeds_request.h"
 #include "python/bindings.h"
+#include "python/prompt_embeds_arg.h"
 #include "vllm/llm.h"
 
 namespace py = pybind11;
@@ -41,21 +41,6 @@ std::function<void()> PythonSignalCheck() {
     py::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   };
-}
-
-using PythonPromptEmbeds =
-    std::variant<py::bytes, std::tuple<int64_t, int64_t, std::vector<float>>>;
-
-std::shared_ptr<const PromptEmbeds> ToPromptEmbeds(const PythonPromptEmbeds& given) {
-  if (const auto* saved = std::get_if<py::bytes>(&given)) {
-    auto embeds = LoadPromptEmbeds(static_cast<std::string>(*saved));
-    if (!embeds) throw std::invalid_argument(embeds.error());
-    return std::move(*embeds);
-  }
-  const auto& [num_tokens, hidden_size, values] =
-      std::get<std::tuple<int64_t, int64_t, std::vector<float>>>(given);
-  return std::make_shared<const PromptEmbeds>(
-      PromptEmbeds{.num_tokens = num_tokens, .hidden_size = hidden_size, .values = values});
 }
 
 class Engine {

@@ -41,6 +41,7 @@ void BindParams(py::module_& module) {
       .def_readwrite("kv_cache_memory_bytes", &EngineArgs::kv_cache_memory_bytes)
       .def_readwrite("gpu_memory_utilization", &EngineArgs::gpu_memory_utilization)
       .def_readwrite("kv_cache_dtype", &EngineArgs::kv_cache_dtype)
+      .def_readwrite("override_attention_dtype", &EngineArgs::override_attention_dtype)
       .def_readwrite("enable_prefix_caching", &EngineArgs::enable_prefix_caching)
       .def_readwrite("max_model_len", &EngineArgs::max_model_len)
       .def_readwrite("max_num_seqs", &EngineArgs::max_num_seqs)

@@ -124,7 +124,14 @@ std::string SamplingParamsRepr(const SamplingParams& params) {
 
 std::string RequestLogLine(std::string_view request_id, std::string_view prompt,
                            std::span<const int32_t> prompt_token_ids, const SamplingParams& params,
-                           std::optional<size_t> max_log_len) {
+                           std::optional<size_t> max_log_len, const PromptEmbeds* prompt_embeds) {
+  if (prompt_embeds) {
+    return "Received request " + std::string(request_id) +
+           ": prompt: None, params: " + SamplingParamsRepr(params) +
+           ", prompt_token_ids: None, prompt_embeds shape: torch.Size([" +
+           std::to_string(prompt_embeds->num_tokens) + ", " +
+           std::to_string(prompt_embeds->hidden_size) + "]), lora_request: None.";
+  }
   if (max_log_len) {
     prompt = FirstCharacters(prompt, *max_log_len);
     prompt_token_ids = prompt_token_ids.first(std::min(*max_log_len, prompt_token_ids.size()));

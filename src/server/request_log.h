@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "vllm/prompt_embeds.h"
 #include "vllm/sampling_params.h"
 
 namespace vllm::server {
@@ -20,9 +21,12 @@ struct RequestLogOptions {
   std::optional<size_t> max_log_len;
 };
 
+// A prompt given as embeddings (`prompt_embeds` not null) logs as vLLM's does: no prompt or
+// token ids, and the tensor's shape, e.g. "prompt_embeds shape: torch.Size([5, 64])".
 std::string RequestLogLine(std::string_view request_id, std::string_view prompt,
                            std::span<const int32_t> prompt_token_ids, const SamplingParams& params,
-                           std::optional<size_t> max_log_len);
+                           std::optional<size_t> max_log_len,
+                           const PromptEmbeds* prompt_embeds = nullptr);
 
 // vLLM's SamplingParams.__repr__.
 std::string SamplingParamsRepr(const SamplingParams& params);

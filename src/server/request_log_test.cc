@@ -51,5 +51,20 @@ TEST(RequestLogTest, LineHasVllmsFieldsAndMaxLogLenCutsPromptAndIds) {
   EXPECT_NE(RequestLogLine("x", "ab", ids, params, 0).find("prompt: '', "), std::string::npos);
 }
 
+// vLLM logs an embeddings prompt with no prompt or ids, and the tensor's torch.Size.
+TEST(RequestLogTest, EmbeddingsPromptLogsItsShape) {
+  const std::vector<int32_t> placeholders(5, 0);
+  const PromptEmbeds embeds{.num_tokens = 5, .hidden_size = 64, .values = std::vector<float>(320)};
+  const std::string line =
+      RequestLogLine("cmpl-2", "", placeholders, SamplingParams{}, std::nullopt, &embeds);
+  EXPECT_EQ(line.rfind("Received request cmpl-2: prompt: None, params: SamplingParams(n=1, ", 0),
+            0u)
+      << line;
+  EXPECT_TRUE(
+      line.ends_with(", extra_args=None), prompt_token_ids: None, prompt_embeds shape: "
+                     "torch.Size([5, 64]), lora_request: None."))
+      << line;
+}
+
 }  // namespace
 }  // namespace vllm::server

@@ -343,7 +343,7 @@ TEST(SentencePieceModelTest, NonLegacyAddsTheSpacePrefixOnlyAtTheStart) {
   EXPECT_EQ((*current)->Encode("Hi</s> Hi", false), join({prefixed_hi, {2}, prefixed_hi}));
 }
 
-// auto and slow: tokenizer.json first, then tekken.json, then tokenizer.model.
+// auto: tokenizer.json first, then tekken.json, then tokenizer.model; slow: tokenizer.model first.
 TEST(SentencePieceModelTest, DirectoriesFallBackToTokenizerModel) {
   TempTestDir dir("spm_choice");
   WriteFile(dir.File("tokenizer.model"),
@@ -361,6 +361,10 @@ TEST(SentencePieceModelTest, DirectoriesFallBackToTokenizerModel) {
   auto json_first = LoadTokenizerFromDirectory(dir.File(""), TokenizerMode::kAuto);
   ASSERT_FALSE(json_first.ok());
   EXPECT_NE(json_first.error().find("tokenizer.json"), std::string::npos) << json_first.error();
+  // slow reads tokenizer.model, as transformers' slow (SentencePiece) classes do.
+  auto slow = LoadTokenizerFromDirectory(dir.File(""), TokenizerMode::kSlow);
+  ASSERT_TRUE(slow.ok()) << slow.error();
+  EXPECT_EQ(slow->tokenizer->Encode("Hi", true).back(), 2);
 
   TempTestDir empty("spm_none");
   auto none = LoadTokenizerFromDirectory(empty.File(""), TokenizerMode::kSlow);

@@ -28,6 +28,7 @@ Expected<DirectoryTokenizer> LoadTokenizerFromDirectory(const std::string& dir,
   const fs::path tekken = fs::path(dir) / "tekken.json";
   const bool has_tekken = fs::is_regular_file(tekken, error);
   const bool has_hf = fs::is_regular_file(fs::path(dir) / "tokenizer.json", error);
+  const bool has_spm = fs::is_regular_file(fs::path(dir) / "tokenizer.model", error);
   if (mode == TokenizerMode::kMistral && !has_tekken) {
     return Error{"--tokenizer-mode mistral: no tekken.json in '" + dir +
                  "' (SentencePiece tokenizer.model.v* files are not supported)"};
@@ -39,8 +40,9 @@ Expected<DirectoryTokenizer> LoadTokenizerFromDirectory(const std::string& dir,
     return DirectoryTokenizer{.tokenizer = std::move(*tokenizer), .is_tekken = true};
   }
   // Older Llama-2 / Mistral / T5 repositories ship only SentencePiece's tokenizer.model, which
-  // vLLM reads through transformers' LlamaTokenizer / T5Tokenizer.
-  if (!has_hf && fs::is_regular_file(fs::path(dir) / "tokenizer.model", error)) {
+  // vLLM reads through transformers' LlamaTokenizer / T5Tokenizer; slow mode reads it even beside
+  // a tokenizer.json, as transformers' slow classes do (use_fast=False).
+  if (has_spm && (!has_hf || mode == TokenizerMode::kSlow)) {
     auto tokenizer = LoadSentencePieceTokenizerFromDir(dir);
     if (!tokenizer) return Error{tokenizer.error()};
     return DirectoryTokenizer{.tokenizer = std::move(*tokenizer)};

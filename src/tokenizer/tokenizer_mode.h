@@ -12,8 +12,8 @@ namespace vllm {
 
 enum class TokenizerMode {
   kAuto,     // tokenizer.json; else tekken.json; else SentencePiece's tokenizer.model
-  kSlow,     // vLLM's slow (Python) tokenizer: this build has one exact tokenizer per type,
-             // so it loads the same one as auto
+  kSlow,     // vLLM's slow (Python) tokenizer: SentencePiece's tokenizer.model when there is
+             // one, else the files auto reads
   kMistral,  // tekken.json (mistral-common's format)
 };
 

@@ -15,7 +15,7 @@ let embeds;  // { values, hidden } of ids
 const greedy = { model, temperature: 0, max_tokens: 24, logprobs: 2 };
 
 before(async () => {
-  server = await startServer(['--enable-prompt-embeds']);
+  server = await startServer(['--enable-prompt-embeds', '--enable-log-requests']);
   openai = new OpenAI({ baseURL: `http://127.0.0.1:${server.port}/v1`, apiKey, maxRetries: 0 });
   ids = (await postTo(server, '/tokenize', { model, prompt: 'Once upon a time' })).json.tokens;
   embeds = ggufTokenEmbeddings(`${process.env.VLLM_E2E_SHARED}/models/stories260K.gguf`, ids);
@@ -23,6 +23,15 @@ before(async () => {
 
 after(async () => {
   if (server) await stopServer(server);
+});
+
+test("the request log shows an embeddings prompt's shape as vLLM's does", async () => {
+  const completion = await openai.completions.create({
+    model, max_tokens: 2, prompt: '', prompt_embeds: torchSaveBase64([ids.length, embeds.hidden], embeds.values),
+  });
+  assert.equal(completion.usage.prompt_tokens, ids.length);
+  assert.match(server.output(), new RegExp(`Received request ${completion.id}: prompt: None, params: SamplingParams\\(n=1, .*` +
+    `, prompt_token_ids: None, prompt_embeds shape: torch\\.Size\\(\\[${ids.length}, ${embeds.hidden}\\]\\), lora_request: None\\.`));
 });
 
 // The same tokens and logprobs; the text without the first token's word-start space, which a

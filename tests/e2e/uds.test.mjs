@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import OpenAI from 'openai';
-import { model, nodeFetch, startServer, stopServer } from './helpers.mjs';
+import { model, nodeFetch, sleep, startServer, stopServer } from './helpers.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'vllm-cpp-uds-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -100,4 +100,38 @@ test('HTTPS over --uds with --ssl-keyfile / --ssl-certfile', async () => {
     await stopServer(server);
   }
   assert.equal(existsSync(socketPath), false);
+});
+
+test('streams cut by their clients mid-stream over --uds are aborted as over TCP', async () => {
+  const socketPath = join(dir, 'cut.sock');
+  const server = await startServer(['--uds', socketPath, '--max-model-len', '512'], { healthy: healthyAt(socketPath) });
+  const socketFetch = nodeFetch(http.request, { socketPath });
+  const metricsText = async () => (await socketFetch('http://localhost/metrics')).text();
+  const numStreams = 8;
+  try {
+    await Promise.all(Array.from({ length: numStreams }, async (_, i) => {
+      const controller = new AbortController();
+      // ignore_eos and the whole context: the model cannot finish before its client leaves.
+      const response = await socketFetch('http://localhost/v1/completions', {
+        method: 'POST', headers: { 'content-type': 'application/json' }, signal: controller.signal,
+        body: JSON.stringify({ model, prompt: `Tell a long story ${i}`, max_tokens: 480, ignore_eos: true, stream: true }),
+      });
+      const reader = response.body.getReader();
+      const first = await reader.read();
+      assert.match(new TextDecoder().decode(first.value), /^data: /);
+      controller.abort();
+      await reader.read().catch(() => {});
+    }));
+    let metrics = '';
+    for (let i = 0; i < 40; i++) {
+      metrics = await metricsText();
+      if (/vllm:num_requests_running\{[^}]*\} 0\b/.test(metrics)) break;
+      await sleep(100);
+    }
+    assert.match(metrics, /vllm:num_requests_running\{[^}]*\} 0\b/);
+    assert.match(metrics, new RegExp(`request_success_total\\{[^}]*finished_reason="abort"[^}]*\\} ${numStreams}\\b`));
+    assert.doesNotMatch(metrics, /request_success_total\{[^}]*finished_reason="length"[^}]*\} [1-9]/);
+  } finally {
+    await stopServer(server);
+  }
 });

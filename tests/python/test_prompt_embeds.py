@@ -102,3 +102,62 @@ def test_refusals(model, llm, embeds_llm):
         embeds_llm.generate({"prompt_embeds": [0.5, 0.5]}, params, use_tqdm=False)
     with pytest.raises(ValueError, match="invalid torch.save file"):
         embeds_llm.generate({"prompt_embeds": b"not a zip"}, params, use_tqdm=False)
+
+
+def test_async_generate_takes_prompt_embeds(model, embeds_llm):
+    """AsyncLLMEngine.generate({"prompt_embeds": ...}) streams what LLM.generate gives, with
+    vLLM's placeholder prompt ids; an engine without enable_prompt_embeds refuses it."""
+    import asyncio
+
+    from vllm_cpp import AsyncEngineArgs, AsyncLLMEngine, RequestOutputKind, SamplingParams
+
+    ids = embeds_llm.get_tokenizer().encode("Once upon a time")
+    rows = token_embeddings(model, ids)
+    params = SamplingParams(temperature=0, max_tokens=12, output_kind=RequestOutputKind.DELTA)
+    offline = embeds_llm.generate({"prompt_embeds": rows}, params, use_tqdm=False)[0]
+
+    async def stream(engine, prompt, request_id):
+        return [output async for output in engine.generate(prompt, params, request_id)]
+
+    engine = AsyncLLMEngine.from_engine_args(
+        AsyncEngineArgs(model=model, enable_prompt_embeds=True))
+    try:
+        deltas = asyncio.run(stream(engine, {"prompt_embeds": rows}, "embeds-0"))
+        assert len(deltas) > 1 and deltas[-1].finished
+        assert sum((o.outputs[0].token_ids for o in deltas), []) == offline.outputs[0].token_ids
+        assert "".join(o.outputs[0].text for o in deltas) == offline.outputs[0].text
+        assert deltas[0].prompt is None
+        assert deltas[0].prompt_token_ids == [0] * len(ids)
+        with pytest.raises(ValueError, match="invalid torch.save file"):
+            asyncio.run(stream(engine, {"prompt_embeds": b"not a zip"}, "embeds-1"))
+    finally:
+        engine.shutdown()
+    plain = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model=model))
+    try:
+        with pytest.raises(ValueError, match="You must set `--enable-prompt-embeds`"):
+            asyncio.run(stream(plain, {"prompt_embeds": rows}, "embeds-2"))
+    finally:
+        plain.shutdown()
+
+
+def test_repetition_penalty_sees_the_placeholder_ids(model):
+    """As vLLM's V1 sampler, whose prompt ids for penalties are the request's token row (zeros
+    for an embeddings prompt): repetition_penalty weighs token 0, not the tokens the rows came
+    from."""
+    from vllm_cpp import LLM, SamplingParams
+
+    llm = LLM(model=model, enable_prompt_embeds=True, logprobs_mode="processed_logits",
+              max_logprobs=-1)
+    ids = llm.get_tokenizer().encode("Once upon a time")
+    rows = token_embeddings(model, ids)
+
+    def first_logits(penalty):
+        params = SamplingParams(temperature=0, max_tokens=1, logprobs=-1,
+                                repetition_penalty=penalty)
+        output = llm.generate({"prompt_embeds": rows}, params, use_tqdm=False)[0]
+        return {token: entry.logprob for token, entry in output.outputs[0].logprobs[0].items()}
+
+    plain, penalized = first_logits(1.0), first_logits(2.0)
+    assert plain[0] < 0 and penalized[0] == pytest.approx(2 * plain[0])
+    assert 0 not in ids
+    assert [penalized[token] for token in ids] == [plain[token] for token in ids]

@@ -11,7 +11,7 @@ from typing import AsyncGenerator, Callable, Iterable, Optional, TypeVar, Union
 
 from . import _core
 from .engine_args import AsyncEngineArgs
-from .inputs import PromptType, parse_prompt
+from .inputs import PromptEmbeds, PromptType, parse_prompt
 from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
 from .pooling import PoolingParams, PoolingRequestOutput, pooling_outputs_from_core
 from .sampling_params import RequestOutputKind, SamplingParams
@@ -95,7 +95,8 @@ class AsyncLLM:
         if not isinstance(sampling_params, SamplingParams):
             raise TypeError(f"sampling_params must be a SamplingParams, not "
                             f"{type(sampling_params).__name__}")
-        engine_prompt, prompt_text = parse_prompt(prompt)
+        engine_prompt, prompt_text = parse_prompt(prompt, allow_embeds=True)
+        embeds = engine_prompt.data if isinstance(engine_prompt, PromptEmbeds) else None
         seed = self._seeds.next()
         # The engine runs a CUMULATIVE request as a DELTA one; its outputs are gathered here.
         cumulative = (CumulativeOutputs()
@@ -111,8 +112,9 @@ class AsyncLLM:
             except RuntimeError:  # the loop is closed: nobody is waiting any more
                 pass
 
-        stream = await self._admit(
-            lambda: self._core.submit(request_id, engine_prompt, core_params, priority, wake))
+        stream = await self._admit(lambda: self._core.submit(
+            request_id, [] if embeds is not None else engine_prompt, core_params, priority, wake,
+            prompt_embeds=embeds))
         finished = False
         try:
             while True:

@@ -51,6 +51,8 @@ class EngineArgs:
     block_size: Optional[int] = 16
     kv_cache_memory_bytes: Optional[int] = None
     kv_cache_dtype: str = "auto"
+    # float32 / bfloat16 pick the KV cache dtype attention reads; float16 is ignored (a warning)
+    override_attention_dtype: Optional[str] = None
     scheduling_policy: str = "fcfs"
     speculative_config: Optional[dict[str, Any]] = None
     disable_hybrid_kv_cache_manager: bool = False
@@ -118,6 +120,7 @@ class EngineArgs:
         core.dtype = self.dtype
         core.quantization = self.quantization or ""
         core.kv_cache_dtype = self.kv_cache_dtype
+        core.override_attention_dtype = self.override_attention_dtype or ""
         core.scheduling_policy = self.scheduling_policy
         core.disable_hybrid_kv_cache_manager = self.disable_hybrid_kv_cache_manager
         core.num_threads = self.num_threads

@@ -80,7 +80,8 @@ void GenerationJob::Start() {
   for (size_t i = 0; i < prompts_.size(); ++i) {
     if (context_.request_log.enabled) {
       VLLM_LOG(kInfo) << RequestLogLine(EngineRequestId(i), prompts_[i].text, prompts_[i].token_ids,
-                                        *prompts_[i].params, context_.request_log.max_log_len);
+                                        *prompts_[i].params, context_.request_log.max_log_len,
+                                        prompts_[i].embeds.get());
     }
     if (request_.use_beam_search) {
       StartBeamSearch(i);

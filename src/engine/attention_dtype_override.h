@@ -13,9 +13,11 @@
 
 namespace vllm {
 
-// Applies `override_dtype` to `kv_cache_dtype` (--kv-cache-dtype's value). Errors: an unknown
-// dtype, and an explicit --kv-cache-dtype other than the override's (fp8, int8, or the other of
-// float32 / bfloat16), which attention reads instead.
+// Applies `override_dtype` (EngineArgs::override_attention_dtype; empty: none) to
+// `kv_cache_dtype` (--kv-cache-dtype's value). LLMEngine::Create runs it for every entry point
+// (serve, Python's LLM / AsyncLLMEngine). Errors: an unknown dtype, and an explicit
+// --kv-cache-dtype other than the override's (fp8, int8, or the other of float32 / bfloat16),
+// which attention reads instead.
 Status ApplyOverrideAttentionDtype(const std::string& override_dtype, std::string* kv_cache_dtype);
 
 }  // namespace vllm

@@ -1,4 +1,4 @@
-#include "cli/attention_dtype_flag.h"
+#include "engine/attention_dtype_override.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -31,6 +31,10 @@ TEST(OverrideAttentionDtypeTest, RefusesAConflictingKvCacheDtype) {
             "error: --override-attention-dtype float32 conflicts with --kv-cache-dtype int8: "
             "attention reads keys and values in the KV cache's dtype; give one of the two");
   EXPECT_THAT(Applied("bfloat16", "float32"), HasSubstr("conflicts with --kv-cache-dtype float32"));
+}
+
+TEST(OverrideAttentionDtypeTest, NoneLeavesTheKvCacheDtype) {
+  EXPECT_EQ(Applied("", "int8"), "int8");
 }
 
 TEST(OverrideAttentionDtypeTest, RefusesAnUnknownDtype) {

@@ -1,10 +1,11 @@
-#include "cli/attention_dtype_flag.h"
+#include "engine/attention_dtype_override.h"
 
 #include "common/logging.h"
 
 namespace vllm {
 
 Status ApplyOverrideAttentionDtype(const std::string& override_dtype, std::string* kv_cache_dtype) {
+  if (override_dtype.empty()) return Status::Ok();
   const std::string shown = "--override-attention-dtype " + override_dtype;
   if (override_dtype == "float16" || override_dtype == "half") {
     VLLM_LOG(kWarning) << "vLLM's " << shown
