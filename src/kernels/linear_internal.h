@@ -65,12 +65,15 @@ constexpr int64_t Q8BlocksPerScale(ActivationFormat format) {
   return format == ActivationFormat::kQ8K ? kSuperBlockSize / kQuantBlockSize : 1;
 }
 
-// PrepareActivations' kQ8 / kQ8K work on AVX-512 for `num_blocks` consecutive blocks of x (a
-// multiple of Q8BlocksPerScale(format)): the blocks, their scales as f32, and the sums of their
-// quants per 32 and per 16 values, bit-identical to the scalar path's.
+// PrepareActivations' kQ8 / kQ8K work on AVX-512 (and AVX2) for `num_blocks` consecutive blocks of
+// x (a multiple of Q8BlocksPerScale(format)): the blocks, their scales as f32, and the sums of
+// their quants per 32 and per 16 values, bit-identical to the scalar path's.
 VLLM_X86_KERNEL void PrepareQ8BlocksAvx512(ActivationFormat format, const float* x,
                                            int64_t num_blocks, BlockQ8_0* blocks, float* scales,
                                            int32_t* sums, int32_t* half_sums);
+VLLM_X86_KERNEL void PrepareQ8BlocksAvx2(ActivationFormat format, const float* x,
+                                         int64_t num_blocks, BlockQ8_0* blocks, float* scales,
+                                         int32_t* sums, int32_t* half_sums);
 
 // BF16 activations are kept as bf16 bits on AVX-512 (vdpbf16ps), as f32 values elsewhere.
 PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const float* x, int64_t m,

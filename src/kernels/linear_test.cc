@@ -346,7 +346,7 @@ TEST(LinearTest, PackedAvx2KernelsMatchTheAvx512OnesBitwise) {
       }
     }
   }
-  EXPECT_EQ(types_checked, 13);  // every nibble-packed type
+  EXPECT_EQ(types_checked, 14);  // every nibble-packed type and Q8_0
 }
 
 // On every SIMD path the nibble-packed types compute on their packed forms (the tests above then

@@ -34,6 +34,12 @@ VLLM_X86_KERNEL void PrepareQ8_0Biases(PreparedActivations& x);
 VLLM_X86_KERNEL void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w,
                                                 const PreparedActivations& x, int64_t row_begin,
                                                 int64_t row_end, float* y);
+// The AVX2 kernel of packed Q8_0 (cpu/linear_packed_q8_0_avx2.cc): the same packing and bits, x's
+// d_x per block in packed_terms.
+VLLM_X86_KERNEL void PrepareQ8_0TermsAvx2(PreparedActivations& x);
+VLLM_X86_KERNEL void LinearRowsPackedQ8_0Avx2(const PackedWeightView& w,
+                                              const PreparedActivations& x, int64_t row_begin,
+                                              int64_t row_end, float* y);
 VLLM_X86_KERNEL void LinearRowsPackedBf16Avx512(const PackedWeightView& w,
                                                 const PreparedActivations& x, int64_t row_begin,
                                                 int64_t row_end, float* y);
@@ -59,15 +65,17 @@ int64_t PackedQ8LayoutBytes(int64_t rows, int64_t cols) {
   return PackedQuantBytes(kType, rows, cols) + scale_bytes;
 }
 
-// The packed form of Q8_0 / BF16 / F16 (the one path their type table entries take).
+// The packed form of Q8_0 / BF16 / F16 (the one path their type table entries take): `rows` and
+// `prepare_terms` on AVX-512, `avx2` on AVX2 (none where left out).
 template <GgmlType kType>
 PackedForm Q8LayoutForm(decltype(PackedKernels::rows) rows,
-                        decltype(PackedKernels::prepare_terms) prepare_terms = nullptr) {
+                        decltype(PackedKernels::prepare_terms) prepare_terms = nullptr,
+                        PackedKernels avx2 = {}) {
   return PackedForm{.rows_per_group = kPackedRowsPerGroup,
                     .cols_per_block = kQuantBlockSize,
                     .packed_bytes = PackedQ8LayoutBytes<kType>,
                     .pack = PackQ8Layout,
-                    .kernels = {{}, {}, {prepare_terms, rows}}};
+                    .kernels = {{}, avx2, {prepare_terms, rows}}};
 }
 
 }  // namespace vllm::kernels

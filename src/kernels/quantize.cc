@@ -103,11 +103,11 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
     }
     if (format != ActivationFormat::kQ8 && format != ActivationFormat::kQ8K) return;
     const int64_t first = begin * blocks_per_row;
-    if (isa == Isa::kAvx512) {
-      PrepareQ8BlocksAvx512(format, x + offset, (end - begin) * blocks_per_row,
-                            prepared.q8.data() + first, prepared.q8_scales.data() + first,
-                            prepared.q8_sums.data() + first,
-                            prepared.q8_half_sums.data() + 2 * first);
+    if (isa == Isa::kAvx512 || isa == Isa::kAvx2) {
+      (isa == Isa::kAvx512 ? PrepareQ8BlocksAvx512 : PrepareQ8BlocksAvx2)(
+          format, x + offset, (end - begin) * blocks_per_row, prepared.q8.data() + first,
+          prepared.q8_scales.data() + first, prepared.q8_sums.data() + first,
+          prepared.q8_half_sums.data() + 2 * first);
       return;
     }
     QuantizeActivationRow(format, x + offset, length, prepared.q8.data() + first,

@@ -2,9 +2,12 @@
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "common/cpu_features.h"
 #include "kernels/isa.h"
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
@@ -41,12 +44,50 @@ TEST(QuantizeTest, RoundTripsWithinEachFormatsError) {
   }
 }
 
-// The AVX-512 preparation of Q8_0 (and Q8_K-style) activations gives the scalar path's blocks,
-// scales and sums bit for bit: random rows over many magnitudes, a zero block, ties at half a step,
-// tiny (subnormal fp16 scale) and huge (inf scale) blocks, NaN and infinities (and, as Q8_K,
-// super-blocks of blocks 2^-20 ... 2^19 in size).
-TEST(QuantizeTest, Avx512Q8ActivationsAreBitIdenticalToScalar) {
-  if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+// The x86 SIMD paths this CPU has (the explicit-ISA hooks reach them whatever VLLM_CPU_ISA says).
+std::vector<Isa> SimdQ8Isas() {
+  std::vector<Isa> isas;
+  const CpuFeatures& features = GetCpuFeatures();
+  if (features.HasAvx2Path()) isas.push_back(Isa::kAvx2);
+  if (features.HasAvx512Path() && features.avx512vnni && features.avx512bf16) {
+    isas.push_back(Isa::kAvx512);
+  }
+  return isas;
+}
+
+// Prepares x as Q8 (kQ8 and kQ8K) on the scalar path and on every SIMD path this CPU has, and
+// expects the same blocks, scales and sums bit for bit.
+void ExpectQ8ActivationsBitIdenticalToScalar(const std::vector<float>& x, int64_t m, int64_t cols,
+                                             ThreadPool& pool) {
+  for (ActivationFormat format : {ActivationFormat::kQ8, ActivationFormat::kQ8K}) {
+    if (format == ActivationFormat::kQ8K && cols % kSuperBlockSize != 0) continue;
+    const PreparedActivations scalar =
+        PrepareActivations(Isa::kScalar, format, x.data(), m, cols, pool);
+    for (Isa isa : SimdQ8Isas()) {
+      const PreparedActivations simd = PrepareActivations(isa, format, x.data(), m, cols, pool);
+      const std::string where = std::string(IsaName(isa)) +
+                                (format == ActivationFormat::kQ8K ? " q8_k" : " q8") + " m " +
+                                std::to_string(m) + " cols " + std::to_string(cols);
+      ASSERT_EQ(scalar.q8.size(), simd.q8.size()) << where;
+      for (size_t b = 0; b < scalar.q8.size(); ++b) {
+        ASSERT_EQ(scalar.q8[b].d, simd.q8[b].d) << where << " block " << b;
+        ASSERT_EQ(std::memcmp(scalar.q8[b].qs, simd.q8[b].qs, 32), 0) << where << " block " << b;
+        ASSERT_EQ(std::bit_cast<uint32_t>(scalar.q8_scales[b]),
+                  std::bit_cast<uint32_t>(simd.q8_scales[b]))
+            << where << " block " << b;
+      }
+      ASSERT_EQ(scalar.q8_sums, simd.q8_sums) << where;
+      ASSERT_EQ(scalar.q8_half_sums, simd.q8_half_sums) << where;
+    }
+  }
+}
+
+// The AVX2 and AVX-512 preparations of Q8_0 (and Q8_K-style) activations give the scalar path's
+// blocks, scales and sums bit for bit: random rows over many magnitudes, a zero block, ties at half
+// a step, tiny (subnormal fp16 scale) and huge (inf scale) blocks, NaN and infinities (and, as
+// Q8_K, super-blocks of blocks 2^-20 ... 2^19 in size).
+TEST(QuantizeTest, SimdQ8ActivationsAreBitIdenticalToScalar) {
+  if (SimdQ8Isas().empty()) GTEST_SKIP() << "no AVX2 on this CPU";
   const int64_t m = 7, cols = 256;
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -61,23 +102,52 @@ TEST(QuantizeTest, Avx512Q8ActivationsAreBitIdenticalToScalar) {
   x[400] = INFINITY;
   x[500] = -INFINITY;
   ThreadPool pool({.num_threads = 2});
-  for (ActivationFormat format : {ActivationFormat::kQ8, ActivationFormat::kQ8K}) {
-    const PreparedActivations scalar =
-        PrepareActivations(Isa::kScalar, format, x.data(), m, cols, pool);
-    const PreparedActivations avx512 =
-        PrepareActivations(Isa::kAvx512, format, x.data(), m, cols, pool);
-    ASSERT_EQ(scalar.q8.size(), avx512.q8.size());
-    for (size_t b = 0; b < scalar.q8.size(); ++b) {
-      EXPECT_EQ(scalar.q8[b].d, avx512.q8[b].d) << b;
-      for (int i = 0; i < 32; ++i) {
-        EXPECT_EQ(scalar.q8[b].qs[i], avx512.q8[b].qs[i]) << b << " " << i;
+  ExpectQ8ActivationsBitIdenticalToScalar(x, m, cols, pool);
+}
+
+// The same over many random shapes and rows: 1 ... 40 rows of 32 ... 4096 columns (rows of one
+// block, of blocks short of a super-block, of many; enough values to convert on the pool), each
+// block of its own magnitude 2^-30 ... 2^30, some blocks all zero, some all one value of either
+// sign, some of half-step ties, some with a lone huge, subnormal or -0 value.
+TEST(QuantizeTest, SimdQ8ActivationsMatchTheScalarPathOnRandomRows) {
+  if (SimdQ8Isas().empty()) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937 rng(23);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-30, 30);
+  std::uniform_int_distribution<int> kind(0, 9);
+  ThreadPool pool({.num_threads = 2});
+  const struct {
+    int64_t m, cols;
+  } shapes[] = {{1, 32}, {3, 96}, {5, 224}, {2, 256}, {9, 768}, {1, 4096}, {17, 512}, {40, 1024}};
+  for (const auto& shape : shapes) {
+    for (int trial = 0; trial < 4; ++trial) {
+      std::vector<float> x(shape.m * shape.cols);
+      for (int64_t block = 0; block < shape.m * shape.cols / 32; ++block) {
+        float* values = x.data() + block * 32;
+        const float magnitude = std::ldexp(1.0f, exponent(rng));
+        const int block_kind = kind(rng);
+        for (int i = 0; i < 32; ++i) {
+          switch (block_kind) {
+            case 0:
+              values[i] = 0.0f;
+              break;
+            case 1:
+              values[i] = trial % 2 == 0 ? magnitude : -magnitude;
+              break;
+            case 2:  // max|x| = 127 · 2^e: every value a half-step tie
+              values[i] = (static_cast<float>(i) - 15.5f) * magnitude;
+              break;
+            default:
+              values[i] = normal(rng) * magnitude;
+          }
+        }
+        if (block_kind == 3) values[block % 32] = 1e30f;
+        if (block_kind == 4) values[block % 32] = 1e-42f;
+        if (block_kind == 5) values[block % 32] = -0.0f;
+        if (block_kind == 2) values[31] = 127.0f * magnitude;
       }
-      EXPECT_EQ(std::bit_cast<uint32_t>(scalar.q8_scales[b]),
-                std::bit_cast<uint32_t>(avx512.q8_scales[b]))
-          << b;
+      ExpectQ8ActivationsBitIdenticalToScalar(x, shape.m, shape.cols, pool);
     }
-    EXPECT_EQ(scalar.q8_sums, avx512.q8_sums);
-    EXPECT_EQ(scalar.q8_half_sums, avx512.q8_half_sums);
   }
 }
 

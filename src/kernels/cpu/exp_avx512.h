@@ -39,6 +39,7 @@ struct Avx512Lanes {
   static Vec WhereNegative(Vec x, Vec a, Vec b) {
     return _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), b);
   }
+  static float ReduceMax(Vec v) { return _mm512_reduce_max_ps(v); }
   static Vec Load(const float* p) { return _mm512_loadu_ps(p); }
   static void Store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
   static __mmask16 Mask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1); }

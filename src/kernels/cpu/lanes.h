@@ -1,8 +1,8 @@
 // Internal: code written once over a vector width that is not an activation (those are in
 // activations_lanes.h). Each ISA's Lanes (lanes_avx2.h, lanes_neon.h, exp_avx512.h) supplies Vec,
 // kWidth, Set1, Zero, Fmadd (a b + c), Load / Store of kWidth values and, for DotLanes, ReduceAdd
-// (the sum of the lanes, in the ISA's own order). Everything here has internal linkage, so each
-// ISA-flagged translation unit keeps its own copy.
+// (the sum of the lanes, in the ISA's own order); x86's also ReduceMax (cpu/quantize_q8_lanes.h).
+// Everything here has internal linkage, so each ISA-flagged translation unit keeps its own copy.
 #pragma once
 
 #include <algorithm>

@@ -51,6 +51,11 @@ struct Avx2Lanes : PaddedTail<Avx2Lanes> {
     return _mm256_blendv_ps(a, b, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
   }
   static float ReduceAdd(Vec v) { return SumLanes256(v); }
+  static float ReduceMax(Vec v) {
+    __m128 max = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    max = _mm_max_ps(max, _mm_movehl_ps(max, max));
+    return _mm_cvtss_f32(_mm_max_ss(max, _mm_movehdup_ps(max)));
+  }
   static Vec Load(const float* p) { return _mm256_loadu_ps(p); }
   static void Store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
 };

@@ -1,5 +1,5 @@
 // Q8_0: d q, q int8, 32 values per block (ggml's block_q8_0); its packed form is the Q8 layout
-// of pack_quantized.cc (AVX-512 VNNI).
+// of pack_quantized.cc (AVX-512 VNNI, read by AVX2 too).
 #include "kernels/packed_q8_layout.h"
 #include "kernels/quantizers.h"
 #include "kernels/types/nibble_blocks.h"
@@ -35,12 +35,13 @@ void QuantizeRowQ8_0(const float* x, int64_t n, void* out) {
 
 }  // namespace
 
-// In place (only weights whose rows do not fill groups of 16 on AVX-512 CPUs) the AVX2 kernel
-// serves both SIMD paths.
+// In place (only weights whose rows do not fill groups of 16) the AVX2 kernel serves both SIMD
+// paths; packed, each has its own kernel on the one packing.
 TypeTraits Q8_0Entry() {
   return IntegerType<GgmlType::kQ8_0>(
       32, DecodeQ8_0, QuantizeRowQ8_0, LinearRowsQ8_0Avx2, LinearRowsQ8_0Avx2,
-      Q8LayoutForm<GgmlType::kQ8_0>(LinearRowsPackedQ8_0Avx512, PrepareQ8_0Biases));
+      Q8LayoutForm<GgmlType::kQ8_0>(LinearRowsPackedQ8_0Avx512, PrepareQ8_0Biases,
+                                    {PrepareQ8_0TermsAvx2, LinearRowsPackedQ8_0Avx2}));
 }
 
 }  // namespace vllm::kernels
