@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <string_view>
 #include <type_traits>
 
 #include "common/expected.h"
@@ -19,11 +18,13 @@ ApiError NotSupported(const std::string& field, const std::string& what) {
 // vLLM's request fields that this build does not implement: a request that sets one to anything
 // but its no-op value gets a 400 naming it, never a silent 200.
 std::optional<ApiError> CheckUnsupportedFields(const Json& body, Endpoint endpoint, int n) {
-  for (const char* name : {"structural_tag", "logits_processors", "prompt_embeds",
-                           "kv_transfer_params", "mm_processor_kwargs", "vllm_xargs"}) {
-    // Completions read prompt_embeds themselves (completions/prompt_embeds.h).
-    if (endpoint == Endpoint::kCompletions && std::string_view(name) == "prompt_embeds") continue;
+  for (const char* name : {"structural_tag", "logits_processors", "kv_transfer_params",
+                           "mm_processor_kwargs", "vllm_xargs"}) {
     if (IsPresent(body, name)) return NotSupported(name, std::string("`") + name + "`");
+  }
+  // Completions read prompt_embeds themselves (completions/prompt_embeds.h); chat has none.
+  if (endpoint == Endpoint::kChat && IsPresent(body, "prompt_embeds")) {
+    return NotSupported("prompt_embeds", "`prompt_embeds`");
   }
   if (auto best_of = body.find("best_of"); best_of != body.end() && !best_of->is_null()) {
     if (!best_of->is_number_integer() || best_of->get<int64_t>() != n) {
