@@ -32,12 +32,6 @@ int64_t GemvZerosWidth(int64_t num_groups, int64_t group_size) {
   return (words + multiple - 1) / multiple * multiple;
 }
 
-Status CheckShape(const SafetensorsTensor& tensor, const std::vector<int64_t>& shape) {
-  if (tensor.shape == shape) return Status::Ok();
-  return Error{"tensor '" + tensor.name + "' has shape " + ShapeText(tensor.shape) + ", expected " +
-               ShapeText(shape)};
-}
-
 }  // namespace
 
 Expected<ConvertedLinear> ConvertAwqLinear(const AwqConfig& config,
@@ -52,27 +46,21 @@ Expected<ConvertedLinear> ConvertAwqLinear(const AwqConfig& config,
     return Error{"quantization_config.version = '" + config.version +
                  "' is not supported for awq (supported: gemm, gemv)"};
   }
-  auto qweight = RequirePart(tensors, "qweight");
-  if (!qweight) return Error{qweight.error()};
-  auto qzeros = RequirePart(tensors, "qzeros");
-  if (!qzeros) return Error{qzeros.error()};
-  auto scales = RequirePart(tensors, "scales");
-  if (!scales) return Error{scales.error()};
-  const std::vector<int64_t>& packed_shape = (*qweight)->shape;
+  auto parts = RequirePackedIntegerParts(tensors);
+  if (!parts) return Error{parts.error()};
+  const SafetensorsTensor &qweight = *parts->qweight, &qzeros = *parts->qzeros,
+                          &scales = *parts->scales;
+  const std::vector<int64_t>& packed_shape = qweight.shape;
   if (packed_shape.size() != 2 || packed_shape[0] <= 0 || packed_shape[1] <= 0) {
-    return Error{"tensor '" + (*qweight)->name + "' has shape " + ShapeText(packed_shape) +
+    return Error{"tensor '" + qweight.name + "' has shape " + ShapeText(packed_shape) +
                  (gemv ? ", expected [out, in / 8]" : ", expected [in, out / 8]")};
   }
   const int64_t in = gemv ? packed_shape[1] * kCodesPerWord : packed_shape[0];
   const int64_t out = gemv ? packed_shape[0] : packed_shape[1] * kCodesPerWord;
-  const int64_t group_size = config.group_size == -1 ? in : config.group_size;
-  if (group_size <= 0 || in % group_size != 0) {
-    return Error{"tensor '" + (*qweight)->name + "' holds " + std::to_string(in) +
-                 " input features, not a multiple of quantization_config.group_size = " +
-                 std::to_string(config.group_size)};
-  }
-  const int64_t num_groups = in / group_size;
-  auto words = ReadPackedWords(**qweight, packed_shape);
+  auto resolved_group_size = ResolveGroupSize(qweight, in, config.group_size);
+  if (!resolved_group_size) return Error{resolved_group_size.error()};
+  const int64_t group_size = *resolved_group_size, num_groups = in / group_size;
+  auto words = ReadPackedWords(qweight, packed_shape);
   if (!words) return Error{words.error()};
 
   IntegerGroups groups{.rows = out, .cols = in, .group_size = group_size};
@@ -82,12 +70,12 @@ Expected<ConvertedLinear> ConvertAwqLinear(const AwqConfig& config,
   if (gemv) {
     const int64_t width = GemvZerosWidth(num_groups, group_size);
     if (width == 0) {
-      return Error{"tensor '" + (*qweight)->name + "': AWQ GEMV needs group_size 32, 64 or >= 128"};
+      return Error{"tensor '" + qweight.name + "': AWQ GEMV needs group_size 32, 64 or >= 128"};
     }
-    auto zero_words = ReadPackedWords(**qzeros, {out, width});
+    auto zero_words = ReadPackedWords(qzeros, {out, width});
     if (!zero_words) return Error{zero_words.error()};
-    VLLM_RETURN_IF_ERROR(CheckShape(**scales, {out, width * kCodesPerWord}));
-    auto scale_values = ReadFloats(**scales);  // [out, width · 8], the first groups used
+    VLLM_RETURN_IF_ERROR(CheckShape(scales, {out, width * kCodesPerWord}));
+    auto scale_values = ReadFloats(scales);  // [out, width · 8], the first groups used
     if (!scale_values) return Error{scale_values.error()};
     ForRowRanges(pool, out, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
@@ -103,10 +91,10 @@ Expected<ConvertedLinear> ConvertAwqLinear(const AwqConfig& config,
       }
     });
   } else {
-    auto zero_words = ReadPackedWords(**qzeros, {num_groups, out / kCodesPerWord});
+    auto zero_words = ReadPackedWords(qzeros, {num_groups, out / kCodesPerWord});
     if (!zero_words) return Error{zero_words.error()};
-    VLLM_RETURN_IF_ERROR(CheckShape(**scales, {num_groups, out}));
-    auto scale_values = ReadFloats(**scales);  // [groups, out]
+    VLLM_RETURN_IF_ERROR(CheckShape(scales, {num_groups, out}));
+    auto scale_values = ReadFloats(scales);  // [groups, out]
     if (!scale_values) return Error{scale_values.error()};
     // Tiles of 32 inputs: the 8 outputs of a word get 32 codes in one stretch of their rows.
     // Threads take chunks of word columns (8 outputs each), 8 word columns (64 rows) at a time

@@ -112,27 +112,24 @@ TEST(AwqConversionTest, GemvLayoutEqualsTheFormula) {
 TEST(AwqConversionTest, MalformedTensorsAreErrorsNamingThem) {
   const std::string module = "model.layers.1.self_attn.o_proj";
   const AwqConfig config{.bits = 4, .group_size = 64};
-  {
+  // A GEMM layer [16, 128] with part `suffix` replaced by zeros of the 2-D `shape`, converted.
+  const auto convert_replaced = [&](const std::string& suffix, std::vector<int64_t> shape) {
     AwqLayer layer;
     BuildAwqLayer(false, 16, 128, 64, 0, 5, &layer);
-    layer.parts.Add("scales", "F16", {16, 2}, std::vector<uint16_t>(32));
-    test::ExpectErrorMentions(ConvertAwqLinear(config, layer.parts.layer()),
-                              {module + ".scales", "[16, 2]", "expected [2, 16]"});
-  }
-  {
-    AwqLayer layer;
-    BuildAwqLayer(false, 16, 128, 64, 0, 5, &layer);
-    layer.parts.Add("qzeros", "I32", {1, 2}, std::vector<int32_t>(2));
-    test::ExpectErrorMentions(ConvertAwqLinear(config, layer.parts.layer()),
-                              {module + ".qzeros", "[1, 2]", "expected [2, 2]"});
-  }
-  {
-    AwqLayer layer;
-    BuildAwqLayer(false, 16, 128, 64, 0, 5, &layer);
-    layer.parts.Add("qweight", "I32", {96, 2}, std::vector<int32_t>(192));
-    test::ExpectErrorMentions(ConvertAwqLinear(config, layer.parts.layer()),
-                              {module + ".qweight", "96 input features", "group_size = 64"});
-  }
+    const size_t count = shape[0] * shape[1];
+    if (suffix == "scales") {
+      layer.parts.Add(suffix, "F16", std::move(shape), std::vector<uint16_t>(count));
+    } else {
+      layer.parts.Add(suffix, "I32", std::move(shape), std::vector<int32_t>(count));
+    }
+    return ConvertAwqLinear(config, layer.parts.layer());
+  };
+  test::ExpectErrorMentions(convert_replaced("scales", {16, 2}),
+                            {module + ".scales", "[16, 2]", "expected [2, 16]"});
+  test::ExpectErrorMentions(convert_replaced("qzeros", {1, 2}),
+                            {module + ".qzeros", "[1, 2]", "expected [2, 2]"});
+  test::ExpectErrorMentions(convert_replaced("qweight", {96, 2}),
+                            {module + ".qweight", "96 input features", "group_size = 64"});
   {
     AwqLayer layer;
     BuildAwqLayer(false, 16, 128, 64, 0, 5, &layer);

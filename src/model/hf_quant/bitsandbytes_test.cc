@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <string>
 
 #include "common/half.h"
@@ -30,22 +29,6 @@ const std::vector<float> kNf4Map = {-1.0f,        -0.6961928f,  -0.52507305f,  -
                                     0.44070983f,  0.562617f,    0.72295684f,   1.0f};
 
 std::vector<uint8_t> Bytes(const std::string& text) { return {text.begin(), text.end()}; }
-
-std::vector<int> RandomCodes(int64_t count, int high, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> code(0, high);
-  std::vector<int> codes(count);
-  for (int& c : codes) c = code(rng);
-  return codes;
-}
-
-std::vector<float> RandomFloats(int64_t count, float low, float high, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(low, high);
-  std::vector<float> values(count);
-  for (float& v : values) v = value(rng);
-  return values;
-}
 
 // Two 4-bit codes per byte, the first in the high nibble: [ceil(n / 2), 1].
 std::vector<uint8_t> PackNibbles(const std::vector<int>& codes) {
@@ -113,8 +96,8 @@ void ExpectQ8_0Near(const Expected<ConvertedLinear>& linear, int64_t rows, int64
 TEST(BitsAndBytesLinearTest, Nf4BlocksSpanRows) {
   // 2 × 96 values in blocks of 64: block 1 holds the end of row 0 and the start of row 1.
   FourBitLayer layer{.rows = 2, .cols = 96, .blocksize = 64};
-  layer.codes = RandomCodes(2 * 96, 15, 1);
-  layer.absmax = RandomFloats(3, 0.01f, 0.2f, 2);
+  layer.codes = test::UniformRandom(2 * 96, 0, 15, 1);
+  layer.absmax = test::UniformRandom(3, 0.01f, 0.2f, 2);
   LayerParts parts(kModule);
   layer.AddWeight(&parts, StateJson("nf4", 64, 2, 96));
   parts.Add("weight.absmax", "F32", {3}, layer.absmax);
@@ -125,10 +108,10 @@ TEST(BitsAndBytesLinearTest, Nf4BlocksSpanRows) {
 TEST(BitsAndBytesLinearTest, Fp4WithDoubleQuantization) {
   const int64_t rows = 3, cols = 64, blocksize = 32, nested_blocksize = 4;  // 6 absmax, 2 nested
   FourBitLayer layer{.rows = rows, .cols = cols, .blocksize = blocksize};
-  layer.codes = RandomCodes(rows * cols, 15, 3);
+  layer.codes = test::UniformRandom(rows * cols, 0, 15, 3);
   layer.quant_map = {0.0f, 0.0052f,  0.6667f,  1.0f,  0.3333f,  0.5f,  0.1667f,  0.25f,
                      0.0f, -0.0052f, -0.6667f, -1.0f, -0.3333f, -0.5f, -0.1667f, -0.25f};
-  const std::vector<int> absmax_codes = RandomCodes(6, 255, 4);
+  const std::vector<int> absmax_codes = test::UniformRandom(6, 0, 255, 4);
   std::vector<float> nested_map(256);
   for (int k = 0; k < 256; ++k) nested_map[k] = (static_cast<float>(k) - 127.5f) / 127.5f;
   const std::vector<float> nested_absmax = {0.05f, 0.02f};
@@ -154,8 +137,8 @@ TEST(BitsAndBytesLinearTest, Fp4WithDoubleQuantization) {
 
 TEST(BitsAndBytesLinearTest, RowsOfPartialBlocksLoadAsF16) {
   FourBitLayer layer{.rows = 3, .cols = 5, .blocksize = 4};  // 15 values: a half-filled byte
-  layer.codes = RandomCodes(15, 15, 5);
-  layer.absmax = RandomFloats(4, 0.5f, 2.0f, 6);
+  layer.codes = test::UniformRandom(15, 0, 15, 5);
+  layer.absmax = test::UniformRandom(4, 0.5f, 2.0f, 6);
   LayerParts parts(kModule);
   layer.AddWeight(&parts, StateJson("nf4", 4, 3, 5));
   parts.Add("weight.absmax", "F32", {4}, layer.absmax);
@@ -172,7 +155,7 @@ TEST(BitsAndBytesLinearTest, RowsOfPartialBlocksLoadAsF16) {
 
 TEST(BitsAndBytesLinearTest, Int8RowsTimesScbOver127) {
   const int64_t rows = 2, cols = 64;
-  const std::vector<int> ints = RandomCodes(rows * cols, 255, 7);
+  const std::vector<int> ints = test::UniformRandom(rows * cols, 0, 255, 7);
   std::vector<int8_t> q;
   for (int v : ints) q.push_back(static_cast<int8_t>(v - 128));
   const std::vector<float> scb = {3.5f, 0.75f};
@@ -207,7 +190,7 @@ TEST(BitsAndBytesLinearTest, Int8RowsTimesScbOver127) {
 
 TEST(BitsAndBytesLinearTest, MalformedFourBitPartsAreErrorsNamingTheTensor) {
   FourBitLayer layer{.rows = 2, .cols = 64, .blocksize = 64};
-  layer.codes = RandomCodes(128, 15, 8);
+  layer.codes = test::UniformRandom(128, 0, 15, 8);
   layer.absmax = {1.0f, 1.0f};
   const BitsAndBytesConfig config{.load_in_4bit = true};
   const std::string state = Part("weight.quant_state.bitsandbytes__nf4");

@@ -40,42 +40,34 @@ Expected<ConvertedLinear> ConvertGptqLinear(const GptqConfig& config,
     return Error{"quantization_config.bits = " + std::to_string(bits) +
                  " is not supported for gptq (supported: 2, 3, 4, 8)"};
   }
-  auto qweight = RequirePart(tensors, "qweight");
-  if (!qweight) return Error{qweight.error()};
-  auto qzeros = RequirePart(tensors, "qzeros");
-  if (!qzeros) return Error{qzeros.error()};
-  auto scales = RequirePart(tensors, "scales");
-  if (!scales) return Error{scales.error()};
+  auto parts = RequirePackedIntegerParts(tensors);
+  if (!parts) return Error{parts.error()};
+  const SafetensorsTensor &qweight = *parts->qweight, &qzeros = *parts->qzeros,
+                          &scales = *parts->scales;
 
   // 32 / bits codes per word (AutoGPTQ's 3-bit layout: 32 codes per 3 words).
-  const std::vector<int64_t>& packed_shape = (*qweight)->shape;
+  const std::vector<int64_t>& packed_shape = qweight.shape;
   if (packed_shape.size() != 2 || packed_shape[0] <= 0 || packed_shape[1] <= 0 ||
       packed_shape[0] * 32 % bits != 0) {
-    return Error{"tensor '" + (*qweight)->name + "' has shape " + ShapeText(packed_shape) +
+    return Error{"tensor '" + qweight.name + "' has shape " + ShapeText(packed_shape) +
                  ", expected [in · " + std::to_string(bits) + " / 32, out]"};
   }
   const int64_t in = packed_shape[0] * 32 / bits, out = packed_shape[1];
-  const int64_t group_size = config.group_size == -1 ? in : config.group_size;
-  if (group_size <= 0 || in % group_size != 0) {
-    return Error{"tensor '" + (*qweight)->name + "' holds " + std::to_string(in) +
-                 " input features, not a multiple of quantization_config.group_size = " +
-                 std::to_string(config.group_size)};
-  }
+  auto resolved_group_size = ResolveGroupSize(qweight, in, config.group_size);
+  if (!resolved_group_size) return Error{resolved_group_size.error()};
+  const int64_t group_size = *resolved_group_size;
   if (out * bits % 32 != 0) {
-    return Error{"tensor '" + (*qzeros)->name + "': " + std::to_string(out) +
+    return Error{"tensor '" + qzeros.name + "': " + std::to_string(out) +
                  " output features do not fill whole int32 words of " + std::to_string(bits) +
                  "-bit zeros"};
   }
   const int64_t num_groups = in / group_size, zero_words_per_group = out * bits / 32;
-  auto words = ReadPackedWords(**qweight, packed_shape);  // [in · bits / 32, out]
+  auto words = ReadPackedWords(qweight, packed_shape);  // [in · bits / 32, out]
   if (!words) return Error{words.error()};
-  auto zero_words = ReadPackedWords(**qzeros, {num_groups, zero_words_per_group});
+  auto zero_words = ReadPackedWords(qzeros, {num_groups, zero_words_per_group});
   if (!zero_words) return Error{zero_words.error()};
-  if ((*scales)->shape != std::vector<int64_t>{num_groups, out}) {
-    return Error{"tensor '" + (*scales)->name + "' has shape " + ShapeText((*scales)->shape) +
-                 ", expected " + ShapeText({num_groups, out})};
-  }
-  auto scale_values = ReadFloats(**scales);  // [groups, out]
+  VLLM_RETURN_IF_ERROR(CheckShape(scales, {num_groups, out}));
+  auto scale_values = ReadFloats(scales);  // [groups, out]
   if (!scale_values) return Error{scale_values.error()};
 
   ConvertedLinear converted;

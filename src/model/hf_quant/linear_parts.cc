@@ -58,6 +58,27 @@ Expected<const SafetensorsTensor*> RequireMatrixPart(const QuantizedLinearTensor
   return part;
 }
 
+Expected<PackedIntegerParts> RequirePackedIntegerParts(const QuantizedLinearTensors& tensors) {
+  auto qweight = RequirePart(tensors, "qweight");
+  if (!qweight) return Error{qweight.error()};
+  auto qzeros = RequirePart(tensors, "qzeros");
+  if (!qzeros) return Error{qzeros.error()};
+  auto scales = RequirePart(tensors, "scales");
+  if (!scales) return Error{scales.error()};
+  return PackedIntegerParts{.qweight = *qweight, .qzeros = *qzeros, .scales = *scales};
+}
+
+Expected<int64_t> ResolveGroupSize(const SafetensorsTensor& weight, int64_t in,
+                                   int64_t group_size) {
+  const int64_t resolved = group_size == -1 ? in : group_size;
+  if (resolved <= 0 || in % resolved != 0) {
+    return Error{"tensor '" + weight.name + "' holds " + std::to_string(in) +
+                 " input features, not a multiple of quantization_config.group_size = " +
+                 std::to_string(group_size)};
+  }
+  return resolved;
+}
+
 std::string DtypeName(const SafetensorsTensor& tensor) {
   if (!tensor.dtype.empty()) return tensor.dtype;
   const auto name = SafetensorsDtypeName(tensor.type);
@@ -68,6 +89,12 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
+}
+
+Status CheckShape(const SafetensorsTensor& tensor, const std::vector<int64_t>& shape) {
+  if (tensor.shape == shape) return Status::Ok();
+  return Error{"tensor '" + tensor.name + "' has shape " + ShapeText(tensor.shape) + ", expected " +
+               ShapeText(shape)};
 }
 
 int64_t NumElements(const SafetensorsTensor& tensor) {

@@ -24,10 +24,24 @@ Expected<const SafetensorsTensor*> RequirePart(const QuantizedLinearTensors& ten
 Expected<const SafetensorsTensor*> RequireMatrixPart(const QuantizedLinearTensors& tensors,
                                                      const std::string& suffix);
 
+// The three stored parts of a GPTQ or AWQ layer: packed codes, packed zero points and scales.
+struct PackedIntegerParts {
+  const SafetensorsTensor* qweight;
+  const SafetensorsTensor* qzeros;
+  const SafetensorsTensor* scales;
+};
+// All three, or an error naming the first one missing.
+Expected<PackedIntegerParts> RequirePackedIntegerParts(const QuantizedLinearTensors& tensors);
+// quantization_config.group_size of a layer whose `weight` holds `in` input features: -1 is one
+// group per row; any other size must divide `in` (an error naming the weight otherwise).
+Expected<int64_t> ResolveGroupSize(const SafetensorsTensor& weight, int64_t in, int64_t group_size);
+
 // The file's dtype name ("F8_E4M3", "U8", "I32", ...), also for tensors built without one.
 std::string DtypeName(const SafetensorsTensor& tensor);
 // "[4096, 1]".
 std::string ShapeText(const std::vector<int64_t>& shape);
+// Ok when `tensor` has exactly `shape`, otherwise an error naming the tensor and both shapes.
+Status CheckShape(const SafetensorsTensor& tensor, const std::vector<int64_t>& shape);
 int64_t NumElements(const SafetensorsTensor& tensor);
 
 // The values of an F32 / F16 / BF16 tensor as f32 (exact), each finite.

@@ -12,10 +12,7 @@ Expected<std::vector<uint32_t>> ReadPackedWords(const SafetensorsTensor& tensor,
     return Error{"tensor '" + tensor.name + "' has dtype " + DtypeName(tensor) +
                  ", expected I32 (packed codes)"};
   }
-  if (tensor.shape != shape) {
-    return Error{"tensor '" + tensor.name + "' has shape " + ShapeText(tensor.shape) +
-                 ", expected " + ShapeText(shape)};
-  }
+  VLLM_RETURN_IF_ERROR(CheckShape(tensor, shape));
   const int64_t count = NumElements(tensor);
   if (count * static_cast<int64_t>(sizeof(uint32_t)) != tensor.num_bytes) {
     return Error{"tensor '" + tensor.name + "' holds " + std::to_string(tensor.num_bytes) +

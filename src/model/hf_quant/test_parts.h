@@ -6,7 +6,9 @@
 
 #include <cstring>
 #include <deque>
+#include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/ops.h"
@@ -43,6 +45,19 @@ class LayerParts {
   std::deque<std::vector<uint8_t>> storage_;
   std::deque<SafetensorsTensor> tensors_;
 };
+
+// `count` values drawn uniformly from [low, high] (integers) or [low, high) (floats) by an
+// mt19937 seeded with `seed`.
+template <typename T>
+std::vector<T> UniformRandom(int64_t count, T low, T high, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::conditional_t<std::is_integral_v<T>, std::uniform_int_distribution<T>,
+                     std::uniform_real_distribution<T>>
+      value(low, high);
+  std::vector<T> values(count);
+  for (T& v : values) v = value(rng);
+  return values;
+}
 
 // A converted weight (ggml shape {cols, rows}) dequantized row by row: [rows, cols].
 inline std::vector<float> DequantizeWeight(const OwnedTensor& tensor) {

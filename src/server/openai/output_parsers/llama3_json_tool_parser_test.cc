@@ -41,9 +41,7 @@ TEST(Llama3JsonToolParserTest, OtherOutputIsContent) {
            " {\"name\": \"f\", \"parameters\": {}}",
            "",
        }) {
-    const ToolParseResult result = Parse(output);
-    EXPECT_TRUE(result.tool_calls.empty()) << output;
-    EXPECT_EQ(result.content, output);
+    EXPECT_TRUE(testing::ParsesAsContentOnly("llama3_json", output));
   }
 }
 

@@ -55,9 +55,7 @@ TEST(MistralToolParserTest, OtherOutputIsContent) {
            "[TOOL_CALLS]no_arguments_yet",
            "[TOOL_CALLS]   ",
        }) {
-    const ToolParseResult result = Parse(output);
-    EXPECT_TRUE(result.tool_calls.empty()) << output;
-    EXPECT_EQ(result.content, output);
+    EXPECT_TRUE(testing::ParsesAsContentOnly("mistral", output));
   }
 }
 

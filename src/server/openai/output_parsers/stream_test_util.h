@@ -116,6 +116,18 @@ inline ::testing::AssertionResult StreamMatchesParse(std::string_view parser_nam
   return ::testing::AssertionSuccess();
 }
 
+// Whether a `parser_name` parser finds no call in `output` and returns all of it as content.
+inline ::testing::AssertionResult ParsesAsContentOnly(std::string_view parser_name,
+                                                      std::string_view output) {
+  const ToolParseResult result = CreateToolParser(parser_name)->Parse(output);
+  if (result.tool_calls.empty() && result.content == output) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "output: " << output << "\n calls: " << Describe(result.tool_calls)
+         << "\n content: " << result.content.value_or("<null>");
+}
+
 // The same for a reasoning parser.
 inline ::testing::AssertionResult ReasoningStreamMatchesParse(std::string_view parser_name,
                                                               const ReasoningParserOptions& options,
