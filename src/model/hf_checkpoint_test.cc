@@ -241,6 +241,23 @@ TEST_P(HfQuantizedCheckpointTest, LogitsMatchTheDequantizedWeights) {
   const ModelConfig& config = converted->config;
   EXPECT_EQ(ExpectSameLinearWeights(*converted->source, *dequantized->checkpoint->source, config),
             config.num_layers * param.linears_per_layer);
+  if (std::string(param.format) == "gptq-act") {
+    // q, k and v load with one input order, gate and up with another, as from GPTQ's checkpoints
+    // (one order per input): the loader keeps them fused.
+    for (int64_t layer = 0; layer < config.num_layers; ++layer) {
+      const std::string block = "blk." + std::to_string(layer) + ".";
+      auto order = [&](const char* name) {
+        const std::vector<int32_t>* input_order = converted->source->InputOrder(block + name);
+        return input_order == nullptr ? std::vector<int32_t>() : *input_order;
+      };
+      ASSERT_FALSE(order("attn_q.weight").empty());
+      EXPECT_EQ(order("attn_k.weight"), order("attn_q.weight"));
+      EXPECT_EQ(order("attn_v.weight"), order("attn_q.weight"));
+      EXPECT_FALSE(order("ffn_gate.weight").empty());
+      EXPECT_EQ(order("ffn_up.weight"), order("ffn_gate.weight"));
+      EXPECT_NE(order("ffn_gate.weight"), order("attn_q.weight"));
+    }
+  }
   ExpectCloseLogits(*dequantized->model, *quantized->model,
                     {1, 9038, 2501, 263, 931, 727, 471, 263, 2217, 7826, 4257, 365},
                     param.logits_tolerance);

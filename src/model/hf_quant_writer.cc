@@ -4,8 +4,10 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <regex>
+#include <string_view>
 
 #include "common/byte_hash.h"
 #include "common/fp8.h"
@@ -148,10 +150,30 @@ Status CheckPacking(const std::string& module, const char* what, int64_t count, 
   return Status::Ok();
 }
 
-// The column permutation of one gptq-act layer, the same for the same seed and module.
+// What `module` reads its input from: the projections of one input (q, k and v; gate and up;
+// Mixtral's w1 and w3) name it alike, since GPTQ's act order sorts columns by the Hessian of that
+// input, one order for all of them (which lets the loader keep them fused).
+std::string InputOf(const std::string& module) {
+  static const std::map<std::string_view, std::string_view> kSharedInputs = {
+      {"q_proj", "qkv_proj"},
+      {"k_proj", "qkv_proj"},
+      {"v_proj", "qkv_proj"},
+      {"gate_proj", "gate_up_proj"},
+      {"up_proj", "gate_up_proj"},
+      {"w1", "w13"},
+      {"w3", "w13"}};
+  const size_t dot = module.rfind('.');
+  const size_t stem = dot == std::string::npos ? 0 : dot + 1;
+  const auto shared = kSharedInputs.find(std::string_view(module).substr(stem));
+  return shared == kSharedInputs.end() ? module
+                                       : module.substr(0, stem) + std::string(shared->second);
+}
+
+// The column permutation of one gptq-act layer, the same for the same seed and input (InputOf).
 std::vector<int64_t> ColumnPermutation(uint64_t seed, const std::string& module, int64_t cols) {
+  const std::string input = InputOf(module);
   uint64_t hash = FeedBytes(kByteHashSeed, &seed, sizeof(seed));
-  hash = FinalizeHash(FeedBytes(hash, module.data(), module.size()));
+  hash = FinalizeHash(FeedBytes(hash, input.data(), input.size()));
   std::mt19937_64 generator(hash);
   std::vector<int64_t> permutation(cols);
   for (int64_t c = 0; c < cols; ++c) permutation[c] = c;
@@ -637,8 +659,10 @@ nlohmann::json CtArgs(const char* type, int bits, bool symmetric, const char* st
           {"type", type}};
 }
 
-nlohmann::json CompressedTensorsConfig(const char* format, nlohmann::json weights,
-                                       nlohmann::json input_activations) {
+}  // namespace
+
+nlohmann::json CompressedTensorsConfigJson(const std::string& format, nlohmann::json weights,
+                                           nlohmann::json input_activations) {
   return {{"quant_method", "compressed-tensors"},
           {"format", format},
           {"quantization_status", "compressed"},
@@ -652,11 +676,15 @@ nlohmann::json CompressedTensorsConfig(const char* format, nlohmann::json weight
           {"kv_cache_scheme", nullptr}};
 }
 
-}  // namespace
-
 const char* HfQuantFormatNames() {
-  return "gptq|gptq-act|gptq-v2|awq|awq-gemv|fp8|fp8-block|w8a8|w4a16|ct-fp8|ct-fp8-tensor|"
-         "bnb-nf4|bnb-fp4|bnb-int8";
+  static const std::string names = [] {
+    std::string joined;
+    for (const FormatName& entry : kFormatNames) {
+      joined += (joined.empty() ? "" : "|") + std::string(entry.name);
+    }
+    return joined;
+  }();
+  return names.c_str();
 }
 
 Expected<HfQuantWriterOptions> MakeHfQuantWriterOptions(const std::string& name, int bits,
@@ -786,11 +814,12 @@ nlohmann::json HfQuantizationConfigJson(const HfQuantWriterOptions& options) {
               {"activation_scheme", "dynamic"},
               {"weight_block_size", {kFp8BlockSize, kFp8BlockSize}}};
     case HfQuantFormat::kW8A8:
-      return CompressedTensorsConfig("int-quantized", CtArgs("int", 8, true, "channel", 0, false),
-                                     CtArgs("int", 8, true, "token", 0, true));
+      return CompressedTensorsConfigJson("int-quantized",
+                                         CtArgs("int", 8, true, "channel", 0, false),
+                                         CtArgs("int", 8, true, "token", 0, true));
     case HfQuantFormat::kW4A16: {
       const bool channel = options.group_size == -1;
-      return CompressedTensorsConfig(
+      return CompressedTensorsConfigJson(
           "pack-quantized",
           CtArgs("int", options.bits, options.symmetric, channel ? "channel" : "group",
                  channel ? 0 : options.group_size, false),
@@ -798,7 +827,7 @@ nlohmann::json HfQuantizationConfigJson(const HfQuantWriterOptions& options) {
     }
     case HfQuantFormat::kCtFp8:
     case HfQuantFormat::kCtFp8Tensor:
-      return CompressedTensorsConfig(
+      return CompressedTensorsConfigJson(
           "float-quantized",
           CtArgs("float", 8, true, options.format == HfQuantFormat::kCtFp8 ? "channel" : "tensor",
                  0, false),

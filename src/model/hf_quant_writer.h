@@ -84,4 +84,10 @@ Expected<QuantizedHfLinear> QuantizeHfLinear(const HfQuantWriterOptions& options
 // config.json's "quantization_config" as the format's tool writes it.
 nlohmann::json HfQuantizationConfigJson(const HfQuantWriterOptions& options);
 
+// llm-compressor's compressed-tensors "quantization_config" of `format` ("int-quantized",
+// "pack-quantized", ...) with one config group of Linear layers (`weights`, `input_activations`:
+// QuantizationArgs or null), lm_head ignored.
+nlohmann::json CompressedTensorsConfigJson(const std::string& format, nlohmann::json weights,
+                                           nlohmann::json input_activations);
+
 }  // namespace vllm

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -188,6 +189,47 @@ INSTANTIATE_TEST_SUITE_P(
               (test.group_size < 0 ? "Row" : std::to_string(test.group_size));
       return name + (test.asym ? "Asym" : "");
     });
+
+// gptq-act gives the projections of one input (q, k, v; gate, up; an expert's w1, w3) one act
+// order, as GPTQ does (its order comes from the Hessian of their shared input), and every other
+// layer its own: their g_idx are equal exactly when they read the same input.
+TEST(HfQuantWriterTest, GptqActOrdersAreSharedByTheProjectionsOfOneInput) {
+  const int64_t rows = 32, cols = 256;
+  const std::vector<float> weight = RandomWeight(rows, cols, 3);
+  auto options = MakeHfQuantWriterOptions("gptq-act", 0, 0, false, 7);
+  ASSERT_TRUE(options.ok()) << options.error();
+  auto g_idx_of = [&](const std::string& module) {
+    auto layer = QuantizeHfLinear(*options, module, weight.data(), rows, cols);
+    EXPECT_TRUE(layer.ok()) << layer.error();
+    for (const WrittenTensor& tensor : layer->tensors) {
+      if (tensor.name == module + ".g_idx") return tensor.bytes;
+    }
+    ADD_FAILURE() << module << " has no g_idx";
+    return std::vector<uint8_t>();
+  };
+  const std::string attention = "model.layers.1.self_attn.", mlp = "model.layers.1.mlp.",
+                    expert = "model.layers.1.block_sparse_moe.experts.2.";
+  const std::vector<uint8_t> qkv = g_idx_of(attention + "q_proj");
+  EXPECT_EQ(g_idx_of(attention + "k_proj"), qkv);
+  EXPECT_EQ(g_idx_of(attention + "v_proj"), qkv);
+  const std::vector<uint8_t> gate_up = g_idx_of(mlp + "gate_proj");
+  EXPECT_EQ(g_idx_of(mlp + "up_proj"), gate_up);
+  const std::vector<uint8_t> w13 = g_idx_of(expert + "w1");
+  EXPECT_EQ(g_idx_of(expert + "w3"), w13);
+  // Other inputs, other orders: o_proj, down_proj, w2, another layer's q/k/v, another expert.
+  const std::vector<std::vector<uint8_t>> orders = {
+      qkv,
+      gate_up,
+      w13,
+      g_idx_of(attention + "o_proj"),
+      g_idx_of(mlp + "down_proj"),
+      g_idx_of(expert + "w2"),
+      g_idx_of("model.layers.2.self_attn.q_proj"),
+      g_idx_of("model.layers.1.block_sparse_moe.experts.3.w1")};
+  for (size_t a = 0; a < orders.size(); ++a) {
+    for (size_t b = a + 1; b < orders.size(); ++b) EXPECT_NE(orders[a], orders[b]) << a << " " << b;
+  }
+}
 
 TEST(HfQuantWriterTest, GptqThreeBitWordsFollowAutoGptqLayout) {
   // Rows of 32 inputs whose codes are known: i % 8 − 3.5, so max|w| = 3.5 and the symmetric
@@ -582,6 +624,21 @@ TEST(HfQuantWriterTest, OptionsTakeEachFormatsDefaultsAndRefuseWhatDoesNotApply)
     ASSERT_FALSE(options.ok()) << format;
     EXPECT_NE(options.error().find(message), std::string::npos) << options.error();
   }
+}
+
+TEST(HfQuantWriterTest, FormatNamesAreTheOnesOptionsTake) {
+  const std::string names = HfQuantFormatNames();
+  EXPECT_EQ(names,
+            "gptq|gptq-act|gptq-v2|awq|awq-gemv|fp8|fp8-block|w8a8|w4a16|ct-fp8|ct-fp8-tensor|"
+            "bnb-nf4|bnb-fp4|bnb-int8");
+  for (size_t begin = 0, end = 0; begin < names.size(); begin = end + 1) {
+    end = std::min(names.find('|', begin), names.size());
+    const std::string name = names.substr(begin, end - begin);
+    EXPECT_TRUE(MakeHfQuantWriterOptions(name, 0, 0, false, 1).ok()) << name;
+  }
+  auto unknown = MakeHfQuantWriterOptions("int3", 0, 0, false, 1);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("(known: " + names + ")"), std::string::npos) << unknown.error();
 }
 
 TEST(HfQuantWriterTest, ShapesTheFormatCannotHoldAreErrorsNamingTheModule) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/temp_test_dir.h"
+#include "model/hf_quant_writer.h"
 
 namespace vllm {
 namespace {
@@ -25,22 +26,6 @@ Expected<QuantizationConfig> Read(const Json& quantization_config,
 std::string ReadError(const Json& quantization_config, const std::string& requested = "") {
   auto config = Read(quantization_config, requested);
   return config.ok() ? "" : config.error();
-}
-
-// The oracle's compressed-tensors config with `weights` and `input_activations`.
-Json CompressedTensors(const std::string& format, const Json& weights,
-                       const Json& input_activations) {
-  return {{"quant_method", "compressed-tensors"},
-          {"format", format},
-          {"quantization_status", "compressed"},
-          {"config_groups",
-           {{"group_0",
-             {{"targets", {"Linear"}},
-              {"weights", weights},
-              {"input_activations", input_activations},
-              {"output_activations", nullptr}}}}},
-          {"ignore", {"lm_head"}},
-          {"kv_cache_scheme", nullptr}};
 }
 
 Json Gptq(int bits, int group_size) {
@@ -216,17 +201,17 @@ TEST(QuantizationConfigTest, ReadsFp8Fields) {
 
 TEST(QuantizationConfigTest, ReadsCompressedTensorsSchemes) {
   // The oracle's W8A8, FP8 and W4A16 layouts.
-  auto config = Read(CompressedTensors("int-quantized",
-                                       {{"num_bits", 8},
-                                        {"type", "int"},
-                                        {"symmetric", true},
-                                        {"strategy", "channel"},
-                                        {"dynamic", false}},
-                                       {{"num_bits", 8},
-                                        {"type", "int"},
-                                        {"symmetric", true},
-                                        {"strategy", "token"},
-                                        {"dynamic", true}}));
+  auto config = Read(CompressedTensorsConfigJson("int-quantized",
+                                                 {{"num_bits", 8},
+                                                  {"type", "int"},
+                                                  {"symmetric", true},
+                                                  {"strategy", "channel"},
+                                                  {"dynamic", false}},
+                                                 {{"num_bits", 8},
+                                                  {"type", "int"},
+                                                  {"symmetric", true},
+                                                  {"strategy", "token"},
+                                                  {"dynamic", true}}));
   ASSERT_TRUE(config.ok()) << config.error();
   EXPECT_EQ(config->method, QuantMethod::kCompressedTensors);
   EXPECT_EQ(config->compressed_tensors.format, "int-quantized");
@@ -241,21 +226,21 @@ TEST(QuantizationConfigTest, ReadsCompressedTensorsSchemes) {
   EXPECT_TRUE(config->Ignores("lm_head"));
   EXPECT_FALSE(config->Ignores("model.layers.0.self_attn.q_proj"));
 
-  config = Read(CompressedTensors(
+  config = Read(CompressedTensorsConfigJson(
       "float-quantized",
       {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"dynamic", false}},
       {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}}));
   ASSERT_TRUE(config.ok()) << config.error();
   EXPECT_EQ(config->compressed_tensors.schemes[0].weights.type, "float");
 
-  config = Read(CompressedTensors("pack-quantized",
-                                  {{"num_bits", 4},
-                                   {"type", "int"},
-                                   {"symmetric", false},
-                                   {"group_size", 128},
-                                   {"actorder", "weight"},
-                                   {"dynamic", false}},
-                                  nullptr));
+  config = Read(CompressedTensorsConfigJson("pack-quantized",
+                                            {{"num_bits", 4},
+                                             {"type", "int"},
+                                             {"symmetric", false},
+                                             {"group_size", 128},
+                                             {"actorder", "weight"},
+                                             {"dynamic", false}},
+                                            nullptr));
   ASSERT_TRUE(config.ok()) << config.error();
   const CtScheme& w4a16 = config->compressed_tensors.schemes[0];
   EXPECT_EQ(w4a16.weights.strategy, "group");  // inferred from the group size
@@ -265,7 +250,7 @@ TEST(QuantizationConfigTest, ReadsCompressedTensorsSchemes) {
   EXPECT_FALSE(w4a16.input_activations.has_value());
 
   // FP8 blocks, with the block structure as older releases wrote it.
-  config = Read(CompressedTensors(
+  config = Read(CompressedTensorsConfigJson(
       "float-quantized",
       {{"num_bits", 8}, {"type", "float"}, {"strategy", "block"}, {"block_structure", "128x128"}},
       {{"num_bits", 8},
@@ -280,12 +265,12 @@ TEST(QuantizationConfigTest, ReadsCompressedTensorsSchemes) {
 
 TEST(QuantizationConfigTest, RefusesCompressedTensorsSchemesThatDoNotLoad) {
   const Json int8_channel = {{"num_bits", 8}, {"type", "int"}, {"strategy", "channel"}};
-  Json json = CompressedTensors("pack-quantized",
-                                {{"num_bits", 2}, {"type", "int"}, {"group_size", 128}}, nullptr);
+  Json json = CompressedTensorsConfigJson(
+      "pack-quantized", {{"num_bits", 2}, {"type", "int"}, {"group_size", 128}}, nullptr);
   EXPECT_EQ(ReadError(json),
             "quantization_config.config_groups.group_0.weights.num_bits = 2 is not supported for "
             "compressed-tensors (supported: 4, 8)");
-  json = CompressedTensors(
+  json = CompressedTensorsConfigJson(
       "int-quantized",
       {{"num_bits", 8}, {"type", "int"}, {"strategy", "block"}, {"block_structure", {128, 128}}},
       nullptr);
@@ -293,7 +278,7 @@ TEST(QuantizationConfigTest, RefusesCompressedTensorsSchemesThatDoNotLoad) {
             "quantization_config.config_groups.group_0.weights.strategy = \"block\" is not "
             "supported for compressed-tensors (supported: channel, group, tensor for int "
             "weights)");
-  json = CompressedTensors(
+  json = CompressedTensorsConfigJson(
       "float-quantized",
       {{"num_bits", 8}, {"type", "float"}, {"strategy", "group"}, {"group_size", 128}}, nullptr);
   EXPECT_EQ(ReadError(json),
@@ -301,34 +286,34 @@ TEST(QuantizationConfigTest, RefusesCompressedTensorsSchemesThatDoNotLoad) {
             "supported for compressed-tensors (supported: tensor, channel, block for float "
             "weights)");
   // W4A4: the activations' bits; a channel strategy inferred from group_size -1.
-  json = CompressedTensors("int-quantized", int8_channel, {{"num_bits", 4}});
+  json = CompressedTensorsConfigJson("int-quantized", int8_channel, {{"num_bits", 4}});
   EXPECT_EQ(ReadError(json),
             "quantization_config.config_groups.group_0.input_activations.num_bits = 4 is not "
             "supported for compressed-tensors (supported: 8)");
-  json = CompressedTensors("int-quantized", int8_channel, {{"group_size", -1}});
+  json = CompressedTensorsConfigJson("int-quantized", int8_channel, {{"group_size", -1}});
   EXPECT_EQ(ReadError(json),
             "quantization_config.config_groups.group_0.input_activations.strategy = \"channel\" "
             "is not supported for compressed-tensors (supported: token, tensor, group)");
-  json = CompressedTensors("int-quantized", int8_channel, nullptr);
+  json = CompressedTensorsConfigJson("int-quantized", int8_channel, nullptr);
   json["config_groups"]["group_0"]["output_activations"] = int8_channel;
   EXPECT_NE(ReadError(json).find("quantization_config.config_groups.group_0.output_activations "
                                  "is not supported for compressed-tensors"),
             std::string::npos)
       << ReadError(json);
-  json = CompressedTensors("int-quantized", int8_channel, nullptr);
+  json = CompressedTensorsConfigJson("int-quantized", int8_channel, nullptr);
   json["kv_cache_scheme"] = {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}};
   EXPECT_EQ(ReadError(json), "");  // its scales go unused, as with vLLM's --kv-cache-dtype auto
-  json = CompressedTensors("nvfp4-pack-quantized", int8_channel, nullptr);
+  json = CompressedTensorsConfigJson("nvfp4-pack-quantized", int8_channel, nullptr);
   EXPECT_EQ(ReadError(json),
             "quantization_config.format = \"nvfp4-pack-quantized\" is not supported for "
             "compressed-tensors (supported: int-quantized, float-quantized, pack-quantized, "
             "naive-quantized)");
-  json = CompressedTensors("int-quantized", int8_channel, nullptr);
+  json = CompressedTensorsConfigJson("int-quantized", int8_channel, nullptr);
   json["config_groups"]["group_0"]["targets"] = {"re:(unclosed"};
   EXPECT_EQ(ReadError(json),
             "quantization_config.config_groups.group_0.targets: \"re:(unclosed\" is not a valid "
             "regular expression");
-  json = CompressedTensors("int-quantized", int8_channel, nullptr);
+  json = CompressedTensorsConfigJson("int-quantized", int8_channel, nullptr);
   json["config_groups"]["group_0"]["weights"]["num_bits"] = 8.5;
   EXPECT_EQ(ReadError(json),
             "quantization_config.config_groups.group_0.weights.num_bits must be an integer, not "
@@ -388,8 +373,8 @@ TEST(QuantizationConfigTest, RequestedMethodConfirmsOrMismatches) {
             "unsupported --quantization 'bogus' for a model directory (supported: awq, "
             "awq_marlin, gptq, gptq_marlin, fp8, compressed-tensors, bitsandbytes)");
   // compressed_tensors is an older spelling of the method.
-  Json json =
-      CompressedTensors("int-quantized", {{"num_bits", 8}, {"strategy", "channel"}}, nullptr);
+  Json json = CompressedTensorsConfigJson("int-quantized",
+                                          {{"num_bits", 8}, {"strategy", "channel"}}, nullptr);
   json["quant_method"] = "compressed_tensors";
   EXPECT_EQ(ReadError(json, "compressed-tensors"), "");
 }
@@ -424,7 +409,7 @@ TEST(QuantizationConfigTest, AnyFieldOfAnyKindIsReadOrRefusedByName) {
        {"activation_scheme", "dynamic"},
        {"weight_block_size", {128, 128}},
        {"ignored_layers", {"lm_head"}}},
-      CompressedTensors(
+      CompressedTensorsConfigJson(
           "pack-quantized",
           {{"num_bits", 4},
            {"type", "int"},
