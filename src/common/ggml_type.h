@@ -39,6 +39,9 @@ enum class GgmlType : uint32_t {
   // Not a ggml type (no ggml build reads it): 4-bit codes with an integer zero point per 32 values,
   // d (q − z), the exact form of zero-point checkpoints (AWQ, asymmetric GPTQ) as they load.
   kQ4_Z = 1024,
+  // Not a ggml type: 32 FP8 e4m3fn bytes with one f32 scale, d · e4m3(q), the exact form of FP8
+  // checkpoints (per-tensor, per-channel and 128 × 128 block scales) as they load.
+  kF8_E4M3_B32 = 1025,
 };
 
 // Values per block of the legacy quants (Q4_0 ... Q8_0, IQ4_NL, MXFP4) and per sub-block of the
@@ -92,6 +95,8 @@ inline constexpr GgmlTypeTraits kSupportedTypes[] = {
     // No llama.cpp file type: 1024 is its LLAMA_FTYPE_GUESSED.
     {GgmlType::kQ4_Z, "q4_z", kQuantBlockSize, 20, 1024, std::nullopt,
      "the load-time form of zero-point checkpoints, not a GGUF type: write q4_1 or q4_0"},
+    {GgmlType::kF8_E4M3_B32, "f8_e4m3_b32", kQuantBlockSize, 36, 1024, std::nullopt,
+     "the load-time form of FP8 checkpoints, not a GGUF type: write q8_0 or bf16"},
 };
 inline constexpr size_t kNumSupportedTypes = std::size(kSupportedTypes);
 

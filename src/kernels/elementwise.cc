@@ -1,9 +1,11 @@
 // Small vector kernels: RMSNorm, SiLU·up, GELU·up, GELU (erf), dot and axpy, each dispatched per
 // ISA.
 #include <cmath>
+#include <vector>
 
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
+#include "kernels/row_conversions.h"
 
 namespace vllm::kernels {
 
@@ -143,6 +145,25 @@ void DotF32Rows(const float* a, int64_t num_rows, const float* b, int64_t n, flo
 void AxpyF32Rows(const float* alphas, int64_t num_rows, const float* x, int64_t n, float* y) {
   if (BestIsa() == Isa::kAvx512) return AxpyF32RowsAvx512(alphas, num_rows, x, n, y);
   for (int64_t r = 0; r < num_rows; ++r) AxpyF32(alphas[r], x, n, y + r * n);
+}
+
+void DotBf16Rows(const uint16_t* a, int64_t num_rows, const float* b, int64_t n, float* out) {
+  if (BestIsa() == Isa::kAvx512) return DotBf16RowsAvx512(a, num_rows, b, n, out);
+  // Other paths widen each row (exact) and dot it as DotF32 does.
+  thread_local std::vector<float> widened;
+  widened.resize(n);
+  for (int64_t r = 0; r < num_rows; ++r) {
+    DequantizeRowBf16(a + r * n, n, widened.data());
+    out[r] = DotF32(widened.data(), b, n);
+  }
+}
+
+void AxpyBf16(float alpha, const uint16_t* x, int64_t n, float* y) {
+  if (BestIsa() == Isa::kAvx512) return AxpyBf16Avx512(alpha, x, n, y);
+  thread_local std::vector<float> widened;
+  widened.resize(n);
+  DequantizeRowBf16(x, n, widened.data());
+  AxpyF32(alpha, widened.data(), n, y);
 }
 
 }  // namespace vllm::kernels

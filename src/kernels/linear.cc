@@ -2,7 +2,8 @@
 // the bytes on huge pages: its packed form, built at Create when the type has one for this CPU, or
 // the rows as stored. Linear prepares the activations once per call in the
 // format the type's dot products consume (from x's columns in the weight's input order, where it
-// has one), then deals W's rows in tiles to the pool's threads.
+// has one: gathered row by row as they are converted), then deals W's rows in tiles to the pool's
+// threads.
 
 #include <algorithm>
 #include <memory>
@@ -27,9 +28,6 @@ constexpr int64_t kRowsPerTile = 16;
 constexpr int kChunksPerThread = 8;
 // Row groups of a packed form per work item.
 constexpr int64_t kGroupsPerWorkItem = 2;
-// Values of x gathered into a weight's input order on the calling thread below this many (a few
-// decode rows: cheaper than waking the pool).
-constexpr int64_t kValuesPerParallelGather = int64_t{1} << 15;
 
 bool UsesPackedForm(const TypeTraits& traits, int64_t rows, int64_t cols) {
   const PackedForm& form = traits.packed;
@@ -65,8 +63,7 @@ class TableLinearWeight : public LinearWeight {
   void Apply(const float* x, int64_t m, float* y, ThreadPool& pool) const {
     if (m <= 0) return;
     if (!packed_) {
-      const UninitializedVector<float> ordered_x = OrderedInput(x, m, pool);
-      LinearWithIsa(BestIsa(), view_, ordered_x.empty() ? x : ordered_x.data(), m, y, pool);
+      LinearWithIsa(BestIsa(), view_, x, m, y, pool, input_order_data());
       return;
     }
     const PreparedActivations prepared = Prepare(x, m, pool);
@@ -79,14 +76,12 @@ class TableLinearWeight : public LinearWeight {
   // tiles).
   PreparedActivations Prepare(const float* x, int64_t m, ThreadPool& pool) const {
     const TypeTraits& traits = *view_.traits;
-    UninitializedVector<float> ordered_x = OrderedInput(x, m, pool);
     PreparedActivations prepared =
-        PrepareActivations(packed_ ? PackedIsa(traits.packed) : BestIsa(), traits.activation,
-                           ordered_x.empty() ? x : ordered_x.data(), m, view_.cols, pool);
-    // Moving the vector keeps its buffer, where prepared.f32 may point (and a vector of
+        PrepareActivations(packed_ ? PackedIsa(traits.packed) : BestIsa(), traits.activation, x, m,
+                           view_.cols, pool, input_order_data());
+    // prepared.f32 may point into prepared.ordered_x, whose buffer a move keeps (and a vector of
     // PreparedActivations moves them as it grows: they never copy).
     static_assert(std::is_nothrow_move_constructible_v<PreparedActivations>);
-    prepared.ordered_x = std::move(ordered_x);
     if (packed_ && packed_kernels().prepare_terms != nullptr) {
       packed_kernels().prepare_terms(prepared);
     }
@@ -158,25 +153,9 @@ class TableLinearWeight : public LinearWeight {
     return form.kernels[static_cast<int>(PackedIsa(form))];
   }
 
-  // x: [m, cols] with its columns in input_order_, or empty where the order is the identity.
-  UninitializedVector<float> OrderedInput(const float* x, int64_t m, ThreadPool& pool) const {
-    UninitializedVector<float> ordered_x;
-    if (input_order_.empty()) return ordered_x;
-    const int64_t cols = view_.cols;
-    ordered_x.resize(m * cols);
-    auto gather = [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const float* row = x + i * cols;
-        float* ordered_row = ordered_x.data() + i * cols;
-        for (int64_t j = 0; j < cols; ++j) ordered_row[j] = row[input_order_[j]];
-      }
-    };
-    if (m * cols < kValuesPerParallelGather) {
-      gather(0, m);
-    } else {
-      pool.ParallelFor(m, gather);
-    }
-    return ordered_x;
+  // The input order as PrepareActivations takes it (nullptr: the identity).
+  const int32_t* input_order_data() const {
+    return input_order_.empty() ? nullptr : input_order_.data();
   }
 
   WeightView view_;  // data: bytes_'s rows when not packed, else nullptr
@@ -307,10 +286,10 @@ Expected<std::unique_ptr<LinearWeight>> LinearWeight::WithInputOrder(
 }
 
 void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, float* y,
-                   ThreadPool& pool) {
+                   ThreadPool& pool, const int32_t* input_order) {
   if (m <= 0) return;
   const PreparedActivations prepared =
-      PrepareActivations(isa, w.traits->activation, x, m, w.cols, pool);
+      PrepareActivations(isa, w.traits->activation, x, m, w.cols, pool, input_order);
   const RowsKernel rows_kernel = w.traits->rows[static_cast<int>(isa)];
   const int64_t num_tiles = (w.rows + kRowsPerTile - 1) / kRowsPerTile;
   pool.ParallelForChunks(num_tiles, kChunksPerThread, [&](int64_t tile_begin, int64_t tile_end) {

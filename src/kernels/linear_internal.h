@@ -37,8 +37,8 @@ struct PreparedActivations {
   int64_t m = 0;
   int64_t cols = 0;
   const float* f32 = nullptr;  // [m, cols]: F32 / F16 weights
-  // A weight with an input order (LinearWeight::WithInputOrder): x's columns in that order, which
-  // the fields here were prepared from (f32 may point at it).
+  // F32 / F16 weights with an input order (LinearWeight::WithInputOrder): x's columns in that
+  // order, where f32 points (the other formats gather each row as they convert it).
   UninitializedVector<float> ordered_x;  // [m, cols]
   // BF16 weights: x rounded to bf16, as bf16 bits (AVX-512) and as f32 values (other paths, and
   // AVX-512 where Bf16WeightPath() is kFmas).
@@ -76,8 +76,11 @@ VLLM_X86_KERNEL void PrepareQ8BlocksAvx2(ActivationFormat format, const float* x
                                          int32_t* sums, int32_t* half_sums);
 
 // BF16 activations are kept as bf16 bits on AVX-512 (vdpbf16ps), as f32 values elsewhere.
+// input_order ([cols], or nullptr: the identity): x's columns are taken in that order, bit for bit
+// as if x had been permuted first.
 PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const float* x, int64_t m,
-                                       int64_t cols, ThreadPool& pool);
+                                       int64_t cols, ThreadPool& pool,
+                                       const int32_t* input_order = nullptr);
 
 // A weight in a packed form (PackedForm in type_traits.h): `data` holds PackedForm::packed_bytes.
 struct PackedWeightView {
@@ -87,44 +90,24 @@ struct PackedWeightView {
   const uint8_t* data = nullptr;
 };
 
-// Runs the whole product on one chosen path over the weight in place (tests compare paths).
+// Runs the whole product on one chosen path over the weight in place (tests compare paths), over
+// x's columns in input_order where one is given (PrepareActivations).
 void LinearWithIsa(Isa isa, const WeightView& w, const float* x, int64_t m, float* y,
-                   ThreadPool& pool);
+                   ThreadPool& pool, const int32_t* input_order = nullptr);
 
 // The in-place kernels: y: [m, rows] for W rows [row_begin, row_end). Each path's per-element
 // arithmetic depends only on cols, never on m or on the row range.
-void LinearRowsFloatScalar(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                           int64_t row_end, float* y);  // F32 / F16 / BF16
-void LinearRowsDecodedScalar(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                             int64_t row_end, float* y);  // every integer type
-VLLM_X86_KERNEL void LinearRowsF32Avx2(const WeightView& w, const PreparedActivations& x,
-                                       int64_t row_begin, int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsF16Avx2(const WeightView& w, const PreparedActivations& x,
-                                       int64_t row_begin, int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsBf16Avx2(const WeightView& w, const PreparedActivations& x,
-                                        int64_t row_begin, int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsQ8_0Avx2(const WeightView& w, const PreparedActivations& x,
-                                        int64_t row_begin, int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsQ4_0Avx2(const WeightView& w, const PreparedActivations& x,
-                                        int64_t row_begin, int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsDecodedAvx2(const WeightView& w, const PreparedActivations& x,
-                                           int64_t row_begin, int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsF32Avx512(const WeightView& w, const PreparedActivations& x,
-                                         int64_t row_begin, int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsF16Avx512(const WeightView& w, const PreparedActivations& x,
-                                         int64_t row_begin, int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsBf16Avx512(const WeightView& w, const PreparedActivations& x,
-                                          int64_t row_begin, int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsDecodedAvx512(const WeightView& w, const PreparedActivations& x,
-                                             int64_t row_begin, int64_t row_end, float* y);
+RowsKernelFunction LinearRowsFloatScalar;    // F32 / F16 / BF16
+RowsKernelFunction LinearRowsDecodedScalar;  // every integer type
+// x86: F32 / F16 / BF16 (w's type chosen once per call, as on the other paths), every integer type
+// through DecodedBlock, and Q8_0 / Q4_0 with their blocks as stored (on both SIMD paths: rows that
+// do not fill the packed forms' groups of 16).
+VLLM_X86_KERNEL RowsKernelFunction LinearRowsFloatAvx2, LinearRowsDecodedAvx2,
+    LinearRowsQ8_0Q4_0Avx2, LinearRowsFloatAvx512, LinearRowsDecodedAvx512;
 // 64-bit ARM (cpu/linear_neon.cc, cpu/linear_dotprod.cc): F32 / F16 / BF16 on NEON; every
 // integer type on NEON and on NEON + dotprod, both bit for bit LinearRowsDecodedScalar.
-VLLM_ARM_KERNEL void LinearRowsFloatNeon(const WeightView& w, const PreparedActivations& x,
-                                         int64_t row_begin, int64_t row_end, float* y);
-VLLM_ARM_KERNEL void LinearRowsDecodedNeon(const WeightView& w, const PreparedActivations& x,
-                                           int64_t row_begin, int64_t row_end, float* y);
-VLLM_ARM_KERNEL void LinearRowsDecodedDotprod(const WeightView& w, const PreparedActivations& x,
-                                              int64_t row_begin, int64_t row_end, float* y);
+VLLM_ARM_KERNEL RowsKernelFunction LinearRowsFloatNeon, LinearRowsDecodedNeon,
+    LinearRowsDecodedDotprod;
 
 // Vector helpers per path.
 float DotF32Scalar(const float* a, const float* b, int64_t n);
@@ -137,6 +120,9 @@ VLLM_X86_KERNEL void DotF32RowsAvx512(const float* a, int64_t num_rows, const fl
                                       float* out);
 VLLM_X86_KERNEL void AxpyF32RowsAvx512(const float* alphas, int64_t num_rows, const float* x,
                                        int64_t n, float* y);
+VLLM_X86_KERNEL void DotBf16RowsAvx512(const uint16_t* a, int64_t num_rows, const float* b,
+                                       int64_t n, float* out);
+VLLM_X86_KERNEL void AxpyBf16Avx512(float alpha, const uint16_t* x, int64_t n, float* y);
 // RmsNorm (ops.h) per path: AVX-512 bit for bit the scalar one.
 void RmsNormScalar(const float* x, const float* weight, int64_t m, int64_t n, float eps,
                    float* out);

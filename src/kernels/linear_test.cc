@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,12 +19,12 @@
 namespace vllm::kernels {
 namespace {
 
-// Every supported type: F32, F16, BF16 and the integer types.
-const GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,    GgmlType::kBF16,   GgmlType::kQ4_0,
-                           GgmlType::kQ4_1, GgmlType::kQ5_0,   GgmlType::kQ5_1,   GgmlType::kQ8_0,
-                           GgmlType::kQ2_K, GgmlType::kQ3_K,   GgmlType::kQ4_K,   GgmlType::kQ5_K,
-                           GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4,
-                           GgmlType::kQ4_Z};
+// Every supported type: F32, F16, BF16, F8_E4M3_B32 and the integer types.
+const GgmlType kTypes[] = {
+    GgmlType::kF32,    GgmlType::kF16,   GgmlType::kBF16, GgmlType::kF8_E4M3_B32, GgmlType::kQ4_0,
+    GgmlType::kQ4_1,   GgmlType::kQ5_0,  GgmlType::kQ5_1, GgmlType::kQ8_0,        GgmlType::kQ2_K,
+    GgmlType::kQ3_K,   GgmlType::kQ4_K,  GgmlType::kQ5_K, GgmlType::kQ6_K,        GgmlType::kIQ4_NL,
+    GgmlType::kIQ4_XS, GgmlType::kMXFP4, GgmlType::kQ4_Z};
 
 // Whether this build has the x86 kernels: elsewhere their weak declarations (isa.h) are null.
 #if defined(__x86_64__)
@@ -264,6 +265,40 @@ TEST(LinearTest, PackedWeightsMatchTheReferenceAndAreBatchInvariant) {
   }
 }
 
+// Two kernels of `type`'s packed form, each on x prepared for its own ISA with its own x terms,
+// give the same bits over x of every height in `heights`, for a pair of W groups and a group left
+// over.
+void ExpectPackedKernelsAgreeBitwise(GgmlType type, Isa isa_a, const PackedKernels& a, Isa isa_b,
+                                     const PackedKernels& b, std::initializer_list<int64_t> heights,
+                                     uint32_t seed) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 1});
+  constexpr int64_t kRows = 48;
+  constexpr int64_t kCols = 512;
+  const TypeTraits* traits = FindTypeTraits(type);
+  TestWeight weight = MakeWeight(type, kRows, kCols, seed);
+  std::vector<uint8_t> packed(traits->packed.packed_bytes(kRows, kCols));
+  traits->packed.pack(weight.view, packed.data());
+  const PackedWeightView packed_view{traits, kRows, kCols, packed.data()};
+  for (int64_t m : heights) {
+    const std::vector<float> x = RandomNormalValues(m * kCols, seed + 1);
+    auto run = [&](Isa isa, const PackedKernels& kernels) {
+      PreparedActivations prepared =
+          PrepareActivations(isa, traits->activation, x.data(), m, kCols, pool);
+      if (kernels.prepare_terms != nullptr) kernels.prepare_terms(prepared);
+      std::vector<float> y(m * kRows);
+      kernels.rows(packed_view, prepared, 0, kRows, y.data());
+      return y;
+    };
+    const std::vector<float> on_a = run(isa_a, a);
+    const std::vector<float> on_b = run(isa_b, b);
+    for (int64_t i = 0; i < m * kRows; ++i) {
+      ASSERT_EQ(std::memcmp(&on_a[i], &on_b[i], sizeof(float)), 0)
+          << traits->layout.name << " m " << m << " at " << i << ": " << on_a[i] << " vs "
+          << on_b[i];
+    }
+  }
+}
+
 // The grid types' kernels with AVX512_VBMI (vpermb on unmasked nibbles) and without (vpshufb on
 // masked ones) give the same bits, over tiles of every height (m 1 ... 13, 70) and both tile
 // widths.
@@ -271,82 +306,31 @@ TEST(LinearTest, GridKernelsWithAndWithoutVbmiAgreeBitwise) {
   if (BestIsa() != Isa::kAvx512 || !GetCpuFeatures().avx512vbmi) {
     GTEST_SKIP() << "no AVX-512 VNNI and VBMI on this CPU";
   }
-  ThreadPool pool(ThreadPool::Options{.num_threads = 1});
-  using Rows = decltype(PackedKernels::rows);
-  // Each kernel reads the x terms of its own translation unit.
-  const struct {
-    GgmlType type;
-    Rows vbmi, vpshufb;
-  } kernels[] = {
-      {GgmlType::kQ4_0, LinearRowsPackedQ4_0Vbmi, LinearRowsPackedQ4_0Avx512},
-      {GgmlType::kIQ4_NL, LinearRowsPackedIq4NlVbmi, LinearRowsPackedIq4NlAvx512},
-      {GgmlType::kIQ4_XS, LinearRowsPackedIq4XsVbmi, LinearRowsPackedIq4XsAvx512},
-      {GgmlType::kMXFP4, LinearRowsPackedMxfp4Vbmi, LinearRowsPackedMxfp4Avx512},
-  };
-  constexpr int64_t kRows = 48;  // a tile of two groups and a group left over
-  constexpr int64_t kCols = 512;
-  for (const auto& kernel : kernels) {
-    const TypeTraits* traits = FindTypeTraits(kernel.type);
-    TestWeight weight = MakeWeight(kernel.type, kRows, kCols, 11);
-    std::vector<uint8_t> packed(traits->packed.packed_bytes(kRows, kCols));
-    traits->packed.pack(weight.view, packed.data());
-    const PackedWeightView packed_view{traits, kRows, kCols, packed.data()};
-    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 13, 70}) {
-      std::vector<float> x = RandomNormalValues(m * kCols, 12);
-      PreparedActivations for_vbmi =
-          PrepareActivations(Isa::kAvx512, traits->activation, x.data(), m, kCols, pool);
-      PreparedActivations for_vpshufb = for_vbmi;
-      PrepareGridTermsVbmi(for_vbmi);
-      PrepareGridTermsAvx512(for_vpshufb);
-      std::vector<float> on_vbmi(m * kRows);
-      std::vector<float> on_vpshufb(m * kRows);
-      kernel.vbmi(packed_view, for_vbmi, 0, kRows, on_vbmi.data());
-      kernel.vpshufb(packed_view, for_vpshufb, 0, kRows, on_vpshufb.data());
-      ASSERT_EQ(std::memcmp(on_vbmi.data(), on_vpshufb.data(), on_vbmi.size() * sizeof(float)), 0)
-          << traits->layout.name << " m " << m;
-    }
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4}) {
+    ExpectPackedKernelsAgreeBitwise(type, Isa::kAvx512, GridKernelsVbmi(type), Isa::kAvx512,
+                                    NibbleKernelsAvx512(type), {1, 2, 3, 4, 5, 6, 7, 13, 70}, 11);
   }
 }
 
 // A form's AVX2 kernels read the packing of its AVX-512 ones with their arithmetic in their order:
 // the same bits, over tiles of every height (m 1 ... 9, 70: passes of 4, 2 and 1 x rows, a second
-// block of 64) for a pair of W groups and a group left over.
+// block of 64).
 TEST(LinearTest, PackedAvx2KernelsMatchTheAvx512OnesBitwise) {
   if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 VNNI / BF16 on this CPU";
-  ThreadPool pool(ThreadPool::Options{.num_threads = 1});
-  constexpr int64_t kRows = 48;
-  constexpr int64_t kCols = 512;
   int types_checked = 0;
   for (GgmlType type : kTypes) {
-    const TypeTraits* traits = FindTypeTraits(type);
-    const PackedKernels& avx2 = traits->packed.kernels[static_cast<int>(Isa::kAvx2)];
-    const PackedKernels& avx512 = traits->packed.kernels[static_cast<int>(Isa::kAvx512)];
+    const PackedForm& form = FindTypeTraits(type)->packed;
+    const PackedKernels& avx2 = form.kernels[static_cast<int>(Isa::kAvx2)];
     if (avx2.rows == nullptr) continue;
     ++types_checked;
-    TestWeight weight = MakeWeight(type, kRows, kCols, 13);
-    std::vector<uint8_t> packed(traits->packed.packed_bytes(kRows, kCols));
-    traits->packed.pack(weight.view, packed.data());
-    const PackedWeightView packed_view{traits, kRows, kCols, packed.data()};
-    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 9, 70}) {
-      std::vector<float> x = RandomNormalValues(m * kCols, 14);
-      PreparedActivations for_avx2 =
-          PrepareActivations(Isa::kAvx2, traits->activation, x.data(), m, kCols, pool);
-      PreparedActivations for_avx512 =
-          PrepareActivations(Isa::kAvx512, traits->activation, x.data(), m, kCols, pool);
-      if (avx2.prepare_terms != nullptr) avx2.prepare_terms(for_avx2);
-      if (avx512.prepare_terms != nullptr) avx512.prepare_terms(for_avx512);
-      std::vector<float> on_avx2(m * kRows);
-      std::vector<float> on_avx512(m * kRows);
-      avx2.rows(packed_view, for_avx2, 0, kRows, on_avx2.data());
-      avx512.rows(packed_view, for_avx512, 0, kRows, on_avx512.data());
-      for (int64_t i = 0; i < m * kRows; ++i) {
-        ASSERT_EQ(std::memcmp(&on_avx2[i], &on_avx512[i], sizeof(float)), 0)
-            << traits->layout.name << " m " << m << " at " << i << ": " << on_avx2[i] << " vs "
-            << on_avx512[i];
-      }
-    }
+    // BF16's AVX-512 kernel may be AMX tiles (bits of their own): its vdpbf16ps one is the peer.
+    const PackedKernels avx512 = type == GgmlType::kBF16
+                                     ? PackedKernels{nullptr, LinearRowsPackedBf16DotAvx512}
+                                     : form.kernels[static_cast<int>(Isa::kAvx512)];
+    ExpectPackedKernelsAgreeBitwise(type, Isa::kAvx2, avx2, Isa::kAvx512, avx512,
+                                    {1, 2, 3, 4, 5, 6, 7, 9, 70}, 13);
   }
-  EXPECT_EQ(types_checked, 14);  // every nibble-packed type and Q8_0
+  EXPECT_EQ(types_checked, 17);  // every nibble-packed type, Q8_0, BF16, F16 and F8_E4M3_B32
 }
 
 // On every SIMD path the nibble-packed types compute on their packed forms (the tests above then
@@ -362,10 +346,10 @@ TEST(TypeTableTest, NibblePackedTypesArePackedOnEverySimdPath) {
   }
 }
 
-// BF16's two AVX-512 kernels, vdpbf16ps and f32 FMAs, give the same bits, also where weights,
-// activations, products or partial sums are denormal (vdpbf16ps flushes them to zero; the FMA
-// kernel runs under FTZ and DAZ). Rows 3, 7, ... are scaled down by 2^-66 and x row 2 by 2^-60, so
-// their products fall below f32's normal range.
+// BF16's two AVX-512 kernels, vdpbf16ps and f32 FMAs, and its AVX2 kernel (the FMAs on halves of
+// 8 rows) give the same bits, also where weights, activations, products or partial sums are
+// denormal (vdpbf16ps flushes them to zero; the FMA kernels run under FTZ and DAZ). Rows 3, 7, ...
+// are scaled down by 2^-66 and x row 2 by 2^-60, so their products fall below f32's normal range.
 TEST(LinearTest, Bf16KernelsOnDotsAndOnFmasAgreeBitwise) {
   if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 BF16 on this CPU";
   ThreadPool pool(ThreadPool::Options{.num_threads = 1});
@@ -397,11 +381,15 @@ TEST(LinearTest, Bf16KernelsOnDotsAndOnFmasAgreeBitwise) {
     for (int64_t i = 0; i < m * kCols; ++i) prepared.bf16_as_f32[i] = Bf16ToFp32(prepared.bf16[i]);
     std::vector<float> on_dots(m * kRows);
     std::vector<float> on_fmas(m * kRows);
+    std::vector<float> on_avx2(m * kRows);
     LinearRowsPackedBf16DotAvx512(packed_view, prepared, 0, kRows, on_dots.data());
     LinearRowsPackedBf16FmaAvx512(packed_view, prepared, 0, kRows, on_fmas.data());
+    LinearRowsPackedBf16Avx2(packed_view, prepared, 0, kRows, on_avx2.data());
     for (int64_t i = 0; i < m * kRows; ++i) {
       ASSERT_EQ(std::memcmp(&on_dots[i], &on_fmas[i], sizeof(float)), 0)
           << "m " << m << " at " << i << ": " << on_dots[i] << " vs " << on_fmas[i];
+      ASSERT_EQ(std::memcmp(&on_dots[i], &on_avx2[i], sizeof(float)), 0)
+          << "m " << m << " at " << i << ": " << on_dots[i] << " vs AVX2 " << on_avx2[i];
     }
   }
 }
@@ -474,7 +462,7 @@ TEST(TypeTableTest, EveryRowOfTheCommonTableHasOneEntryThatEmbedsIt) {
   EXPECT_EQ(FindTypeTraits(GgmlType::kQ8_1), nullptr);
 }
 
-// Every packed form comes from one generic path per layout (NibbleForm / GridForm over the record,
+// Every packed form comes from one generic path per layout (NibbleForm over the record,
 // Q8LayoutForm): a [16, 256] weight takes its records' bytes (packed_nibble_layout.h's sizes) or
 // Q8_0's quants and scales, and each record spans its columns.
 TEST(TypeTableTest, PackedFormsTakeTheirRecordsBytesAndColumns) {
@@ -484,14 +472,15 @@ TEST(TypeTableTest, PackedFormsTakeTheirRecordsBytesAndColumns) {
     int64_t bytes;  // of a [16, 256] weight
   };
   const Expected expected[] = {
-      {GgmlType::kF16, 32, 8 * 1024}, {GgmlType::kBF16, 32, 8 * 1024},
-      {GgmlType::kQ8_0, 32, 8 * 544}, {GgmlType::kQ4_0, 32, 8 * 288},
-      {GgmlType::kQ4_1, 32, 8 * 320}, {GgmlType::kQ5_0, 32, 8 * 352},
-      {GgmlType::kQ5_1, 32, 8 * 384}, {GgmlType::kIQ4_NL, 32, 8 * 288},
-      {GgmlType::kQ4_Z, 32, 8 * 304}, {GgmlType::kMXFP4, 32, 8 * 272},
-      {GgmlType::kQ2_K, 256, 1344},   {GgmlType::kQ3_K, 256, 1824},
-      {GgmlType::kQ4_K, 256, 2368},   {GgmlType::kQ5_K, 256, 2880},
-      {GgmlType::kQ6_K, 256, 3360},   {GgmlType::kIQ4_XS, 256, 2208},
+      {GgmlType::kF16, 32, 8 * 1024},        {GgmlType::kBF16, 32, 8 * 1024},
+      {GgmlType::kQ8_0, 32, 8 * 544},        {GgmlType::kQ4_0, 32, 8 * 288},
+      {GgmlType::kQ4_1, 32, 8 * 320},        {GgmlType::kQ5_0, 32, 8 * 352},
+      {GgmlType::kQ5_1, 32, 8 * 384},        {GgmlType::kIQ4_NL, 32, 8 * 288},
+      {GgmlType::kQ4_Z, 32, 8 * 304},        {GgmlType::kMXFP4, 32, 8 * 272},
+      {GgmlType::kQ2_K, 256, 1344},          {GgmlType::kQ3_K, 256, 1824},
+      {GgmlType::kQ4_K, 256, 2368},          {GgmlType::kQ5_K, 256, 2880},
+      {GgmlType::kQ6_K, 256, 3360},          {GgmlType::kIQ4_XS, 256, 2208},
+      {GgmlType::kF8_E4M3_B32, 32, 8 * 576},
   };
   for (const Expected& e : expected) {
     const PackedForm& form = FindTypeTraits(e.type)->packed;
@@ -625,13 +614,14 @@ TEST(LinearTest, BatchedJobsEqualLinearBitwise) {
 
 // A weight with an input order computes, bit for bit, what the same weight without one computes
 // over x's columns in that order: Linear, GatedLinear (turns of kGatedRowsPerTurn and one turn)
-// and LinearBatch, float and integer types (packed and in place), batch sizes for each tile kind.
+// and LinearBatch, float and integer types (packed and in place; Q4_Z: GPTQ's asymmetric act-order
+// layers), batch sizes for each tile kind.
 TEST(LinearTest, InputOrderEqualsTheProductOverPermutedColumnsBitwise) {
   ThreadPool pool(ThreadPool::Options{.num_threads = 2});
   const int64_t cols = 512;
   const std::vector<int32_t> order = RandomPermutation(cols, 90);
-  for (GgmlType type :
-       {GgmlType::kF32, GgmlType::kBF16, GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K}) {
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ4_0,
+                        GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ4_Z}) {
     const char* name = GetSupportedTypeTraits(type)->name;
     const int64_t rows = 64;
     const TestWeight weight = MakeWeight(type, rows, cols, 91);

@@ -106,6 +106,10 @@ void DequantizeRow(GgmlType type, const void* row, int64_t n, float* out);
 // (kernels/types/); float types round to nearest.
 void QuantizeRow(GgmlType type, const float* x, int64_t n, void* out);
 
+// Whether this CPU computes weights of `type` on a packed form (whole groups of its rows): a type
+// whose only other kernel is the scalar reference (F8_E4M3_B32) is worth loading only where true.
+bool HasPackedKernels(GgmlType type);
+
 // out[i] = x[i] / sqrt(mean(x²) + eps) * weight[i], over `n` values per row, `m` rows.
 void RmsNorm(const float* x, const float* weight, int64_t m, int64_t n, float eps, float* out);
 
@@ -136,6 +140,11 @@ void AxpyF32(float alpha, const float* x, int64_t n, float* y);
 void DotF32Rows(const float* a, int64_t num_rows, const float* b, int64_t n, float* out);
 // y[r * n + i] += alphas[r] * x[i] for r < num_rows, i < n; y: [num_rows, n]
 void AxpyF32Rows(const float* alphas, int64_t num_rows, const float* x, int64_t n, float* y);
+// DotF32Rows with bf16 rows (a LoRA adapter stored in bf16), each widened to f32 as it is read:
+// bit for bit DotF32Rows on the widened rows. a: [num_rows, n] bf16
+void DotBf16Rows(const uint16_t* a, int64_t num_rows, const float* b, int64_t n, float* out);
+// AxpyF32 with a bf16 x widened to f32 as it is read: bit for bit AxpyF32 on the widened x.
+void AxpyBf16(float alpha, const uint16_t* x, int64_t n, float* y);
 
 // --- Paged attention over a KV cache stored as KvCacheDtype (kernels/attention.cc) ---
 

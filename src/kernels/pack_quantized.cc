@@ -1,6 +1,6 @@
 // Packing Q8_0 / BF16 / F16 weights into the layout of the AVX-512 kernels in
-// cpu/linear_packed_avx512.cc (any CPU can pack; AVX-512 VNNI / BF16 ones compute, and AVX2 ones
-// for Q8_0: cpu/linear_packed_q8_0_avx2.cc).
+// cpu/linear_packed_avx512.cc (any CPU can pack; AVX-512 VNNI / BF16 ones compute, and AVX2 ones:
+// cpu/linear_packed_q8_0_avx2.cc, cpu/linear_packed_float_avx2.cc).
 //
 // 16 rows at a time (rows a multiple of 16, cols of 32), so one instruction serves 16 rows: 4
 // consecutive quants of a row share a lane (unsigned, vpdpbusd's first operand), or 2 consecutive

@@ -2,7 +2,7 @@
 // Q5_1 / IQ4_NL / IQ4_XS / MXFP4 (each packed by its file in types/) for their AVX-512 VNNI kernels
 // (cpu/linear_packed_kquants_avx512.cc, cpu/linear_packed_iq4_avx512.cc) and their AVX2 kernels
 // (cpu/linear_packed_kquants_avx2.cc, cpu/linear_packed_iq4_avx2.cc: a group as two halves of 8
-// rows), shared by the packers, the kernels and the type table's entries (NibbleForm, GridForm).
+// rows), shared by the packers, the kernels and the type table's entries (NibbleForm).
 //
 // Rows are interleaved in groups of 16, one row per 32-bit lane of a 512-bit register. A group's
 // blocks of the type are one record each, in column order; groups follow one another:
@@ -47,6 +47,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "common/cpu_features.h"
 #include "kernels/linear_internal.h"
@@ -206,17 +207,6 @@ int64_t PackedRecordsBytes(int64_t rows, int64_t cols) {
   return rows / kNibbleRowsPerGroup * (cols / Record::kCols) * static_cast<int64_t>(sizeof(Record));
 }
 
-// The packed form of every type packed as `Record`s (the one path the type table's entries take):
-// PackRecords packs, each ISA's kernels compute on it (AVX2: none where `avx2` is left out).
-template <typename Record>
-PackedForm NibbleForm(PackedKernels avx512, PackedKernels avx2 = {}) {
-  return PackedForm{.rows_per_group = kNibbleRowsPerGroup,
-                    .cols_per_block = Record::kCols,
-                    .packed_bytes = PackedRecordsBytes<Record>,
-                    .pack = PackRecords<Record>,
-                    .kernels = {{}, avx2, avx512}};
-}
-
 // Stores one row's chunk, 16 bytes in Q4_0's order (byte j: value j low, value j + 16 high), as
 // lane `lane` of a chunk's nibbles.
 inline void PutChunkNibbles(const uint8_t* q4_0_order, int64_t lane, uint8_t* nibbles) {
@@ -252,136 +242,49 @@ void PutChunkCrumbs(const Crumb& crumb, int64_t lane, uint8_t (&planes)[2][64]) 
   }
 }
 
-// x's per-chunk terms for the kernels below (PackedKernels::prepare_terms): Q4_K / Q5_K, Q2_K,
-// Q3_K, Q6_K, the grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4), Q5_0, the types with mins (Q4_1, Q5_1)
-// and Q4_Z.
-VLLM_X86_KERNEL void PrepareScaleMinTermsAvx512(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareQ2_KTermsAvx512(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareQ3_KTermsAvx512(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareQ6_KTermsAvx512(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareGridTermsAvx512(PreparedActivations& x);
-// The terms the Vbmi kernels below read.
-VLLM_X86_KERNEL void PrepareGridTermsVbmi(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareQ5_0TermsAvx512(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareMinTermsAvx512(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareZeroPointTermsAvx512(PreparedActivations& x);
+// The nibble-packed types' kernels on x86, one table per translation unit (each kernel reads the
+// x terms its own prepare_terms builds: their types are local to the unit), by type; {} for a type
+// the unit has no kernel for. y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per
+// element: chunks in column order, each one's integer dots scaled and accumulated as in
+// linear_internal.h (the K-quants: per super-block, then scaled by its d_x), the same for every m,
+// thread count and row range. The AVX2 kernels (a group as two halves of 8 rows) read the same
+// packing and give the same bits as the AVX-512 ones.
+using PackedKernelTable = PackedKernels (*)(GgmlType type);
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (cpu/linear_packed_kquants_avx512.cc, *_avx2.cc).
+VLLM_X86_KERNEL PackedKernels KQuantKernelsAvx512(GgmlType type);
+VLLM_X86_KERNEL PackedKernels KQuantKernelsAvx2(GgmlType type);
+// Q4_0, Q4_1, Q4_Z, Q5_0, Q5_1, IQ4_NL, IQ4_XS, MXFP4 (cpu/linear_packed_iq4_avx512.cc, *_avx2.cc;
+// on AVX-512 the grid lookups by vpshufb).
+VLLM_X86_KERNEL PackedKernels NibbleKernelsAvx512(GgmlType type);
+VLLM_X86_KERNEL PackedKernels NibbleKernelsAvx2(GgmlType type);
+// The grid types (Q4_0, IQ4_NL, IQ4_XS, MXFP4) again, for CPUs with AVX512_VBMI (vpermb; the same
+// bits: cpu/linear_packed_grid_vbmi_avx512.cc).
+VLLM_X86_KERNEL PackedKernels GridKernelsVbmi(GgmlType type);
 
-// y: [m, rows] for W rows [row_begin, row_end) (multiples of 16). Per element: chunks in column
-// order, each one's integer dots scaled and accumulated as in linear_internal.h (the K-quants: per
-// super-block, then scaled by its d_x), the same for every m, thread count and row range.
-VLLM_X86_KERNEL void LinearRowsPackedQ2_KAvx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ3_KAvx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ4_KAvx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ5_KAvx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ6_KAvx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w,
-                                                 const PreparedActivations& x, int64_t row_begin,
-                                                 int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ4_1Avx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ4_ZAvx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ5_0Avx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ5_1Avx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w,
-                                                 const PreparedActivations& x, int64_t row_begin,
-                                                 int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedMxfp4Avx512(const PackedWeightView& w,
-                                                 const PreparedActivations& x, int64_t row_begin,
-                                                 int64_t row_end, float* y);
-// The grid types' kernels again, for CPUs with AVX512_VBMI (the same bits).
-VLLM_X86_KERNEL void LinearRowsPackedQ4_0Vbmi(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedIq4NlVbmi(const PackedWeightView& w,
-                                               const PreparedActivations& x, int64_t row_begin,
-                                               int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedIq4XsVbmi(const PackedWeightView& w,
-                                               const PreparedActivations& x, int64_t row_begin,
-                                               int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedMxfp4Vbmi(const PackedWeightView& w,
-                                               const PreparedActivations& x, int64_t row_begin,
-                                               int64_t row_end, float* y);
+// The first kernels of `type` in `tables` ({} where none has them; a table of another
+// architecture is nullptr there, VLLM_X86_KERNEL being weak).
+inline PackedKernels FindKernels(GgmlType type, std::initializer_list<PackedKernelTable> tables) {
+  for (PackedKernelTable table : tables) {
+    const PackedKernels kernels = table != nullptr ? table(type) : PackedKernels{};
+    if (kernels.rows != nullptr) return kernels;
+  }
+  return {};
+}
 
-// The AVX2 kernels of the K-quants (cpu/linear_packed_kquants_avx2.cc): the same packing and the
-// same bits as the AVX-512 ones, each with the x terms of its own translation unit.
-VLLM_X86_KERNEL void PrepareScaleMinTermsAvx2(PreparedActivations& x);  // Q4_K / Q5_K
-VLLM_X86_KERNEL void PrepareQ2_KTermsAvx2(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareQ3_KTermsAvx2(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareQ6_KTermsAvx2(PreparedActivations& x);
-VLLM_X86_KERNEL void LinearRowsPackedQ2_KAvx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ3_KAvx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ4_KAvx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ5_KAvx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ6_KAvx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-
-// The AVX2 kernels of the other nibble-packed types (cpu/linear_packed_iq4_avx2.cc), likewise.
-VLLM_X86_KERNEL void PrepareQ4_0TermsAvx2(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareGridTermsAvx2(PreparedActivations& x);  // IQ4_NL, IQ4_XS, MXFP4
-VLLM_X86_KERNEL void PrepareQ5_0TermsAvx2(PreparedActivations& x);
-VLLM_X86_KERNEL void PrepareMinTermsAvx2(PreparedActivations& x);  // Q4_1, Q5_1
-VLLM_X86_KERNEL void PrepareZeroPointTermsAvx2(PreparedActivations& x);
-VLLM_X86_KERNEL void LinearRowsPackedQ4_0Avx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ4_1Avx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ4_ZAvx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ5_0Avx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedQ5_1Avx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedIq4NlAvx2(const PackedWeightView& w,
-                                               const PreparedActivations& x, int64_t row_begin,
-                                               int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedIq4XsAvx2(const PackedWeightView& w,
-                                               const PreparedActivations& x, int64_t row_begin,
-                                               int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedMxfp4Avx2(const PackedWeightView& w,
-                                               const PreparedActivations& x, int64_t row_begin,
-                                               int64_t row_end, float* y);
-
-// A grid type's form: its AVX512_VBMI kernel where the CPU has VBMI, else its vpshufb kernel, each
-// with the x terms of its own translation unit (their types are local to it).
+// The packed form of `type`, packed as `Record`s (the one path the type table's entries take):
+// PackRecords packs, the kernels of `type` in each ISA's tables compute on it; the grid types
+// with AVX512_VBMI's where the CPU has it.
 template <typename Record>
-PackedForm GridForm(decltype(PackedKernels::rows) vbmi, decltype(PackedKernels::rows) vpshufb,
-                    PackedKernels avx2) {
-  if (GetCpuFeatures().avx512vbmi) return NibbleForm<Record>({PrepareGridTermsVbmi, vbmi}, avx2);
-  return NibbleForm<Record>({PrepareGridTermsAvx512, vpshufb}, avx2);
+PackedForm NibbleForm(GgmlType type) {
+  const PackedKernelTable vbmi = GetCpuFeatures().avx512vbmi ? GridKernelsVbmi : nullptr;
+  return PackedForm{
+      .rows_per_group = kNibbleRowsPerGroup,
+      .cols_per_block = Record::kCols,
+      .packed_bytes = PackedRecordsBytes<Record>,
+      .pack = PackRecords<Record>,
+      .kernels = {{},
+                  FindKernels(type, {KQuantKernelsAvx2, NibbleKernelsAvx2}),
+                  FindKernels(type, {KQuantKernelsAvx512, vbmi, NibbleKernelsAvx512})}};
 }
 
 }  // namespace vllm::kernels

@@ -31,33 +31,24 @@ void PackQ8Layout(const WeightView& w, uint8_t* out);
 // x's -128 · Σ x_q per block ([m, cols / 32] int32, in packed_terms: PackedKernels::prepare_terms),
 // where the Q8_0 kernel's accumulators start.
 VLLM_X86_KERNEL void PrepareQ8_0Biases(PreparedActivations& x);
-VLLM_X86_KERNEL void LinearRowsPackedQ8_0Avx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL PackedRowsFunction LinearRowsPackedQ8_0Avx512;
 // The AVX2 kernel of packed Q8_0 (cpu/linear_packed_q8_0_avx2.cc): the same packing and bits, x's
 // d_x per block in packed_terms.
 VLLM_X86_KERNEL void PrepareQ8_0TermsAvx2(PreparedActivations& x);
-VLLM_X86_KERNEL void LinearRowsPackedQ8_0Avx2(const PackedWeightView& w,
-                                              const PreparedActivations& x, int64_t row_begin,
-                                              int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedBf16Avx512(const PackedWeightView& w,
-                                                const PreparedActivations& x, int64_t row_begin,
-                                                int64_t row_end, float* y);
+VLLM_X86_KERNEL PackedRowsFunction LinearRowsPackedQ8_0Avx2;
+VLLM_X86_KERNEL PackedRowsFunction LinearRowsPackedBf16Avx512;
 // BF16's three kernels, which LinearRowsPackedBf16Avx512 chooses between (Bf16WeightPath()):
 // vdpbf16ps on x's bf16 bits, and f32 FMAs on x's bf16_as_f32 values, bit for bit the same; AMX
 // tiles on x's bf16 bits (only where AmxBf16Usable()).
-VLLM_X86_KERNEL void LinearRowsPackedBf16DotAvx512(const PackedWeightView& w,
-                                                   const PreparedActivations& x, int64_t row_begin,
-                                                   int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedBf16FmaAvx512(const PackedWeightView& w,
-                                                   const PreparedActivations& x, int64_t row_begin,
-                                                   int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedBf16Amx(const PackedWeightView& w,
-                                             const PreparedActivations& x, int64_t row_begin,
-                                             int64_t row_end, float* y);
-VLLM_X86_KERNEL void LinearRowsPackedF16Avx512(const PackedWeightView& w,
-                                               const PreparedActivations& x, int64_t row_begin,
-                                               int64_t row_end, float* y);
+VLLM_X86_KERNEL PackedRowsFunction LinearRowsPackedBf16DotAvx512;
+VLLM_X86_KERNEL PackedRowsFunction LinearRowsPackedBf16FmaAvx512;
+VLLM_X86_KERNEL PackedRowsFunction LinearRowsPackedBf16Amx;
+VLLM_X86_KERNEL PackedRowsFunction LinearRowsPackedF16Avx512;
+// The AVX2 kernels of packed BF16 and F16 (cpu/linear_packed_float_avx2.cc): the same packing and
+// bits as LinearRowsPackedBf16FmaAvx512 (so LinearRowsPackedBf16DotAvx512's) and
+// LinearRowsPackedF16Avx512; BF16 reads x's bf16_as_f32.
+VLLM_X86_KERNEL PackedRowsFunction LinearRowsPackedBf16Avx2;
+VLLM_X86_KERNEL PackedRowsFunction LinearRowsPackedF16Avx2;
 
 template <GgmlType kType>
 int64_t PackedQ8LayoutBytes(int64_t rows, int64_t cols) {

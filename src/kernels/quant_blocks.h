@@ -7,6 +7,7 @@
 //   Q5_0   d (q - 16), q 5-bit       Q5_1  d q + m, q 5-bit
 //   IQ4_NL d kIq4NlValues[q]         MXFP4 2^(e - 128) kMxfp4Values[q]
 //   Q4_Z   d (q - z), z 0..31        (not a ggml type: zero-point checkpoints as they load)
+//   F8_E4M3_B32  d e4m3(q), d f32    (not a ggml type: FP8 checkpoints as they load)
 //   Q2_K   d sc q - dmin mn  (16 sub-blocks of 16; sc, mn 4-bit)
 //   Q3_K   d (sc - 32) (q - 4 if its hmask bit is clear, else q)  (16 of 16; sc 6-bit)
 //   Q4_K   d sc q - dmin mn  (8 sub-blocks of 32; sc, mn 6-bit, packed in 12 bytes)
@@ -35,6 +36,10 @@ struct BlockQ4_Z {
   uint8_t qs[16];
 };
 inline constexpr int kQ4ZeroPointMask = 31;
+struct BlockF8_E4M3_B32 {
+  float d;            // the scale of the checkpoint's block (per tensor, per row or 128 × 128)
+  uint8_t codes[32];  // e4m3fn bytes (common/fp8.h), never a NaN code (the loader refuses them)
+};
 struct BlockQ5_0 {
   uint16_t d;
   uint8_t qh[4];  // bit j: the 5th bit of element j
@@ -97,6 +102,7 @@ static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(Block
               sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 &&
               sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210 && sizeof(BlockIq4Nl) == 18 &&
               sizeof(BlockIq4Xs) == 136 && sizeof(BlockMxfp4) == 17);
+static_assert(sizeof(BlockF8_E4M3_B32) == 36);
 
 // The non-linear 4-bit grids: IQ4_NL / IQ4_XS values, and MXFP4's E2M1 values doubled.
 inline constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,

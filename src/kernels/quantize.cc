@@ -64,13 +64,42 @@ void CopyRowsToTiles(PreparedActivations& x, int64_t begin, int64_t end) {
 // Activations converted on the calling thread below this many values (about 20 µs of work).
 constexpr int64_t kValuesPerParallelConversion = int64_t{1} << 15;
 
+// x's row `row` with its columns in `input_order` ([cols]).
+static void GatherRow(const float* x, int64_t row, int64_t cols, const int32_t* input_order,
+                      float* ordered_row) {
+  const float* values = x + row * cols;
+  for (int64_t j = 0; j < cols; ++j) ordered_row[j] = values[input_order[j]];
+}
+
 PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const float* x, int64_t m,
-                                       int64_t cols, ThreadPool& pool) {
+                                       int64_t cols, ThreadPool& pool, const int32_t* input_order) {
   PreparedActivations prepared;
   prepared.m = m;
   prepared.cols = cols;
   prepared.f32 = x;
   const int64_t count = m * cols;
+  // Rows are independent: each thread converts its own range, unless there is too little to
+  // convert to pay for waking the pool (a few decode rows, an expert's one or two tokens).
+  auto for_rows = [&](auto&& convert_range) {
+    if (count < kValuesPerParallelConversion) {
+      convert_range(0, m);
+    } else {
+      pool.ParallelFor(m, convert_range);
+    }
+  };
+  if (format == ActivationFormat::kF32) {
+    // F32 / F16 weights read x itself: in an input order, a copy of it in that order.
+    if (input_order != nullptr) {
+      prepared.ordered_x.resize(count);
+      for_rows([&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          GatherRow(x, i, cols, input_order, prepared.ordered_x.data() + i * cols);
+        }
+      });
+      prepared.f32 = prepared.ordered_x.data();
+    }
+    return prepared;
+  }
   const int64_t blocks_per_row = cols / kQuantBlockSize;
   // BF16 weights take x as bf16 bits (vdpbf16ps) and, on the FMA kernels, as f32 values.
   const bool bf16_as_f32 = format == ActivationFormat::kBf16 &&
@@ -87,13 +116,12 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
     prepared.q8_sums.resize(m * blocks_per_row);
     prepared.q8_half_sums.resize(m * blocks_per_row * 2);
   }
-  // Rows are independent: each thread converts its own range, unless there is too little to
-  // convert to pay for waking the pool (a few decode rows, an expert's one or two tokens).
-  auto convert = [&](int64_t begin, int64_t end) {
+  // Rows [begin, end) from `rows` (their values, [end - begin, cols]).
+  auto convert = [&](const float* rows, int64_t begin, int64_t end) {
     const int64_t offset = begin * cols;
     const int64_t length = (end - begin) * cols;
     if (format == ActivationFormat::kBf16) {
-      QuantizeRowBf16(x + offset, length, prepared.bf16.data() + offset);
+      QuantizeRowBf16(rows, length, prepared.bf16.data() + offset);
       if (bf16_as_f32) {
         DequantizeRowBf16(prepared.bf16.data() + offset, length,
                           prepared.bf16_as_f32.data() + offset);
@@ -101,16 +129,15 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
       if (bf16_tiles) CopyRowsToTiles(prepared, begin, end);
       return;
     }
-    if (format != ActivationFormat::kQ8 && format != ActivationFormat::kQ8K) return;
     const int64_t first = begin * blocks_per_row;
     if (isa == Isa::kAvx512 || isa == Isa::kAvx2) {
       (isa == Isa::kAvx512 ? PrepareQ8BlocksAvx512 : PrepareQ8BlocksAvx2)(
-          format, x + offset, (end - begin) * blocks_per_row, prepared.q8.data() + first,
+          format, rows, (end - begin) * blocks_per_row, prepared.q8.data() + first,
           prepared.q8_scales.data() + first, prepared.q8_sums.data() + first,
           prepared.q8_half_sums.data() + 2 * first);
       return;
     }
-    QuantizeActivationRow(format, x + offset, length, prepared.q8.data() + first,
+    QuantizeActivationRow(format, rows, length, prepared.q8.data() + first,
                           prepared.q8_scales.data() + first);
     for (int64_t b = first; b < end * blocks_per_row; ++b) {
       const BlockQ8_0& block = prepared.q8[b];
@@ -121,11 +148,18 @@ PreparedActivations PrepareActivations(Isa isa, ActivationFormat format, const f
       prepared.q8_sums[b] = half_sums[0] + half_sums[1];
     }
   };
-  if (count < kValuesPerParallelConversion) {
-    convert(0, m);
-  } else {
-    pool.ParallelFor(m, convert);
-  }
+  for_rows([&](int64_t begin, int64_t end) {
+    if (input_order == nullptr) {
+      convert(x + begin * cols, begin, end);
+      return;
+    }
+    // One row at a time through a buffer that stays in cache: no ordered copy of all of x.
+    UninitializedVector<float> ordered_row(cols);
+    for (int64_t i = begin; i < end; ++i) {
+      GatherRow(x, i, cols, input_order, ordered_row.data());
+      convert(ordered_row.data(), i, i + 1);
+    }
+  });
   return prepared;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/cpu_features.h"
@@ -12,6 +13,7 @@
 #include "kernels/linear_internal.h"
 #include "kernels/ops.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/random_values_for_test.h"
 
 namespace vllm::kernels {
 namespace {
@@ -172,6 +174,51 @@ TEST(QuantizeTest, Q8KActivationsShareOneScalePerSuperBlock) {
     EXPECT_EQ(prepared.q8[1].qs[1], 2);  // 3 · 0.5
     EXPECT_EQ(prepared.q8[15].qs[31], 127);
     EXPECT_EQ(prepared.q8[8].qs[0], -26);  // -0.44 · 127 / 2.11 = -26.48...
+  }
+}
+
+// Whether two prepared buffers hold the same bytes (NaN-safe, unlike ==).
+template <typename T>
+bool SameBytes(const UninitializedVector<T>& a, const UninitializedVector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// An input order taken while preparing (each row gathered as it is converted) gives, bit for bit,
+// what preparing x with its columns already in that order gives: every activation format on the
+// scalar path and each SIMD path this CPU has, on one thread and spread over the pool.
+TEST(QuantizeTest, InputOrderPreparesAsThePermutedActivations) {
+  ThreadPool pool({.num_threads = 2});
+  std::vector<Isa> isas = SimdQ8Isas();
+  isas.push_back(Isa::kScalar);
+  for (const auto& [m, cols] : {std::pair<int64_t, int64_t>{3, 512}, {70, 1024}}) {
+    const std::vector<float> x = RandomNormalValues(m * cols, static_cast<uint32_t>(m));
+    const std::vector<int32_t> order = RandomPermutation(cols, static_cast<uint32_t>(cols));
+    const std::vector<float> permuted = PermutedColumns(x, m, order);
+    for (Isa isa : isas) {
+      for (ActivationFormat format : {ActivationFormat::kF32, ActivationFormat::kBf16,
+                                      ActivationFormat::kQ8, ActivationFormat::kQ8K}) {
+        const std::string where = std::string(IsaName(isa)) + " format " +
+                                  std::to_string(static_cast<int>(format)) + " m " +
+                                  std::to_string(m);
+        const PreparedActivations expected =
+            PrepareActivations(isa, format, permuted.data(), m, cols, pool);
+        const PreparedActivations ordered =
+            PrepareActivations(isa, format, x.data(), m, cols, pool, order.data());
+        if (format == ActivationFormat::kF32) {
+          ASSERT_EQ(std::memcmp(ordered.f32, permuted.data(), m * cols * sizeof(float)), 0)
+              << where;
+        }
+        EXPECT_TRUE(SameBytes(ordered.bf16, expected.bf16)) << where;
+        EXPECT_TRUE(SameBytes(ordered.bf16_as_f32, expected.bf16_as_f32)) << where;
+        EXPECT_TRUE(SameBytes(ordered.bf16_tiles, expected.bf16_tiles)) << where;
+        EXPECT_TRUE(SameBytes(ordered.q8, expected.q8)) << where;
+        EXPECT_TRUE(SameBytes(ordered.q8_scales, expected.q8_scales)) << where;
+        EXPECT_TRUE(SameBytes(ordered.q8_sums, expected.q8_sums)) << where;
+        EXPECT_TRUE(SameBytes(ordered.q8_half_sums, expected.q8_half_sums)) << where;
+        // Only F32 / F16 weights, which read x itself, need the whole ordered copy.
+        EXPECT_EQ(ordered.ordered_x.empty(), format != ActivationFormat::kF32) << where;
+      }
+    }
   }
 }
 

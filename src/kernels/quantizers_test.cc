@@ -66,6 +66,8 @@ const std::vector<QuantizerCase>& Cases() {
       {GgmlType::kIQ4_XS, 0.091, {offsetof(BlockIq4Xs, d)}, 0xa424990c972d82e4u},
       // E2M1 (1 mantissa bit) with a power-of-two scale per 32: 0.112.
       {GgmlType::kMXFP4, 0.135, {}, 0x5a3c89c8da5db8f4u},
+      // E4M3 (3 mantissa bits) with an f32 scale amax / 448 per 32: 0.024.
+      {GgmlType::kF8_E4M3_B32, 0.029, {}, std::nullopt},
   };
   return *cases;
 }

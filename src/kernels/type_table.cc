@@ -8,6 +8,7 @@
 // static libraries).
 #include <array>
 
+#include "kernels/ops.h"
 #include "kernels/type_traits.h"
 
 namespace vllm::kernels {
@@ -15,7 +16,7 @@ namespace vllm::kernels {
 // One per file in types/.
 TypeTraits F32Entry(), F16Entry(), Bf16Entry(), Q4_0Entry(), Q4_1Entry(), Q5_0Entry(), Q5_1Entry(),
     Q8_0Entry(), Q2_KEntry(), Q3_KEntry(), Q4_KEntry(), Q5_KEntry(), Q6_KEntry(), Iq4NlEntry(),
-    Iq4XsEntry(), Mxfp4Entry(), Q4_ZEntry();
+    Iq4XsEntry(), Mxfp4Entry(), Q4_ZEntry(), F8E4m3B32Entry();
 
 namespace {
 
@@ -23,7 +24,7 @@ const std::array<TypeTraits, kNumSupportedTypes>& Table() {
   static const std::array<TypeTraits, kNumSupportedTypes> table = {
       F32Entry(),  F16Entry(),   Bf16Entry(),  Q4_0Entry(),  Q4_1Entry(), Q5_0Entry(),
       Q5_1Entry(), Q8_0Entry(),  Q2_KEntry(),  Q3_KEntry(),  Q4_KEntry(), Q5_KEntry(),
-      Q6_KEntry(), Iq4NlEntry(), Iq4XsEntry(), Mxfp4Entry(), Q4_ZEntry(),
+      Q6_KEntry(), Iq4NlEntry(), Iq4XsEntry(), Mxfp4Entry(), Q4_ZEntry(), F8E4m3B32Entry(),
   };
   return table;
 }
@@ -40,6 +41,12 @@ const TypeTraits* FindTypeTraits(GgmlType type) {
     if (traits.layout.type == type) return &traits;
   }
   return nullptr;
+}
+
+bool HasPackedKernels(GgmlType type) {
+  const TypeTraits* traits = FindTypeTraits(type);
+  return traits != nullptr && traits->packed.rows_per_group > 0 &&
+         PackedIsa(traits->packed) != Isa::kScalar;
 }
 
 }  // namespace vllm::kernels

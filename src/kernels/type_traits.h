@@ -48,9 +48,14 @@ struct DecodedBlock {
   float min[kSuperBlockSize / 16];
 };
 
-// y: [m, rows] for W rows [row_begin, row_end) on one ISA (tiles of a Linear call).
-using RowsKernel = void (*)(const WeightView&, const PreparedActivations&, int64_t row_begin,
-                            int64_t row_end, float* y);
+// y: [m, rows] for W rows [row_begin, row_end) on one ISA (tiles of a Linear call); every in-place
+// kernel is declared with this type (linear_internal.h).
+using RowsKernelFunction = void(const WeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
+using RowsKernel = RowsKernelFunction*;
+// The same on a packed form (PackedKernels::rows), which every packed kernel is declared with.
+using PackedRowsFunction = void(const PackedWeightView& w, const PreparedActivations& x,
+                                int64_t row_begin, int64_t row_end, float* y);
 
 // The kernels that compute with a packed form on one ISA.
 struct PackedKernels {
@@ -59,8 +64,7 @@ struct PackedKernels {
   void (*prepare_terms)(PreparedActivations& x) = nullptr;
   // y: [m, w.rows] for rows [row_begin, row_end), multiples of rows_per_group; x prepared with
   // prepare_terms. nullptr: the form has no kernel on this ISA.
-  void (*rows)(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
-               int64_t row_end, float* y) = nullptr;
+  PackedRowsFunction* rows = nullptr;
 };
 
 // A packed (repacked-at-load) form of a type: rows are interleaved in groups of `rows_per_group`,

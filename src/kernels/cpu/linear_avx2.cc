@@ -97,54 +97,39 @@ float Bf16BitsToFloat(uint16_t v) {
 
 }  // namespace
 
-void LinearRowsF32Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                       int64_t row_end, float* y) {
-  LinearRowBytesTiled<kXRowsPerPass, 1>(
+void LinearRowsFloatAvx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                         int64_t row_end, float* y) {
+  LinearFloatRowsTiled<kXRowsPerPass, 1>(
       w, x, row_begin, row_end, y,
-      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-        DotFloat<R>(
-            reinterpret_cast<const float*>(row), xs.f32 + i * xs.cols, xs.cols, Load8,
-            [](float v) { return v; }, out);
+      []<GgmlType kType, int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i,
+                                float* out) {
+        if constexpr (kType == GgmlType::kF32) {
+          DotFloat<R>(
+              reinterpret_cast<const float*>(row), xs.f32 + i * xs.cols, xs.cols, Load8,
+              [](float v) { return v; }, out);
+        } else if constexpr (kType == GgmlType::kF16) {
+          DotFloat<R>(
+              reinterpret_cast<const uint16_t*>(row), xs.f32 + i * xs.cols, xs.cols, LoadF16x8,
+              [](uint16_t v) { return _cvtsh_ss(v); }, out);
+        } else {
+          DotFloat<R>(reinterpret_cast<const uint16_t*>(row), xs.bf16_as_f32.data() + i * xs.cols,
+                      xs.cols, LoadBf16x8, Bf16BitsToFloat, out);
+        }
       });
 }
 
-void LinearRowsF16Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                       int64_t row_end, float* y) {
-  LinearRowBytesTiled<kXRowsPerPass, 1>(
-      w, x, row_begin, row_end, y,
-      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-        DotFloat<R>(
-            reinterpret_cast<const uint16_t*>(row), xs.f32 + i * xs.cols, xs.cols, LoadF16x8,
-            [](uint16_t v) { return _cvtsh_ss(v); }, out);
-      });
-}
-
-void LinearRowsBf16Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                        int64_t row_end, float* y) {
-  LinearRowBytesTiled<kXRowsPerPass, 1>(
-      w, x, row_begin, row_end, y,
-      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-        DotFloat<R>(reinterpret_cast<const uint16_t*>(row), xs.bf16_as_f32.data() + i * xs.cols,
-                    xs.cols, LoadBf16x8, Bf16BitsToFloat, out);
-      });
-}
-
-void LinearRowsQ8_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                        int64_t row_end, float* y) {
-  LinearRowBytesTiled<kXRowsPerPass, 1>(
-      w, x, row_begin, row_end, y,
-      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-        DotQuantized<R>(reinterpret_cast<const BlockQ8_0*>(row), xs, i, out);
-      });
-}
-
-void LinearRowsQ4_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                        int64_t row_end, float* y) {
-  LinearRowBytesTiled<kXRowsPerPass, 1>(
-      w, x, row_begin, row_end, y,
-      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-        DotQuantized<R>(reinterpret_cast<const BlockQ4_0*>(row), xs, i, out);
-      });
+// Q8_0 and Q4_0 in place: their blocks as stored (not through DecodedBlock) against x's Q8_0.
+void LinearRowsQ8_0Q4_0Avx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                            int64_t row_end, float* y) {
+  const auto rows = [&]<typename Block>() {
+    LinearRowBytesTiled<kXRowsPerPass, 1>(
+        w, x, row_begin, row_end, y,
+        []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+          DotQuantized<R>(reinterpret_cast<const Block*>(row), xs, i, out);
+        });
+  };
+  if (w.traits->layout.type == GgmlType::kQ4_0) return rows.template operator()<BlockQ4_0>();
+  rows.template operator()<BlockQ8_0>();
 }
 
 void LinearRowsDecodedAvx2(const WeightView& w, const PreparedActivations& x, int64_t row_begin,

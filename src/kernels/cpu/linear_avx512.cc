@@ -121,30 +121,19 @@ void DotBf16(const uint16_t* w, const PreparedActivations& x, int64_t first_x_ro
 
 }  // namespace
 
-void LinearRowsF32Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                         int64_t row_end, float* y) {
-  LinearRowBytesTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
+void LinearRowsFloatAvx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
+                           int64_t row_end, float* y) {
+  LinearFloatRowsTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
       w, x, row_begin, row_end, y,
-      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-        DotF32<R>(reinterpret_cast<const float*>(row), xs, i, out);
-      });
-}
-
-void LinearRowsF16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                         int64_t row_end, float* y) {
-  LinearRowBytesTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
-      w, x, row_begin, row_end, y,
-      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-        DotF16<R>(reinterpret_cast<const uint16_t*>(row), xs, i, out);
-      });
-}
-
-void LinearRowsBf16Avx512(const WeightView& w, const PreparedActivations& x, int64_t row_begin,
-                          int64_t row_end, float* y) {
-  LinearRowBytesTiled<kXRowsPerPass, kXRowsPerPass / 2, 1>(
-      w, x, row_begin, row_end, y,
-      []<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
-        DotBf16<R>(reinterpret_cast<const uint16_t*>(row), xs, i, out);
+      []<GgmlType kType, int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i,
+                                float* out) {
+        if constexpr (kType == GgmlType::kF32) {
+          DotF32<R>(reinterpret_cast<const float*>(row), xs, i, out);
+        } else if constexpr (kType == GgmlType::kF16) {
+          DotF16<R>(reinterpret_cast<const uint16_t*>(row), xs, i, out);
+        } else {
+          DotBf16<R>(reinterpret_cast<const uint16_t*>(row), xs, i, out);
+        }
       });
 }
 

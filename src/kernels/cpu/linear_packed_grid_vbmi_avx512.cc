@@ -5,26 +5,6 @@
 
 namespace vllm::kernels {
 
-void PrepareGridTermsVbmi(PreparedActivations& x) { PrepareNibbleTerms<BiasedTerms<kGridBias>>(x); }
-
-void LinearRowsPackedQ4_0Vbmi(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedIq4NlRecord, Grid<kBiasedQ4_0Grid>::Codes>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedIq4NlVbmi(const PackedWeightView& w, const PreparedActivations& x,
-                               int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedIq4NlRecord, Grid<kBiasedIq4NlGrid>::Codes>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedIq4XsVbmi(const PackedWeightView& w, const PreparedActivations& x,
-                               int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedIq4XsRecord, Grid<kBiasedIq4NlGrid>::Codes>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedMxfp4Vbmi(const PackedWeightView& w, const PreparedActivations& x,
-                               int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedMxfp4Record, Grid<kBiasedMxfp4Grid>::Codes>(w, x, row_begin, row_end, y);
-}
+PackedKernels GridKernelsVbmi(GgmlType type) { return GridKernels(type); }
 
 }  // namespace vllm::kernels

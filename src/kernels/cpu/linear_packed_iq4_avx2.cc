@@ -184,45 +184,27 @@ struct ChunkSums {
 
 }  // namespace
 
-void PrepareQ4_0TermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<BiasedTerms<kQ4_0Bias>>(x); }
-void PrepareGridTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<BiasedTerms<0>>(x); }
-void PrepareQ5_0TermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<BiasedTerms<kQ5_0Bias>>(x); }
-void PrepareMinTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<MinTerms>(x); }
-void PrepareZeroPointTermsAvx2(PreparedActivations& x) {
-  PrepareNibbleTerms<BiasedTerms<kQ4_ZBias>>(x);
-}
-
-void LinearRowsPackedQ4_0Avx2(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<ChunkSums, PlainCodes<PackedIq4NlRecord, false>>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ4_1Avx2(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<ChunkSums, PlainCodes<PackedQ4_1Record, true>>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ4_ZAvx2(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<ChunkSums, ZeroPointCodes>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ5_0Avx2(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<ChunkSums, FifthBitCodes<PackedQ5_0Record>>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ5_1Avx2(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<ChunkSums, FifthBitCodes<PackedQ5_1Record>>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedIq4NlAvx2(const PackedWeightView& w, const PreparedActivations& x,
-                               int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<ChunkSums, GridCodes<PackedIq4NlRecord, kIq4NlValues>>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedIq4XsAvx2(const PackedWeightView& w, const PreparedActivations& x,
-                               int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<ChunkSums, GridCodes<PackedIq4XsRecord, kIq4NlValues>>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedMxfp4Avx2(const PackedWeightView& w, const PreparedActivations& x,
-                               int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<ChunkSums, GridCodes<PackedMxfp4Record, kMxfp4Values>>(w, x, row_begin, row_end, y);
+PackedKernels NibbleKernelsAvx2(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_0:
+      return GroupKernels<ChunkSums, PlainCodes<PackedIq4NlRecord, false>>();
+    case GgmlType::kQ4_1:
+      return GroupKernels<ChunkSums, PlainCodes<PackedQ4_1Record, true>>();
+    case GgmlType::kQ4_Z:
+      return GroupKernels<ChunkSums, ZeroPointCodes>();
+    case GgmlType::kQ5_0:
+      return GroupKernels<ChunkSums, FifthBitCodes<PackedQ5_0Record>>();
+    case GgmlType::kQ5_1:
+      return GroupKernels<ChunkSums, FifthBitCodes<PackedQ5_1Record>>();
+    case GgmlType::kIQ4_NL:
+      return GroupKernels<ChunkSums, GridCodes<PackedIq4NlRecord, kIq4NlValues>>();
+    case GgmlType::kIQ4_XS:
+      return GroupKernels<ChunkSums, GridCodes<PackedIq4XsRecord, kIq4NlValues>>();
+    case GgmlType::kMXFP4:
+      return GroupKernels<ChunkSums, GridCodes<PackedMxfp4Record, kMxfp4Values>>();
+    default:
+      return {};
+  }
 }
 
 }  // namespace vllm::kernels

@@ -4,58 +4,19 @@
 
 namespace vllm::kernels {
 
-void PrepareGridTermsAvx512(PreparedActivations& x) {
-  PrepareNibbleTerms<BiasedTerms<kGridBias>>(x);
-}
-
-void PrepareQ5_0TermsAvx512(PreparedActivations& x) {
-  PrepareNibbleTerms<BiasedTerms<kQ5_0Bias>>(x);
-}
-
-void PrepareMinTermsAvx512(PreparedActivations& x) { PrepareNibbleTerms<MinTerms>(x); }
-
-void PrepareZeroPointTermsAvx512(PreparedActivations& x) {
-  PrepareNibbleTerms<BiasedTerms<kQ4_ZBias>>(x);
-}
-
-void LinearRowsPackedQ4_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedIq4NlRecord, Grid<kBiasedQ4_0Grid>::Codes>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedQ4_1Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedQ4_1Record, Q4_1Codes>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedQ4_ZAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedQ4_ZRecord, ZeroPointCodes>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedQ5_0Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedQ5_0Record, FifthBit<PackedQ5_0Record>::Codes>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedQ5_1Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedQ5_1Record, FifthBit<PackedQ5_1Record>::Codes>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedIq4NlAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                 int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedIq4NlRecord, Grid<kBiasedIq4NlGrid>::Codes>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedIq4XsAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                 int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedIq4XsRecord, Grid<kBiasedIq4NlGrid>::Codes>(w, x, row_begin, row_end, y);
-}
-
-void LinearRowsPackedMxfp4Avx512(const PackedWeightView& w, const PreparedActivations& x,
-                                 int64_t row_begin, int64_t row_end, float* y) {
-  NibbleRows<PackedMxfp4Record, Grid<kBiasedMxfp4Grid>::Codes>(w, x, row_begin, row_end, y);
+PackedKernels NibbleKernelsAvx512(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_1:
+      return NibbleKernels<PackedQ4_1Record, Q4_1Codes>();
+    case GgmlType::kQ4_Z:
+      return NibbleKernels<PackedQ4_ZRecord, ZeroPointCodes>();
+    case GgmlType::kQ5_0:
+      return NibbleKernels<PackedQ5_0Record, FifthBit<PackedQ5_0Record>::Codes>();
+    case GgmlType::kQ5_1:
+      return NibbleKernels<PackedQ5_1Record, FifthBit<PackedQ5_1Record>::Codes>();
+    default:
+      return GridKernels(type);
+  }
 }
 
 }  // namespace vllm::kernels

@@ -228,32 +228,21 @@ struct SuperBlockSums {
 
 }  // namespace
 
-void PrepareScaleMinTermsAvx2(PreparedActivations& x) {
-  PrepareNibbleTerms<ScaleMinCodes<PackedQ4_KChunk>::Terms>(x);
-}
-void PrepareQ2_KTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<Q2_KCodes::Terms>(x); }
-void PrepareQ3_KTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<Q3_KCodes::Terms>(x); }
-void PrepareQ6_KTermsAvx2(PreparedActivations& x) { PrepareNibbleTerms<Q6_KCodes::Terms>(x); }
-
-void LinearRowsPackedQ2_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<SuperBlockSums, Q2_KCodes>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ3_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<SuperBlockSums, Q3_KCodes>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ4_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<SuperBlockSums, ScaleMinCodes<PackedQ4_KChunk>>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ5_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<SuperBlockSums, ScaleMinCodes<PackedQ5_KChunk>>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ6_KAvx2(const PackedWeightView& w, const PreparedActivations& x,
-                              int64_t row_begin, int64_t row_end, float* y) {
-  GroupTiles<SuperBlockSums, Q6_KCodes>(w, x, row_begin, row_end, y);
+PackedKernels KQuantKernelsAvx2(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ2_K:
+      return GroupKernels<SuperBlockSums, Q2_KCodes>();
+    case GgmlType::kQ3_K:
+      return GroupKernels<SuperBlockSums, Q3_KCodes>();
+    case GgmlType::kQ4_K:
+      return GroupKernels<SuperBlockSums, ScaleMinCodes<PackedQ4_KChunk>>();
+    case GgmlType::kQ5_K:
+      return GroupKernels<SuperBlockSums, ScaleMinCodes<PackedQ5_KChunk>>();
+    case GgmlType::kQ6_K:
+      return GroupKernels<SuperBlockSums, Q6_KCodes>();
+    default:
+      return {};
+  }
 }
 
 }  // namespace vllm::kernels

@@ -434,34 +434,29 @@ void KQuantRows(const PackedWeightView& w, const PreparedActivations& x, int64_t
       });
 }
 
+// The kernels of a K-quant whose records read as Codes, with the x terms Codes read.
+template <typename Codes>
+PackedKernels KQuantKernels() {
+  return {PrepareNibbleTerms<typename Codes::Terms>, KQuantRows<Codes>};
+}
+
 }  // namespace
 
-void PrepareScaleMinTermsAvx512(PreparedActivations& x) {
-  PrepareNibbleTerms<ScaleMinCodes<PackedQ4_KChunk>::Terms>(x);
-}
-void PrepareQ2_KTermsAvx512(PreparedActivations& x) { PrepareNibbleTerms<Q2_KCodes::Terms>(x); }
-void PrepareQ3_KTermsAvx512(PreparedActivations& x) { PrepareNibbleTerms<Q3_KCodes::Terms>(x); }
-void PrepareQ6_KTermsAvx512(PreparedActivations& x) { PrepareNibbleTerms<Q6_KCodes::Terms>(x); }
-
-void LinearRowsPackedQ2_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  KQuantRows<Q2_KCodes>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ4_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  KQuantRows<ScaleMinCodes<PackedQ4_KChunk>>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ5_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  KQuantRows<ScaleMinCodes<PackedQ5_KChunk>>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ3_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  KQuantRows<Q3_KCodes>(w, x, row_begin, row_end, y);
-}
-void LinearRowsPackedQ6_KAvx512(const PackedWeightView& w, const PreparedActivations& x,
-                                int64_t row_begin, int64_t row_end, float* y) {
-  KQuantRows<Q6_KCodes>(w, x, row_begin, row_end, y);
+PackedKernels KQuantKernelsAvx512(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ2_K:
+      return KQuantKernels<Q2_KCodes>();
+    case GgmlType::kQ3_K:
+      return KQuantKernels<Q3_KCodes>();
+    case GgmlType::kQ4_K:
+      return KQuantKernels<ScaleMinCodes<PackedQ4_KChunk>>();
+    case GgmlType::kQ5_K:
+      return KQuantKernels<ScaleMinCodes<PackedQ5_KChunk>>();
+    case GgmlType::kQ6_K:
+      return KQuantKernels<Q6_KCodes>();
+    default:
+      return {};
+  }
 }
 
 }  // namespace vllm::kernels

@@ -47,4 +47,26 @@ inline void LinearRowBytesTiled(const WeightView& w, const PreparedActivations& 
                                 });
 }
 
+// LinearRowBytesTiled over W rows of F32, F16 or BF16 (w's type, chosen once per call: a path's
+// dots are compiled per type): dot.template operator()<kType, R>(row j's bytes, x, i, out).
+template <int... kPassRows, typename Dot>
+inline void LinearFloatRowsTiled(const WeightView& w, const PreparedActivations& x,
+                                 int64_t row_begin, int64_t row_end, float* y, const Dot& dot) {
+  const auto rows = [&]<GgmlType kType>() {
+    LinearRowBytesTiled<kPassRows...>(
+        w, x, row_begin, row_end, y,
+        [&]<int R>(const uint8_t* row, const PreparedActivations& xs, int64_t i, float* out) {
+          dot.template operator()<kType, R>(row, xs, i, out);
+        });
+  };
+  switch (w.traits->layout.type) {
+    case GgmlType::kF32:
+      return rows.template operator()<GgmlType::kF32>();
+    case GgmlType::kF16:
+      return rows.template operator()<GgmlType::kF16>();
+    default:  // BF16, the third type FloatType entries have
+      return rows.template operator()<GgmlType::kBF16>();
+  }
+}
+
 }  // namespace vllm::kernels

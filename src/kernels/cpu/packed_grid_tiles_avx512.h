@@ -259,5 +259,29 @@ struct FifthBit {
   using Codes = FifthBitCodes<Record, G>;
 };
 
+// The kernels of a type packed as `Record`s whose codes map as Codes<G>, with the x terms they
+// read.
+template <typename Record, template <int> typename Codes>
+PackedKernels NibbleKernels() {
+  return {PrepareNibbleTerms<typename Codes<1>::Terms>, NibbleRows<Record, Codes>};
+}
+
+// The grid types' kernels of this translation unit (its lookups: vpshufb, or vpermb with VBMI); {}
+// for any other type.
+inline PackedKernels GridKernels(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_0:
+      return NibbleKernels<PackedIq4NlRecord, Grid<kBiasedQ4_0Grid>::Codes>();
+    case GgmlType::kIQ4_NL:
+      return NibbleKernels<PackedIq4NlRecord, Grid<kBiasedIq4NlGrid>::Codes>();
+    case GgmlType::kIQ4_XS:
+      return NibbleKernels<PackedIq4XsRecord, Grid<kBiasedIq4NlGrid>::Codes>();
+    case GgmlType::kMXFP4:
+      return NibbleKernels<PackedMxfp4Record, Grid<kBiasedMxfp4Grid>::Codes>();
+    default:
+      return {};
+  }
+}
+
 }  // namespace
 }  // namespace vllm::kernels

@@ -182,5 +182,11 @@ void GroupTiles(const PackedWeightView& w, const PreparedActivations& x, int64_t
       });
 }
 
+// The kernels of a type whose records read as Codes: GroupTiles, with the x terms Codes read.
+template <typename Sums, typename Codes>
+PackedKernels GroupKernels() {
+  return {PrepareNibbleTerms<typename Codes::Terms>, GroupTiles<Sums, Codes>};
+}
+
 }  // namespace
 }  // namespace vllm::kernels

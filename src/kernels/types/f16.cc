@@ -1,4 +1,5 @@
-// F16: IEEE half floats (x stays f32); packed in the Q8 layout of pack_quantized.cc for AVX-512.
+// F16: IEEE half floats (x stays f32); packed in the Q8 layout of pack_quantized.cc for AVX-512
+// and AVX2.
 #include "common/half.h"
 #include "kernels/packed_q8_layout.h"
 #include "kernels/types/type_entry.h"
@@ -20,8 +21,8 @@ void DequantizeRowF16(const void* row, int64_t n, float* out) {
 
 TypeTraits F16Entry() {
   return FloatType(GgmlType::kF16, ActivationFormat::kF32, DequantizeRowF16, QuantizeRowF16,
-                   LinearRowsF16Avx2, LinearRowsF16Avx512,
-                   Q8LayoutForm<GgmlType::kF16>(LinearRowsPackedF16Avx512));
+                   Q8LayoutForm<GgmlType::kF16>(LinearRowsPackedF16Avx512, nullptr,
+                                                {nullptr, LinearRowsPackedF16Avx2}));
 }
 
 }  // namespace vllm::kernels

@@ -16,8 +16,7 @@ void DequantizeRowF32(const void* row, int64_t n, float* out) {
 }  // namespace
 
 TypeTraits F32Entry() {
-  return FloatType(GgmlType::kF32, ActivationFormat::kF32, DequantizeRowF32, QuantizeRowF32,
-                   LinearRowsF32Avx2, LinearRowsF32Avx512);
+  return FloatType(GgmlType::kF32, ActivationFormat::kF32, DequantizeRowF32, QuantizeRowF32);
 }
 
 }  // namespace vllm::kernels

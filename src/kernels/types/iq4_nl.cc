@@ -84,10 +84,8 @@ void QuantizeRowIq4Nl(const float* x, int64_t n, void* out) {
 }  // namespace
 
 TypeTraits Iq4NlEntry() {
-  return IntegerType<GgmlType::kIQ4_NL>(
-      32, DecodeIq4Nl, QuantizeRowIq4Nl, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      GridForm<PackedIq4NlRecord>(LinearRowsPackedIq4NlVbmi, LinearRowsPackedIq4NlAvx512,
-                                  {PrepareGridTermsAvx2, LinearRowsPackedIq4NlAvx2}));
+  return IntegerType<GgmlType::kIQ4_NL>(32, DecodeIq4Nl, QuantizeRowIq4Nl,
+                                        NibbleForm<PackedIq4NlRecord>(GgmlType::kIQ4_NL));
 }
 
 }  // namespace vllm::kernels

@@ -62,10 +62,8 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedIq4XsRecord& record) {
 }
 
 TypeTraits Iq4XsEntry() {
-  return IntegerType<GgmlType::kIQ4_XS>(
-      32, DecodeIq4Xs, QuantizeRowIq4Xs, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      GridForm<PackedIq4XsRecord>(LinearRowsPackedIq4XsVbmi, LinearRowsPackedIq4XsAvx512,
-                                  {PrepareGridTermsAvx2, LinearRowsPackedIq4XsAvx2}));
+  return IntegerType<GgmlType::kIQ4_XS>(32, DecodeIq4Xs, QuantizeRowIq4Xs,
+                                        NibbleForm<PackedIq4XsRecord>(GgmlType::kIQ4_XS));
 }
 
 }  // namespace vllm::kernels

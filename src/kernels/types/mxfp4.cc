@@ -60,10 +60,8 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedMxfp4Record& record) {
 }
 
 TypeTraits Mxfp4Entry() {
-  return IntegerType<GgmlType::kMXFP4>(
-      32, DecodeMxfp4, QuantizeRowMxfp4, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      GridForm<PackedMxfp4Record>(LinearRowsPackedMxfp4Vbmi, LinearRowsPackedMxfp4Avx512,
-                                  {PrepareGridTermsAvx2, LinearRowsPackedMxfp4Avx2}));
+  return IntegerType<GgmlType::kMXFP4>(32, DecodeMxfp4, QuantizeRowMxfp4,
+                                       NibbleForm<PackedMxfp4Record>(GgmlType::kMXFP4));
 }
 
 }  // namespace vllm::kernels

@@ -92,9 +92,7 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedQ2_KRecord& record) {
 
 TypeTraits Q2_KEntry() {
   return WithQ8KActivations(IntegerType<GgmlType::kQ2_K>(
-      16, DecodeQ2_K, QuantizeRowQ2_K, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      NibbleForm<PackedQ2_KRecord>({PrepareQ2_KTermsAvx512, LinearRowsPackedQ2_KAvx512},
-                                   {PrepareQ2_KTermsAvx2, LinearRowsPackedQ2_KAvx2})));
+      16, DecodeQ2_K, QuantizeRowQ2_K, NibbleForm<PackedQ2_KRecord>(GgmlType::kQ2_K)));
 }
 
 }  // namespace vllm::kernels

@@ -121,9 +121,7 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedQ3_KRecord& record) {
 
 TypeTraits Q3_KEntry() {
   return WithQ8KActivations(IntegerType<GgmlType::kQ3_K>(
-      16, DecodeQ3_K, QuantizeRowQ3_K, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      NibbleForm<PackedQ3_KRecord>({PrepareQ3_KTermsAvx512, LinearRowsPackedQ3_KAvx512},
-                                   {PrepareQ3_KTermsAvx2, LinearRowsPackedQ3_KAvx2})));
+      16, DecodeQ3_K, QuantizeRowQ3_K, NibbleForm<PackedQ3_KRecord>(GgmlType::kQ3_K)));
 }
 
 }  // namespace vllm::kernels

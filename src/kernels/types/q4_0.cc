@@ -47,10 +47,9 @@ void QuantizeRowQ4_0(const float* x, int64_t n, void* out) {
 // In place (only weights whose rows do not fill groups of 16 on AVX-512 CPUs) the AVX2 kernel
 // serves both SIMD paths.
 TypeTraits Q4_0Entry() {
-  return IntegerType<GgmlType::kQ4_0>(
-      32, DecodeQ4_0, QuantizeRowQ4_0, LinearRowsQ4_0Avx2, LinearRowsQ4_0Avx2,
-      GridForm<PackedIq4NlRecord>(LinearRowsPackedQ4_0Vbmi, LinearRowsPackedQ4_0Avx512,
-                                  {PrepareQ4_0TermsAvx2, LinearRowsPackedQ4_0Avx2}));
+  return IntegerType<GgmlType::kQ4_0>(32, DecodeQ4_0, QuantizeRowQ4_0,
+                                      NibbleForm<PackedIq4NlRecord>(GgmlType::kQ4_0),
+                                      LinearRowsQ8_0Q4_0Avx2, LinearRowsQ8_0Q4_0Avx2);
 }
 
 }  // namespace vllm::kernels

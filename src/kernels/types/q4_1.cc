@@ -33,10 +33,8 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedQ4_1Record& record) {
 }
 
 TypeTraits Q4_1Entry() {
-  return IntegerType<GgmlType::kQ4_1>(
-      32, DecodeQ4_1, QuantizeRowQ4_1, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      NibbleForm<PackedQ4_1Record>({PrepareMinTermsAvx512, LinearRowsPackedQ4_1Avx512},
-                                   {PrepareMinTermsAvx2, LinearRowsPackedQ4_1Avx2}));
+  return IntegerType<GgmlType::kQ4_1>(32, DecodeQ4_1, QuantizeRowQ4_1,
+                                      NibbleForm<PackedQ4_1Record>(GgmlType::kQ4_1));
 }
 
 }  // namespace vllm::kernels

@@ -44,9 +44,7 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedQ4_KRecord& record) {
 
 TypeTraits Q4_KEntry() {
   return WithQ8KActivations(IntegerType<GgmlType::kQ4_K>(
-      32, DecodeQ4_K, QuantizeRowQ4_K, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      NibbleForm<PackedQ4_KRecord>({PrepareScaleMinTermsAvx512, LinearRowsPackedQ4_KAvx512},
-                                   {PrepareScaleMinTermsAvx2, LinearRowsPackedQ4_KAvx2})));
+      32, DecodeQ4_K, QuantizeRowQ4_K, NibbleForm<PackedQ4_KRecord>(GgmlType::kQ4_K)));
 }
 
 }  // namespace vllm::kernels

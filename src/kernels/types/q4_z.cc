@@ -52,10 +52,8 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedQ4_ZRecord& record) {
 }
 
 TypeTraits Q4_ZEntry() {
-  return IntegerType<GgmlType::kQ4_Z>(
-      32, DecodeQ4_Z, QuantizeRowQ4_Z, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      NibbleForm<PackedQ4_ZRecord>({PrepareZeroPointTermsAvx512, LinearRowsPackedQ4_ZAvx512},
-                                   {PrepareZeroPointTermsAvx2, LinearRowsPackedQ4_ZAvx2}));
+  return IntegerType<GgmlType::kQ4_Z>(32, DecodeQ4_Z, QuantizeRowQ4_Z,
+                                      NibbleForm<PackedQ4_ZRecord>(GgmlType::kQ4_Z));
 }
 
 }  // namespace vllm::kernels

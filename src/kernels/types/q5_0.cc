@@ -44,10 +44,8 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedQ5_0Record& record) {
 }
 
 TypeTraits Q5_0Entry() {
-  return IntegerType<GgmlType::kQ5_0>(
-      32, DecodeQ5_0, QuantizeRowQ5_0, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      NibbleForm<PackedQ5_0Record>({PrepareQ5_0TermsAvx512, LinearRowsPackedQ5_0Avx512},
-                                   {PrepareQ5_0TermsAvx2, LinearRowsPackedQ5_0Avx2}));
+  return IntegerType<GgmlType::kQ5_0>(32, DecodeQ5_0, QuantizeRowQ5_0,
+                                      NibbleForm<PackedQ5_0Record>(GgmlType::kQ5_0));
 }
 
 }  // namespace vllm::kernels

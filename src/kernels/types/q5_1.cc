@@ -36,10 +36,8 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedQ5_1Record& record) {
 }
 
 TypeTraits Q5_1Entry() {
-  return IntegerType<GgmlType::kQ5_1>(
-      32, DecodeQ5_1, QuantizeRowQ5_1, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      NibbleForm<PackedQ5_1Record>({PrepareMinTermsAvx512, LinearRowsPackedQ5_1Avx512},
-                                   {PrepareMinTermsAvx2, LinearRowsPackedQ5_1Avx2}));
+  return IntegerType<GgmlType::kQ5_1>(32, DecodeQ5_1, QuantizeRowQ5_1,
+                                      NibbleForm<PackedQ5_1Record>(GgmlType::kQ5_1));
 }
 
 }  // namespace vllm::kernels

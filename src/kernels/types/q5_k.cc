@@ -58,9 +58,7 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedQ5_KRecord& record) {
 
 TypeTraits Q5_KEntry() {
   return WithQ8KActivations(IntegerType<GgmlType::kQ5_K>(
-      32, DecodeQ5_K, QuantizeRowQ5_K, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      NibbleForm<PackedQ5_KRecord>({PrepareScaleMinTermsAvx512, LinearRowsPackedQ5_KAvx512},
-                                   {PrepareScaleMinTermsAvx2, LinearRowsPackedQ5_KAvx2})));
+      32, DecodeQ5_K, QuantizeRowQ5_K, NibbleForm<PackedQ5_KRecord>(GgmlType::kQ5_K)));
 }
 
 }  // namespace vllm::kernels

@@ -115,9 +115,7 @@ void PutLane(const uint8_t* bytes, int64_t lane, PackedQ6_KRecord& record) {
 
 TypeTraits Q6_KEntry() {
   return WithQ8KActivations(IntegerType<GgmlType::kQ6_K>(
-      16, DecodeQ6_K, QuantizeRowQ6_K, LinearRowsDecodedAvx2, LinearRowsDecodedAvx512,
-      NibbleForm<PackedQ6_KRecord>({PrepareQ6_KTermsAvx512, LinearRowsPackedQ6_KAvx512},
-                                   {PrepareQ6_KTermsAvx2, LinearRowsPackedQ6_KAvx2})));
+      16, DecodeQ6_K, QuantizeRowQ6_K, NibbleForm<PackedQ6_KRecord>(GgmlType::kQ6_K)));
 }
 
 }  // namespace vllm::kernels

@@ -39,9 +39,10 @@ void QuantizeRowQ8_0(const float* x, int64_t n, void* out) {
 // paths; packed, each has its own kernel on the one packing.
 TypeTraits Q8_0Entry() {
   return IntegerType<GgmlType::kQ8_0>(
-      32, DecodeQ8_0, QuantizeRowQ8_0, LinearRowsQ8_0Avx2, LinearRowsQ8_0Avx2,
+      32, DecodeQ8_0, QuantizeRowQ8_0,
       Q8LayoutForm<GgmlType::kQ8_0>(LinearRowsPackedQ8_0Avx512, PrepareQ8_0Biases,
-                                    {PrepareQ8_0TermsAvx2, LinearRowsPackedQ8_0Avx2}));
+                                    {PrepareQ8_0TermsAvx2, LinearRowsPackedQ8_0Avx2}),
+      LinearRowsQ8_0Q4_0Avx2, LinearRowsQ8_0Q4_0Avx2);
 }
 
 }  // namespace vllm::kernels

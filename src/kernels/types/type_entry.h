@@ -1,8 +1,8 @@
 // Internal to kernels: what a type's file in types/ builds its TypeTraits entry from (see
-// type_traits.h). A float type names its row conversions and kernels (FloatType); an integer type
-// its decoder, which gives its dequantizer and its in-place kernels on every ISA (IntegerType),
-// plus its quantizer and packed form. Each types/<type>.cc defines `TypeTraits <Type>Entry()`,
-// which type_table.cc lists.
+// type_traits.h). A float type names its row conversions, its in-place kernels being every path's
+// float ones (FloatType); an integer type its decoder, which gives its dequantizer and its in-place
+// kernels on every ISA (IntegerType), plus its quantizer and packed form. Each types/<type>.cc
+// defines `TypeTraits <Type>Entry()`, which type_table.cc lists.
 #pragma once
 
 #include "kernels/linear_internal.h"
@@ -36,8 +36,8 @@ void DequantizeRowOf(const void* row, int64_t n, float* out) {
 
 inline TypeTraits FloatType(GgmlType type, ActivationFormat activation,
                             void (*dequantize_row)(const void*, int64_t, float*),
-                            void (*quantize_row)(const float*, int64_t, void*), RowsKernel avx2,
-                            RowsKernel avx512, PackedForm packed = {}) {
+                            void (*quantize_row)(const float*, int64_t, void*),
+                            PackedForm packed = {}) {
   return TypeTraits{*FindSupportedType(type),
                     0,
                     activation,
@@ -45,17 +45,17 @@ inline TypeTraits FloatType(GgmlType type, ActivationFormat activation,
                     dequantize_row,
                     quantize_row,
                     // ARM's tiers: kNeon, kNeonDotprod, kNeonI8mm.
-                    {LinearRowsFloatScalar, avx2, avx512, LinearRowsFloatNeon, LinearRowsFloatNeon,
-                     LinearRowsFloatNeon},
+                    {LinearRowsFloatScalar, LinearRowsFloatAvx2, LinearRowsFloatAvx512,
+                     LinearRowsFloatNeon, LinearRowsFloatNeon, LinearRowsFloatNeon},
                     packed};
 }
 
 // An integer type: its decoder gives the dequantizer and the in-place kernels on every ISA.
 template <GgmlType kType>
 TypeTraits IntegerType(int64_t sub_block_size, void (*decode)(const void*, DecodedBlock*),
-                       void (*quantize_row)(const float*, int64_t, void*),
+                       void (*quantize_row)(const float*, int64_t, void*), PackedForm packed = {},
                        RowsKernel avx2 = LinearRowsDecodedAvx2,
-                       RowsKernel avx512 = LinearRowsDecodedAvx512, PackedForm packed = {}) {
+                       RowsKernel avx512 = LinearRowsDecodedAvx512) {
   return TypeTraits{*FindSupportedType(kType),
                     sub_block_size,
                     ActivationFormat::kQ8,

@@ -214,7 +214,7 @@ Expected<ConvertedLinear> ConvertFloat(const CtQuantArgs& weights,
   if (!scale_part) return Error{scale_part.error()};
   auto scales = ReadFp8Scales(**scale_part, stored.shape[0], stored.shape[1], block_size);
   if (!scales) return Error{scales.error()};
-  auto converted = Fp8WeightToBf16(stored, *scales, PartName(tensors, "weight"), pool);
+  auto converted = Fp8WeightToTensor(stored, *scales, PartName(tensors, "weight"), pool);
   if (!converted) return Error{converted.error()};
   ConvertedLinear linear;
   linear.weight = std::move(*converted);

@@ -23,14 +23,6 @@ const char* kModule = "model.layers.1.self_attn.o_proj";
 
 std::string Part(const std::string& suffix) { return std::string(kModule) + "." + suffix; }
 
-std::vector<int> RandomInts(int64_t count, int low, int high, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> value(low, high);
-  std::vector<int> values(count);
-  for (int& v : values) v = value(rng);
-  return values;
-}
-
 // bf16 scales in [0.001, 0.1): exact in the f16 of the kernel blocks.
 std::vector<uint16_t> RandomBf16Scales(int64_t count, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -89,7 +81,7 @@ void ExpectWeight(const Expected<ConvertedLinear>& linear, GgmlType type, int64_
 
 TEST(CompressedTensorsLinearTest, IntQuantizedW8A8PerChannel) {
   const int64_t rows = 4, cols = 64;
-  const std::vector<int> q = RandomInts(rows * cols, -128, 127, 1);
+  const std::vector<int> q = test::UniformRandom(rows * cols, -128, 127, 1);
   const std::vector<uint16_t> scales = RandomBf16Scales(rows, 2);
   LayerParts parts(kModule);
   parts.Add("weight", "I8", {rows, cols}, std::vector<int8_t>(q.begin(), q.end()));
@@ -103,7 +95,7 @@ TEST(CompressedTensorsLinearTest, IntQuantizedW8A8PerChannel) {
 
 TEST(CompressedTensorsLinearTest, IntQuantizedPerTensorWithStaticInputScale) {
   const int64_t rows = 3, cols = 32;
-  const std::vector<int> q = RandomInts(rows * cols, -128, 127, 3);
+  const std::vector<int> q = test::UniformRandom(rows * cols, -128, 127, 3);
   LayerParts parts(kModule);
   parts.Add("weight", "I8", {rows, cols}, std::vector<int8_t>(q.begin(), q.end()));
   parts.Add("weight_scale", "F32", {1}, std::vector<float>{0.03125f});
@@ -121,8 +113,8 @@ TEST(CompressedTensorsLinearTest, IntQuantizedPerTensorWithStaticInputScale) {
 
 TEST(CompressedTensorsLinearTest, IntQuantizedAsymmetricGroups) {
   const int64_t rows = 2, cols = 64, group = 32;
-  const std::vector<int> q = RandomInts(rows * cols, -60, 60, 4);
-  const std::vector<int> zeros = RandomInts(rows * 2, -60, 60, 5);
+  const std::vector<int> q = test::UniformRandom(rows * cols, -60, 60, 4);
+  const std::vector<int> zeros = test::UniformRandom(rows * 2, -60, 60, 5);
   const std::vector<uint16_t> scales = RandomBf16Scales(rows * 2, 6);
   LayerParts parts(kModule);
   parts.Add("weight", "I8", {rows, cols}, std::vector<int8_t>(q.begin(), q.end()));
@@ -138,7 +130,7 @@ TEST(CompressedTensorsLinearTest, IntQuantizedAsymmetricGroups) {
 
 TEST(CompressedTensorsLinearTest, PackQuantizedW4A16GroupsAreExactQ4_0) {
   const int64_t rows = 3, cols = 128, group = 64;
-  const std::vector<int> values = RandomInts(rows * cols, -8, 7, 7);
+  const std::vector<int> values = test::UniformRandom(rows * cols, -8, 7, 7);
   std::vector<int> codes(values.size());
   for (size_t i = 0; i < values.size(); ++i) codes[i] = values[i] + 8;
   const std::vector<uint16_t> scales = RandomBf16Scales(rows * 2, 8);
@@ -155,7 +147,7 @@ TEST(CompressedTensorsLinearTest, PackQuantizedW4A16GroupsAreExactQ4_0) {
 
 TEST(CompressedTensorsLinearTest, PackQuantizedW8A16PerChannel) {
   const int64_t rows = 2, cols = 64;
-  const std::vector<int> values = RandomInts(rows * cols, -128, 127, 9);
+  const std::vector<int> values = test::UniformRandom(rows * cols, -128, 127, 9);
   std::vector<int> codes(values.size());
   for (size_t i = 0; i < values.size(); ++i) codes[i] = values[i] + 128;
   const std::vector<uint16_t> scales = RandomBf16Scales(rows, 10);
@@ -171,8 +163,8 @@ TEST(CompressedTensorsLinearTest, PackQuantizedW8A16PerChannel) {
 
 TEST(CompressedTensorsLinearTest, PackQuantizedZeroPointsPackedAlongOut) {
   const int64_t rows = 12, cols = 64, group = 32, groups = 2;  // 12 rows: a partial zero word
-  const std::vector<int> codes = RandomInts(rows * cols, 0, 15, 11);
-  const std::vector<int> zero_codes = RandomInts(rows * groups, 0, 15, 12);
+  const std::vector<int> codes = test::UniformRandom(rows * cols, 0, 15, 11);
+  const std::vector<int> zero_codes = test::UniformRandom(rows * groups, 0, 15, 12);
   // [rows, groups] → transposed [groups, rows] packed along rows (padded to 16) → [2, groups].
   std::vector<int> zero_codes_by_group(groups * 16, 0);
   for (int64_t r = 0; r < rows; ++r) {
@@ -201,7 +193,7 @@ TEST(CompressedTensorsLinearTest, PackQuantizedZeroPointsPackedAlongOut) {
 
 TEST(CompressedTensorsLinearTest, PackQuantizedActorderPermutesInputs) {
   const int64_t rows = 2, cols = 64, group = 32;
-  const std::vector<int> values = RandomInts(rows * cols, -8, 7, 14);
+  const std::vector<int> values = test::UniformRandom(rows * cols, -8, 7, 14);
   std::vector<int> codes(values.size());
   for (size_t i = 0; i < values.size(); ++i) codes[i] = values[i] + 8;
   // Odd input columns in group 0, even ones in group 1.
@@ -237,7 +229,7 @@ TEST(CompressedTensorsLinearTest, PackQuantizedActorderPermutesInputs) {
 
 TEST(CompressedTensorsLinearTest, FloatQuantizedFp8PerChannel) {
   const int64_t rows = 3, cols = 32;
-  const std::vector<int> ints = RandomInts(rows * cols, 0, 0x7e, 16);
+  const std::vector<int> ints = test::UniformRandom(rows * cols, 0, 0x7e, 16);
   std::vector<uint8_t> codes(ints.begin(), ints.end());
   for (size_t i = 0; i < codes.size(); i += 3) codes[i] |= 0x80;
   const std::vector<uint16_t> scales = RandomBf16Scales(rows, 17);
@@ -248,17 +240,21 @@ TEST(CompressedTensorsLinearTest, FloatQuantizedFp8PerChannel) {
       .targets = {"Linear"},
       .weights = {.num_bits = 8, .type = "float", .strategy = "channel"},
       .input_activations = CtQuantArgs{.type = "float", .strategy = "token", .dynamic = true}};
-  // bf16 scale (8 bits) times e4m3 (4 bits): exact in f32, so f32 then bf16 is one rounding.
-  ExpectWeight(
-      ConvertCompressedTensorsLinear(scheme, "float-quantized", parts.layer()), GgmlType::kBF16,
-      rows, cols, [&](int64_t r, int64_t c) {
-        return Bf16ToFp32(Fp32ToBf16(DecodeFp8E4m3(codes[r * cols + c]) * Bf16ToFp32(scales[r])));
-      });
+  // Per channel, whole blocks of 32: the codes stay 8-bit, e4m3 · scale in f32 as vLLM's, where
+  // this CPU has F8_E4M3_B32's packed kernels; else BF16, that product (exact: a bf16 scale times
+  // e4m3) rounded once.
+  const bool eight_bit = kernels::HasPackedKernels(GgmlType::kF8_E4M3_B32);
+  ExpectWeight(ConvertCompressedTensorsLinear(scheme, "float-quantized", parts.layer()),
+               eight_bit ? GgmlType::kF8_E4M3_B32 : GgmlType::kBF16, rows, cols,
+               [&](int64_t r, int64_t c) {
+                 const float product = DecodeFp8E4m3(codes[r * cols + c]) * Bf16ToFp32(scales[r]);
+                 return eight_bit ? product : Bf16ToFp32(Fp32ToBf16(product));
+               });
 }
 
 TEST(CompressedTensorsLinearTest, NaiveQuantizedIntegersInAFloatDtype) {
   const int64_t rows = 2, cols = 32;
-  const std::vector<int> q = RandomInts(rows * cols, -128, 127, 18);
+  const std::vector<int> q = test::UniformRandom(rows * cols, -128, 127, 18);
   std::vector<uint16_t> stored;
   for (int v : q) stored.push_back(Fp32ToBf16(static_cast<float>(v)));
   LayerParts parts(kModule);

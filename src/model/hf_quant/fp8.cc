@@ -1,6 +1,7 @@
 // quant_method fp8 (vLLM's Fp8LinearMethod): F8_E4M3 weights times per-tensor, per-row or block
-// scales, or a BF16 / F16 / F32 checkpoint quantized at load (--quantization fp8); each becomes
-// BF16 (quantized_linear.h's rule): an e4m3 value times an f32 scale needs more than 8 bits.
+// scales, or a BF16 / F16 / F32 checkpoint quantized at load (--quantization fp8); each stays 8-bit
+// as F8_E4M3_B32 where every 32 values of a row share a scale (quantized_linear.h's rule), else
+// becomes BF16.
 #include "model/hf_quant/fp8.h"
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 
 #include "common/fp8.h"
 #include "common/half.h"
+#include "kernels/ops.h"
+#include "kernels/quant_blocks.h"
 #include "model/hf_quant/linear_parts.h"
 #include "model/hf_quant/quantized_linear.h"
 
@@ -29,6 +32,14 @@ uint16_t ProductToBf16(float a, float b) {
     rounded = Fp32FromBits(bits | 1u);
   }
   return Fp32ToBf16(rounded);
+}
+
+// The error for the first NaN code at `index` (row-major) of codes [rows, cols].
+Error Fp8NanError(const uint8_t* codes, int64_t cols, int64_t index,
+                  const std::string& source_name) {
+  return Error{"tensor '" + source_name + "' holds an FP8 NaN (0x" +
+               (codes[index] == 0x7f ? std::string("7f") : std::string("ff")) + ") at [" +
+               std::to_string(index / cols) + ", " + std::to_string(index % cols) + "]"};
 }
 
 // codes: [rows, cols] e4m3 bytes → BF16 `name` {cols, rows}. Each block's 256 possible products
@@ -66,12 +77,63 @@ Expected<OwnedTensor> Fp8CodesToBf16(const uint8_t* codes, int64_t rows, int64_t
       }
     }
   });
-  if (first_nan < rows * cols) {
-    return Error{"tensor '" + source_name + "' holds an FP8 NaN (0x" +
-                 (codes[first_nan] == 0x7f ? std::string("7f") : std::string("ff")) + ") at [" +
-                 std::to_string(first_nan / cols) + ", " + std::to_string(first_nan % cols) + "]"};
-  }
+  if (first_nan < rows * cols) return Fp8NanError(codes, cols, first_nan, source_name);
   return tensor;
+}
+
+// Whether every 32 values of a row share one scale, so the codes stay as F8_E4M3_B32 blocks, and
+// this CPU has its packed kernels (elsewhere, ARM for now, BF16's vector kernels beat its scalar
+// reference kernel).
+bool FitsF8Blocks(int64_t cols, const Fp8BlockScales& scales) {
+  return cols % kQuantBlockSize == 0 &&
+         (scales.block_cols % kQuantBlockSize == 0 || scales.block_cols >= cols) &&
+         kernels::HasPackedKernels(GgmlType::kF8_E4M3_B32);
+}
+
+// codes: [rows, cols] e4m3 bytes (FitsF8Blocks) → F8_E4M3_B32 `name` {cols, rows}: the same
+// bytes, each 32 with its scale, so e4m3 · scale is the checkpoint's value exactly as vLLM
+// computes it in f32. NaN codes are reported as Fp8CodesToBf16 does.
+Expected<OwnedTensor> Fp8CodesToBlocks(const uint8_t* codes, int64_t rows, int64_t cols,
+                                       const Fp8BlockScales& scales, const std::string& source_name,
+                                       const std::string& name, ThreadPool* pool) {
+  const int64_t num_block_cols = (cols + scales.block_cols - 1) / scales.block_cols;
+  const int64_t blocks_per_row = cols / kQuantBlockSize;
+  OwnedTensor tensor{.name = name, .type = GgmlType::kF8_E4M3_B32, .shape = {cols, rows}};
+  tensor.bytes.resize(rows * blocks_per_row * sizeof(kernels::BlockF8_E4M3_B32));
+  auto* blocks = reinterpret_cast<kernels::BlockF8_E4M3_B32*>(tensor.bytes.data());
+  std::mutex mutex;
+  int64_t first_nan = rows * cols;  // index of the first NaN code, rows · cols: none
+  ForRowRanges(pool, rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* row_scales = scales.values.data() + (r / scales.block_rows) * num_block_cols;
+      for (int64_t b = 0; b < blocks_per_row; ++b) {
+        const int64_t c = b * kQuantBlockSize;
+        const uint8_t* block_codes = codes + r * cols + c;
+        for (int k = 0; k < kQuantBlockSize; ++k) {
+          if (IsFp8E4m3Nan(block_codes[k])) {
+            std::lock_guard<std::mutex> lock(mutex);
+            first_nan = std::min(first_nan, r * cols + c + k);
+            return;
+          }
+        }
+        kernels::BlockF8_E4M3_B32& block = blocks[r * blocks_per_row + b];
+        block.d = row_scales[c / scales.block_cols];
+        std::memcpy(block.codes, block_codes, kQuantBlockSize);
+      }
+    }
+  });
+  if (first_nan < rows * cols) return Fp8NanError(codes, cols, first_nan, source_name);
+  return tensor;
+}
+
+// Codes [rows, cols] as F8_E4M3_B32 where their scales allow it, else as BF16.
+Expected<OwnedTensor> Fp8CodesToTensor(const uint8_t* codes, int64_t rows, int64_t cols,
+                                       const Fp8BlockScales& scales, const std::string& source_name,
+                                       const std::string& name, ThreadPool* pool) {
+  if (FitsF8Blocks(cols, scales)) {
+    return Fp8CodesToBlocks(codes, rows, cols, scales, source_name, name, pool);
+  }
+  return Fp8CodesToBf16(codes, rows, cols, scales, source_name, name, pool);
 }
 
 // vLLM's online dynamic FP8 of an unquantized weight [rows, cols]: one scale amax / 448, each
@@ -100,7 +162,7 @@ Expected<OwnedTensor> QuantizeAtLoad(const SafetensorsTensor& weight, int64_t ro
     });
   }
   const Fp8BlockScales scales{.block_rows = rows, .block_cols = cols, .values = {scale}};
-  return Fp8CodesToBf16(codes.data(), rows, cols, scales, weight.name, name, pool);
+  return Fp8CodesToTensor(codes.data(), rows, cols, scales, weight.name, name, pool);
 }
 
 }  // namespace
@@ -139,8 +201,9 @@ Expected<Fp8BlockScales> ReadFp8Scales(const SafetensorsTensor& scales, int64_t 
   return result;
 }
 
-Expected<OwnedTensor> Fp8WeightToBf16(const SafetensorsTensor& weight, const Fp8BlockScales& scales,
-                                      const std::string& name, ThreadPool* pool) {
+Expected<OwnedTensor> Fp8WeightToTensor(const SafetensorsTensor& weight,
+                                        const Fp8BlockScales& scales, const std::string& name,
+                                        ThreadPool* pool) {
   if (DtypeName(weight) != "F8_E4M3") {
     return Error{"tensor '" + weight.name + "' has dtype " + DtypeName(weight) +
                  ", expected F8_E4M3"};
@@ -150,8 +213,8 @@ Expected<OwnedTensor> Fp8WeightToBf16(const SafetensorsTensor& weight, const Fp8
     return Error{"tensor '" + weight.name + "' has shape " + ShapeText(weight.shape) + " and " +
                  std::to_string(weight.num_bytes) + " bytes, expected a 2-D [out, in] weight"};
   }
-  return Fp8CodesToBf16(static_cast<const uint8_t*>(weight.data), weight.shape[0], weight.shape[1],
-                        scales, weight.name, name, pool);
+  return Fp8CodesToTensor(static_cast<const uint8_t*>(weight.data), weight.shape[0],
+                          weight.shape[1], scales, weight.name, name, pool);
 }
 
 Expected<ConvertedLinear> ConvertFp8Linear(const Fp8Config& config,
@@ -182,7 +245,7 @@ Expected<ConvertedLinear> ConvertFp8Linear(const Fp8Config& config,
   if (!scale_part) return Error{scale_part.error()};
   auto scales = ReadFp8Scales(**scale_part, rows, cols, config.weight_block_size);
   if (!scales) return Error{scales.error()};
-  auto converted = Fp8WeightToBf16(stored, *scales, name, pool);
+  auto converted = Fp8WeightToTensor(stored, *scales, name, pool);
   if (!converted) return Error{converted.error()};
   linear.weight = std::move(*converted);
   return linear;

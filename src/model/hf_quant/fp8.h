@@ -30,11 +30,15 @@ struct Fp8BlockScales {
 Expected<Fp8BlockScales> ReadFp8Scales(const SafetensorsTensor& scales, int64_t rows, int64_t cols,
                                        const std::vector<int64_t>& block_size);
 
-// W[r][c] = e4m3(weight[r][c]) · scale of its block, each value the exact product rounded once
-// to BF16 (nearest even): OwnedTensor `name`, ggml shape {cols, rows}. `weight` is F8_E4M3
-// [rows, cols]; a NaN code (0x7f, 0xff) is an error naming the tensor. Rows are split across
-// `pool`'s threads when given (the same bytes either way).
-Expected<OwnedTensor> Fp8WeightToBf16(const SafetensorsTensor& weight, const Fp8BlockScales& scales,
-                                      const std::string& name, ThreadPool* pool = nullptr);
+// W[r][c] = e4m3(weight[r][c]) · scale of its block as OwnedTensor `name`, ggml shape {cols,
+// rows}: F8_E4M3_B32 (the codes as they are, each 32 with its scale: exact) where cols is a
+// multiple of 32, block_cols a multiple of 32 or all of cols, and this CPU has that type's packed
+// kernels (kernels::HasPackedKernels); otherwise BF16, each value the exact product rounded once
+// (nearest even). `weight` is F8_E4M3 [rows, cols]; a NaN code (0x7f,
+// 0xff) is an error naming the tensor. Rows are split across `pool`'s threads when given (the
+// same bytes either way).
+Expected<OwnedTensor> Fp8WeightToTensor(const SafetensorsTensor& weight,
+                                        const Fp8BlockScales& scales, const std::string& name,
+                                        ThreadPool* pool = nullptr);
 
 }  // namespace vllm

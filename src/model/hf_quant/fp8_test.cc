@@ -1,5 +1,7 @@
-// quant_method fp8 weights become BF16 equal to e4m3 · scale rounded once, per tensor, per row,
-// per block and when quantized at load; malformed parts are errors naming the tensor.
+// quant_method fp8 weights stay 8-bit as F8_E4M3_B32 (e4m3 · scale in f32, as vLLM dequantizes)
+// where every 32 values of a row share a scale, else become BF16 equal to e4m3 · scale rounded
+// once; per tensor, per row, per block and when quantized at load; malformed parts are errors
+// naming the tensor.
 #include "common/fp8.h"
 
 #include <gtest/gtest.h>
@@ -47,28 +49,39 @@ std::vector<uint8_t> FiniteCodes(int64_t count, uint32_t seed) {
 }
 
 std::vector<float> RandomScales(int64_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> scale(1e-4f, 1e-1f);
-  std::vector<float> scales(count);
-  for (float& value : scales) value = scale(rng);
-  return scales;
+  return test::UniformRandom(count, 1e-4f, 1e-1f, seed);
 }
 
-// Expects `linear` to be BF16 [rows, cols] with W[r][c] = RoundToBf16(e4m3 · scale_of(r, c)).
+// What whole blocks of 32 sharing a scale load as (fp8.cc): F8_E4M3_B32 where this CPU has its
+// packed kernels, else BF16.
+GgmlType EightBitType() {
+  return kernels::HasPackedKernels(GgmlType::kF8_E4M3_B32) ? GgmlType::kF8_E4M3_B32
+                                                           : GgmlType::kBF16;
+}
+
+// Expects `linear` to be `type` [rows, cols] with W[r][c] = e4m3 · scale_of(r, c): for BF16 the
+// exact product rounded once, for F8_E4M3_B32 the f32 product (vLLM's dequantization) bit for bit.
 template <typename ScaleOf>
-void ExpectBf16Products(const Expected<ConvertedLinear>& linear, const std::vector<uint8_t>& codes,
-                        int64_t rows, int64_t cols, ScaleOf scale_of) {
+void ExpectProducts(const Expected<ConvertedLinear>& linear, GgmlType type,
+                    const std::vector<uint8_t>& codes, int64_t rows, int64_t cols,
+                    ScaleOf scale_of) {
   ASSERT_TRUE(linear.ok()) << linear.error();
   EXPECT_EQ(linear->weight.name, std::string(kModule) + ".weight");
-  ASSERT_EQ(linear->weight.type, GgmlType::kBF16);
+  ASSERT_EQ(linear->weight.type, type);
   EXPECT_EQ(linear->weight.shape, (std::vector<int64_t>{cols, rows}));
   EXPECT_TRUE(linear->input_order.empty());
   const std::vector<float> values = DequantizeWeight(linear->weight);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
-      const double exact = static_cast<double>(DecodeFp8E4m3(codes[r * cols + c])) *
-                           static_cast<double>(scale_of(r, c));
-      ASSERT_EQ(values[r * cols + c], RoundToBf16(exact)) << r << "," << c;
+      const float code = DecodeFp8E4m3(codes[r * cols + c]);
+      const float expected = type == GgmlType::kBF16
+                                 ? RoundToBf16(static_cast<double>(code) * scale_of(r, c))
+                                 : code * scale_of(r, c);
+      if (type == GgmlType::kBF16) {
+        ASSERT_EQ(values[r * cols + c], expected) << r << "," << c;  // either zero's sign
+      } else {
+        ASSERT_EQ(BitsFromFp32(values[r * cols + c]), BitsFromFp32(expected)) << r << "," << c;
+      }
     }
   }
 }
@@ -85,8 +98,8 @@ TEST(Fp8LinearTest, PerTensorScaleGivesEachProductRoundedOnceToBf16) {
     parts.Add("weight", "F8_E4M3", {rows, cols}, codes);
     parts.Add("weight_scale", "F32", {}, std::vector<float>{scale});
     parts.Add("input_scale", "F32", {1}, std::vector<float>{0.5f});
-    ExpectBf16Products(ConvertFp8Linear(Fp8Config{.dynamic_activations = false}, parts.layer()),
-                       codes, rows, cols, [&](int64_t, int64_t) { return scale; });
+    ExpectProducts(ConvertFp8Linear(Fp8Config{.dynamic_activations = false}, parts.layer()),
+                   GgmlType::kBF16, codes, rows, cols, [&](int64_t, int64_t) { return scale; });
   }
 }
 
@@ -98,8 +111,8 @@ TEST(Fp8LinearTest, PerRowBf16Scales) {
   LayerParts parts(kModule);
   parts.Add("weight", "F8_E4M3", {rows, cols}, codes);
   parts.Add("weight_scale", "BF16", {rows, 1}, scale_bits);
-  ExpectBf16Products(ConvertFp8Linear(Fp8Config{}, parts.layer()), codes, rows, cols,
-                     [&](int64_t r, int64_t) { return Bf16ToFp32(scale_bits[r]); });
+  ExpectProducts(ConvertFp8Linear(Fp8Config{}, parts.layer()), EightBitType(), codes, rows, cols,
+                 [&](int64_t r, int64_t) { return Bf16ToFp32(scale_bits[r]); });
 }
 
 TEST(Fp8LinearTest, BlockScalesCoverPartialEdgeBlocks) {
@@ -110,9 +123,37 @@ TEST(Fp8LinearTest, BlockScalesCoverPartialEdgeBlocks) {
   parts.Add("weight", "F8_E4M3", {rows, cols}, codes);
   parts.Add("weight_scale_inv", "F32", {3, 3}, scales);
   const Fp8Config config{.weight_block_size = {block_rows, block_cols}};
-  ExpectBf16Products(
-      ConvertFp8Linear(config, parts.layer()), codes, rows, cols,
+  ExpectProducts(
+      ConvertFp8Linear(config, parts.layer()), GgmlType::kBF16, codes, rows, cols,
       [&](int64_t r, int64_t c) { return scales[(r / block_rows) * 3 + c / block_cols]; });
+}
+
+// DeepSeek-V3 / Qwen3-FP8 blocks of 128 × 128 (a partial last block row): each 32 values of a
+// row lie in one block, so the codes stay 8-bit with that block's scale.
+TEST(Fp8LinearTest, BlocksOf128StayEightBitWithTheirBlocksScale) {
+  const int64_t rows = 200, cols = 384;  // 2 × 3 blocks
+  const std::vector<uint8_t> codes = FiniteCodes(rows * cols, 8);
+  const std::vector<float> scales = RandomScales(6, 9);
+  LayerParts parts(kModule);
+  parts.Add("weight", "F8_E4M3", {rows, cols}, codes);
+  parts.Add("weight_scale_inv", "F32", {2, 3}, scales);
+  const Fp8Config config{.weight_block_size = {128, 128}};
+  auto linear = ConvertFp8Linear(config, parts.layer());
+  ExpectProducts(linear, EightBitType(), codes, rows, cols,
+                 [&](int64_t r, int64_t c) { return scales[(r / 128) * 3 + c / 128]; });
+  ASSERT_TRUE(linear.ok());
+  const int64_t bytes_per_32 = EightBitType() == GgmlType::kF8_E4M3_B32 ? 36 : 64;
+  EXPECT_EQ(std::ssize(linear->weight.bytes), rows * cols / 32 * bytes_per_32);  // 1.125 a value
+}
+
+TEST(Fp8LinearTest, PerTensorScaleOnWholeBlocksStaysEightBit) {
+  const int64_t rows = 3, cols = 512;
+  const std::vector<uint8_t> codes = FiniteCodes(rows * cols, 10);
+  LayerParts parts(kModule);
+  parts.Add("weight", "F8_E4M3", {rows, cols}, codes);
+  parts.Add("weight_scale", "F32", {}, std::vector<float>{0x1.009d8ap-1f});
+  ExpectProducts(ConvertFp8Linear(Fp8Config{}, parts.layer()), EightBitType(), codes, rows, cols,
+                 [&](int64_t, int64_t) { return 0x1.009d8ap-1f; });
 }
 
 TEST(Fp8LinearTest, QuantizeAtLoadUsesOneScaleAndNearestCodes) {
@@ -142,7 +183,8 @@ TEST(Fp8LinearTest, QuantizeAtLoadUsesOneScaleAndNearestCodes) {
     }
     codes[i] = static_cast<uint8_t>(best);
   }
-  ExpectBf16Products(linear, codes, rows, cols, [&](int64_t, int64_t) { return scale; });
+  ExpectProducts(linear, EightBitType(), codes, rows, cols,
+                 [&](int64_t, int64_t) { return scale; });
   // The largest magnitude maps to ±448 exactly.
   EXPECT_NE(std::find_if(codes.begin(), codes.end(), [](uint8_t c) { return (c & 0x7f) == 0x7e; }),
             codes.end());
@@ -170,6 +212,16 @@ TEST(Fp8LinearTest, MalformedPartsAreErrorsNamingTheTensor) {
   ExpectErrorMentions(
       ConvertFp8Linear(Fp8Config{.weight_block_size = {2, 4}}, layer_with(0x38, {1}, -1)->layer()),
       {std::string(kModule) + ".weight_scale_inv", "missing"});
+
+  // The same on the 8-bit path (whole blocks of 32): the first NaN in row order, named.
+  std::vector<uint8_t> codes(2 * 64, 0x38);
+  codes[100] = 0xff;
+  codes[120] = 0x7f;
+  LayerParts nan_in_blocks(kModule);
+  nan_in_blocks.Add("weight", "F8_E4M3", {2, 64}, codes);
+  nan_in_blocks.Add("weight_scale", "F32", {1}, std::vector<float>{0.5f});
+  ExpectErrorMentions(ConvertFp8Linear({}, nan_in_blocks.layer()),
+                      {weight, "NaN (0xff)", "[1, 36]"});
 
   LayerParts blocks(kModule);
   blocks.Add("weight", "F8_E4M3", {4, 8}, std::vector<uint8_t>(32, 0x38));

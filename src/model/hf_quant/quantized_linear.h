@@ -6,7 +6,8 @@
 //     zero rounded to f16);
 //   8-bit integers (GPTQ 8-bit, compressed-tensors int8): Q8_0 when every q − zero fits int8
 //     (exact), otherwise F16;
-//   FP8 (e4m3 times its scales): BF16;
+//   FP8 (e4m3 times its scales): F8_E4M3_B32 (exact: the codes, each 32 with their scale) when
+//     every 32 values of a row share a scale, otherwise BF16;
 //   bitsandbytes NF4 / FP4 / int8: Q8_0.
 // Scales are f16 in these types: f16 and bf16 scales convert exactly unless tiny (subnormal).
 // A group size that is not a multiple of 32 loads as F16.

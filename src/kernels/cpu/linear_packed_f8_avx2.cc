@@ -1,0 +1,165 @@
+// The AVX2 kernel of packed F8_E4M3_B32 (packed_f8_layout.h): the AVX-512 kernels' packing and
+// bits, a group of 16 rows as two halves of 8. A half step's 16 codes widen to bf16 pairs as there
+// (the subnormals from a vpshufb table), each pair to two f32 vectors (even and odd column), and
+// two FMAs per x row stand for vdpbf16ps under FTZ and DAZ. Decode (m below kMinTiledRows) widens
+// each step in registers; prefill widens a group once into a thread-local tile of bf16 pairs.
+#include <immintrin.h>
+
+#include <array>
+#include <vector>
+
+#include "kernels/packed_f8_layout.h"
+
+namespace vllm::kernels {
+namespace {
+
+constexpr int64_t kMinTiledRows = 4;
+constexpr int kHalves = 2;              // of 8 rows per group
+constexpr int kTileRows = 2;            // x rows per pass: 2 halves × 2 rows of sums and totals
+constexpr int64_t kHalfStepBytes = 16;  // codes of 8 lanes
+constexpr int64_t kPrefetchBytes = 2048;
+
+// The bf16 bits of the subnormal codes m = 0..7 as 16 bytes, in both 128-bit lanes (vpshufb).
+__m256i SubnormalTable() {
+  alignas(32) std::array<uint16_t, 16> table = {};
+  for (int m = 0; m < 16; ++m) table[m] = F8E4m3ToBf16Bits(static_cast<uint8_t>(m % 8));
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(table.data()));
+}
+
+// 16 codes (8 lanes of 2) → 16 bf16 values, as the AVX-512 WidenStep.
+inline __m256i WidenHalfStep(const uint8_t* codes, __m256i subnormals) {
+  const __m256i code =
+      _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
+  const __m256i shifted = _mm256_slli_epi16(code, 4);  // sign at bit 15, exponent at bits 10..7
+  const __m256i normal = _mm256_add_epi16(_mm256_and_si256(shifted, _mm256_set1_epi16(0x07f0)),
+                                          _mm256_set1_epi16(120 << 7));
+  const __m256i subnormal = _mm256_cmpeq_epi16(_mm256_and_si256(shifted, _mm256_set1_epi16(0x0780)),
+                                               _mm256_setzero_si256());
+  // Word m of the table: bytes 2m (low) and 2m + 1 (high).
+  const __m256i m = _mm256_and_si256(code, _mm256_set1_epi16(7));
+  const __m256i byte_indices =
+      _mm256_add_epi16(_mm256_mullo_epi16(m, _mm256_set1_epi16(0x0202)), _mm256_set1_epi16(0x0100));
+  const __m256i magnitude =
+      _mm256_blendv_epi8(normal, _mm256_shuffle_epi8(subnormals, byte_indices), subnormal);
+  return _mm256_or_si256(magnitude,
+                         _mm256_and_si256(shifted, _mm256_set1_epi16(static_cast<short>(0x8000))));
+}
+
+struct CodeSteps {
+  const uint8_t* records;  // of the group
+  __m256i subnormals;
+  __m256i HalfStep(int h, int64_t b, int k) const {
+    return WidenHalfStep(records + b * kF8RecordBytes + k * kF8StepBytes + h * kHalfStepBytes,
+                         subnormals);
+  }
+  void Prefetch(int64_t b) const {
+    const char* record = reinterpret_cast<const char*>(records + b * kF8RecordBytes);
+    _mm_prefetch(record + kPrefetchBytes, _MM_HINT_T0);
+    _mm_prefetch(record + kPrefetchBytes + 64 * 8, _MM_HINT_T0);
+  }
+};
+// Half steps widened once into a tile: [block][step][half].
+struct alignas(32) WidenedHalfStep {
+  uint16_t values[16];
+};
+struct TileSteps {
+  const WidenedHalfStep* tile;
+  __m256i HalfStep(int h, int64_t b, int k) const {
+    return _mm256_load_si256(
+        reinterpret_cast<const __m256i*>(tile + (b * kF8StepsPerBlock + k) * kHalves + h));
+  }
+  void Prefetch(int64_t) const {}
+};
+
+// One group from `group` × R x rows from `first_x_row`, as the AVX-512 GroupsTimesRows.
+template <int R, typename Steps>
+void GroupTimesRows(const PackedWeightView& w, const Steps& steps, const PreparedActivations& x,
+                    int64_t group, int64_t first_x_row, float* y) {
+  const int64_t num_blocks = w.cols / kQuantBlockSize;
+  const uint8_t* records = w.data + group * num_blocks * kF8RecordBytes;
+  const float* x_rows[R];
+  __m256 totals[kHalves][R];
+  for (int r = 0; r < R; ++r) {
+    x_rows[r] = x.bf16_as_f32.data() + (first_x_row + r) * x.cols;
+    for (int h = 0; h < kHalves; ++h) totals[h][r] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    steps.Prefetch(b);
+    __m256 sums[kHalves][R];
+    for (int h = 0; h < kHalves; ++h) {
+      for (int r = 0; r < R; ++r) sums[h][r] = _mm256_setzero_ps();
+    }
+#pragma GCC unroll 16
+    for (int k = 0; k < kF8StepsPerBlock; ++k) {
+#pragma GCC unroll 2
+      for (int h = 0; h < kHalves; ++h) {
+        const __m256i pairs = steps.HalfStep(h, b, k);
+        const __m256 even = _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16));
+        const __m256 odd = _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(~0xffff)));
+        for (int r = 0; r < R; ++r) {
+          const float* x_cols = x_rows[r] + b * kQuantBlockSize + 2 * k;
+          sums[h][r] = _mm256_fmadd_ps(odd, _mm256_set1_ps(x_cols[1]), sums[h][r]);
+          sums[h][r] = _mm256_fmadd_ps(even, _mm256_set1_ps(x_cols[0]), sums[h][r]);
+        }
+      }
+    }
+    const auto* scales =
+        reinterpret_cast<const float*>(records + b * kF8RecordBytes + kF8CodeBytesPerRecord);
+    for (int h = 0; h < kHalves; ++h) {
+      const __m256 half_scales = _mm256_loadu_ps(scales + 8 * h);
+      for (int r = 0; r < R; ++r) {
+        totals[h][r] = _mm256_fmadd_ps(sums[h][r], half_scales, totals[h][r]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int h = 0; h < kHalves; ++h) {
+      _mm256_storeu_ps(y + (first_x_row + r) * w.rows + group * kF8RowsPerGroup + 8 * h,
+                       totals[h][r]);
+    }
+  }
+}
+
+template <typename Steps>
+void AllRows(const PackedWeightView& w, const Steps& steps, const PreparedActivations& x,
+             int64_t group, float* y) {
+  int64_t i = 0;
+  for (; i + kTileRows <= x.m; i += kTileRows) {
+    GroupTimesRows<kTileRows>(w, steps, x, group, i, y);
+  }
+  for (; i < x.m; ++i) GroupTimesRows<1>(w, steps, x, group, i, y);
+}
+
+}  // namespace
+
+void LinearRowsPackedF8Avx2(const PackedWeightView& w, const PreparedActivations& x,
+                            int64_t row_begin, int64_t row_end, float* y) {
+  constexpr unsigned kFlushToZero = 0x8000;
+  constexpr unsigned kDenormalsAreZero = 0x0040;
+  const unsigned mxcsr = _mm_getcsr();
+  _mm_setcsr(mxcsr | kFlushToZero | kDenormalsAreZero);
+  const int64_t num_blocks = w.cols / kQuantBlockSize;
+  const __m256i subnormals = SubnormalTable();
+  thread_local std::vector<WidenedHalfStep> tile;
+  if (x.m >= kMinTiledRows) tile.resize(num_blocks * kF8StepsPerBlock * kHalves);
+  for (int64_t group = row_begin / kF8RowsPerGroup; group < row_end / kF8RowsPerGroup; ++group) {
+    const CodeSteps codes{w.data + group * num_blocks * kF8RecordBytes, subnormals};
+    if (x.m < kMinTiledRows) {
+      AllRows(w, codes, x, group, y);
+      continue;
+    }
+    for (int64_t b = 0; b < num_blocks; ++b) {
+      for (int k = 0; k < kF8StepsPerBlock; ++k) {
+        for (int h = 0; h < kHalves; ++h) {
+          _mm256_store_si256(
+              reinterpret_cast<__m256i*>(tile.data() + (b * kF8StepsPerBlock + k) * kHalves + h),
+              codes.HalfStep(h, b, k));
+        }
+      }
+    }
+    AllRows(w, TileSteps{tile.data()}, x, group, y);
+  }
+  _mm_setcsr(mxcsr);
+}
+
+}  // namespace vllm::kernels
