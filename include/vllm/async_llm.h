@@ -17,6 +17,7 @@
 
 #include "vllm/engine_args.h"
 #include "vllm/iteration_tokens_stats.h"
+#include "vllm/lora_request.h"
 #include "vllm/outputs.h"
 #include "vllm/pooling_params.h"
 #include "vllm/request_options.h"
@@ -26,6 +27,7 @@
 
 namespace vllm {
 
+class Status;  // common/expected.h
 class Tokenizer;
 
 // Engine counters as of the last step (vLLM's scheduler stats).
@@ -39,6 +41,9 @@ struct EngineStatsSnapshot {
   int64_t prefix_cache_hits = 0;     // tokens found there
   SpecDecodingStats spec_decoding;   // all zero without --speculative-config
   IterationTokensStats iteration_tokens;
+  // The LoRA adapters (lora_int_id) of the running and of the waiting requests, each once.
+  std::vector<int64_t> running_lora_ids;
+  std::vector<int64_t> waiting_lora_ids;
 };
 
 // The outputs of one request, produced by the engine thread and consumed by one reader.
@@ -142,6 +147,13 @@ class AsyncLLM {
   bool is_sleeping();
   // Requests not finished yet: compiling their constraint, waiting or running.
   int num_unfinished_requests();
+
+  // vLLM's add_lora / remove_lora / list_loras (LLMEngine's), on the calling thread: the adapter
+  // cache is thread-safe, so loading an adapter does not hold up the engine's steps. A request
+  // runs an adapter through RequestOptions::lora_request.
+  Status AddLora(const LoraRequest& lora_request);
+  bool RemoveLora(int64_t lora_int_id);
+  std::vector<int64_t> ListLoras() const;
 
   // Engine counters, read through the engine thread.
   int num_running_requests();

@@ -138,6 +138,16 @@ struct EngineArgs {
   double structured_outputs_compile_timeout = 10.0;  // --structured-outputs-compile-timeout (s)
   // --structured-outputs-max-bytes: the schema, regex or grammar text, or the choices together.
   int64_t structured_outputs_max_bytes = 4 << 20;
+  // LoRA adapters (vLLM's LoRAConfig): --enable-lora; at most max_loras distinct adapters in one
+  // step (--max-loras), each of rank <= max_lora_rank (--max-lora-rank), with up to
+  // max_cpu_loras loaded adapters kept in memory, least recently used evicted (--max-cpu-loras;
+  // unset: max_loras). --lora-dtype: auto|float16|bfloat16|float32, how adapters are stored (auto:
+  // f32 for an f32 base, else bf16; float16 is stored as bf16); the product runs in f32.
+  bool enable_lora = false;
+  int max_loras = 1;
+  int max_lora_rank = 16;
+  std::optional<int> max_cpu_loras;
+  std::string lora_dtype = "auto";
 };
 
 }  // namespace vllm

@@ -4,12 +4,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "vllm/beam_search.h"
 #include "vllm/engine_args.h"
+#include "vllm/lora_request.h"
 #include "vllm/outputs.h"
 #include "vllm/pooling_params.h"
 #include "vllm/sampling_params.h"
@@ -36,6 +38,15 @@ class LLM {
                                       const ValidatedSamplingParams& params, bool use_tqdm = true);
   std::vector<RequestOutput> Generate(const std::vector<std::string>& prompts,
                                       const std::vector<SamplingParams>& params,
+                                      bool use_tqdm = true);
+  // With LoRA adapters (vLLM's lora_request; --enable-lora): one for every prompt, or one per
+  // prompt (nullopt: the base model).
+  std::vector<RequestOutput> Generate(const std::vector<std::string>& prompts,
+                                      const SamplingParams& params, const LoraRequest& lora_request,
+                                      bool use_tqdm = true);
+  std::vector<RequestOutput> Generate(const std::vector<std::string>& prompts,
+                                      const std::vector<SamplingParams>& params,
+                                      const std::vector<std::optional<LoraRequest>>& lora_requests,
                                       bool use_tqdm = true);
   // Prompts given as token ids (vLLM's prompt_token_ids).
   std::vector<RequestOutput> GenerateFromTokenIds(
@@ -78,9 +89,11 @@ class LLM {
   void SetInterruptCheck(std::function<void()> check) { interrupt_check_ = std::move(check); }
 
  private:
+  // lora_requests: [prompts.size()], or empty: every prompt on the base model.
   template <typename Prompt>
   std::vector<RequestOutput> Run(const std::vector<Prompt>& prompts,
-                                 const std::vector<ValidatedSamplingParams>& params, bool use_tqdm);
+                                 const std::vector<ValidatedSamplingParams>& params, bool use_tqdm,
+                                 const std::vector<std::optional<LoraRequest>>& lora_requests = {});
 
   // Runs interrupt_check_; if it throws, calls abort_requests before the exception propagates.
   void CheckInterrupt(const std::function<void()>& abort_requests) const;

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "vllm/lora_request.h"
 #include "vllm/prompt_embeds.h"
 
 namespace vllm {
@@ -17,6 +19,8 @@ struct RequestOptions {
   // The prompt as embeddings (--enable-prompt-embeds); the prompt passed beside it must then be
   // empty (no text, no token ids).
   std::shared_ptr<const PromptEmbeds> prompt_embeds;
+  // The LoRA adapter the request runs (vLLM's lora_request; --enable-lora); none: the base model.
+  std::optional<LoraRequest> lora_request;
 };
 
 }  // namespace vllm

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/human_readable_int.h"
+#include "cli/lora_flags.h"
 #include "cli/speculative_config_flag.h"
 #include "common/logging.h"
 #include "engine/llm_engine.h"
@@ -32,6 +33,8 @@ struct GenerateOptions {
   SamplingParams sampling;
   int64_t seed = -1;
   ValidatedSamplingParams validated_sampling;  // `sampling` once the options are checked
+  std::vector<std::string> lora_modules;       // --lora-modules: at most one here
+  std::optional<LoraRequest> lora_request;     // the adapter every prompt runs with
 };
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -46,7 +49,8 @@ int RunOne(const GenerateOptions& options) {
     return 1;
   }
   Status added = (*engine)->AddRequest(
-      "0", options.prompt, options.validated_sampling.WithOutputKind(RequestOutputKind::kDelta));
+      "0", options.prompt, options.validated_sampling.WithOutputKind(RequestOutputKind::kDelta),
+      {.lora_request = options.lora_request});
   if (!added.ok()) {
     std::cerr << "error: " << added.message() << "\n";
     return 1;
@@ -95,8 +99,10 @@ int RunFile(const GenerateOptions& options) {
   for (std::string line; std::getline(in, line);) prompts.push_back(line);
   try {
     LLM llm(options.engine);
-    auto outputs =
-        llm.Generate(prompts, options.validated_sampling, /*use_tqdm=*/::isatty(STDERR_FILENO));
+    const bool use_tqdm = ::isatty(STDERR_FILENO);
+    auto outputs = options.lora_request
+                       ? llm.Generate(prompts, options.sampling, *options.lora_request, use_tqdm)
+                       : llm.Generate(prompts, options.validated_sampling, use_tqdm);
     for (size_t i = 0; i < outputs.size(); ++i) {
       // Byte tokens that form no UTF-8 character (cut at max_tokens, or a random-weight model's)
       // print as U+FFFD instead of failing the dump.
@@ -109,6 +115,23 @@ int RunFile(const GenerateOptions& options) {
     return 1;
   }
   return 0;
+}
+
+// --lora-modules: one adapter for every prompt (id 1), or none.
+Status ReadGenerateLoraModule(GenerateOptions* options) {
+  auto modules = ParseLoraModules(options->lora_modules);
+  if (!modules) return Error{modules.error()};
+  if (modules->empty()) return Status::Ok();
+  if (modules->size() > 1) {
+    return Error{"generate runs one adapter: give one --lora-modules item (serve takes several)"};
+  }
+  if (!options->engine.enable_lora) return Error{"--lora-modules needs --enable-lora"};
+  const server::LoraModulePath& module = modules->front();
+  options->lora_request = LoraRequest{.lora_name = module.name,
+                                      .lora_int_id = 1,
+                                      .lora_path = module.path,
+                                      .base_model_name = module.base_model_name};
+  return Status::Ok();
 }
 
 }  // namespace
@@ -336,6 +359,7 @@ void AddEngineOptions(CLI::App& command, EngineArgs& args) {
                   "the choices together, in bytes")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  AddLoraEngineOptions(command, args);
 }
 
 void RegisterGenerateCommand(CLI::App& app) {
@@ -355,6 +379,9 @@ void RegisterGenerateCommand(CLI::App& app) {
   command->add_option("--min-p", options->sampling.min_p)->capture_default_str();
   command->add_option("--seed", options->seed, "Per-request random seed");
   command->add_flag("--ignore-eos", options->sampling.ignore_eos, "Keep generating after EOS");
+  command->add_option("--lora-modules", options->lora_modules,
+                      "One LoRA adapter every prompt runs with (with --enable-lora): name=path or "
+                      "vLLM's JSON form");
   command->callback([options, prompt, file] {
     if (options->seed >= 0) options->sampling.seed = options->seed;
     auto validated = ValidatedSamplingParams::Validate(options->sampling);
@@ -363,6 +390,10 @@ void RegisterGenerateCommand(CLI::App& app) {
       std::exit(1);
     }
     options->validated_sampling = std::move(*validated);
+    if (Status lora = ReadGenerateLoraModule(options.get()); !lora.ok()) {
+      std::cerr << "error: " << lora.message() << "\n";
+      std::exit(1);
+    }
     if (prompt->count() == 0 && file->count() == 0) {
       std::cerr << "error: give --prompt or --prompts-file\n";
       std::exit(1);

@@ -13,6 +13,7 @@
 #include "cli/default_model.h"
 #include "cli/generate_command.h"
 #include "cli/guided_decoding_flags.h"
+#include "cli/lora_flags.h"
 #include "cli/vllm_serve_flags.h"
 #include "common/logging.h"
 #include "server/api_router.h"
@@ -59,6 +60,7 @@ struct ServeOptions {
   std::optional<bool> enable_log_requests;   // vLLM 0.11's spelling, off by default
   std::optional<bool> disable_log_requests;  // vLLM 0.10's, deprecated in 0.11
   std::optional<size_t> max_log_len;
+  std::vector<std::string> lora_modules;  // --lora-modules items, as given
 };
 
 // Checks the tool-call and reasoning parser flags as vLLM does; prints the error.
@@ -102,6 +104,13 @@ int RunServer(ServeOptions options) {
   }
   if (options.served_model_names.empty()) options.served_model_names = {options.engine.model};
   if (!CheckParserFlags(options)) return 1;
+  auto lora_modules = ParseLoraModules(options.lora_modules);
+  if (!lora_modules || (!lora_modules->empty() && !options.engine.enable_lora)) {
+    std::cerr << "error: "
+              << (lora_modules ? "--lora-modules needs --enable-lora" : lora_modules.error())
+              << "\n";
+    return 1;
+  }
   server::StructuredOutputsConfig structured_outputs_config;
   if (!options.structured_outputs_config.empty()) {
     auto config = server::ParseStructuredOutputsConfig(options.structured_outputs_config);
@@ -162,6 +171,15 @@ int RunServer(ServeOptions options) {
       options.max_sequences_per_request.value_or(options.engine.max_num_seqs);
   context.limits.max_logprobs = options.engine.max_logprobs;
   context.response_role = options.response_role;
+  // LoRA adapters of --lora-modules load now: a bad one stops serve with the loader's message.
+  for (const server::LoraModulePath& module : *lora_modules) {
+    if (auto error = context.lora_adapters.Load(*engine, module, options.served_model_names)) {
+      std::cerr << "error: " << error->message << "\n";
+      return 1;
+    }
+  }
+  context.runtime_lora_updating = server::RuntimeLoraUpdatingAllowed();
+  if (options.engine.enable_lora) context.max_loras = options.engine.max_loras;
   if (options.disable_log_requests) {
     VLLM_LOG(kWarning) << "--disable-log-requests is deprecated (as in vLLM 0.11): request "
                           "logging is off unless --enable-log-requests is given";
@@ -287,6 +305,10 @@ void RegisterServeCommand(CLI::App& app) {
                       "Key clients must send as 'Authorization: Bearer KEY' (or VLLM_API_KEY)");
   command->add_option("--served-model-name", options->served_model_names,
                       "Model name(s) the API answers to (default: the model path)");
+  command->add_option("--lora-modules", options->lora_modules,
+                      "LoRA adapters loaded at start (with --enable-lora): name=path or JSON "
+                      "'{\"name\": \"sql\", \"path\": \"/p\", \"base_model_name\": \"m\"}'; a "
+                      "PEFT directory or a llama.cpp GGUF LoRA file");
   command->add_option("--chat-template", options->chat_template,
                       "Chat template: a file, or the template itself");
   command

@@ -19,7 +19,6 @@ constexpr auto kRefused = ServeFlagUse::kRefused;
 
 constexpr std::string_view kNoParallel =
     "tensor, pipeline and data parallelism are not available in this build yet (issue 46)";
-constexpr std::string_view kNoLora = "LoRA adapters are not supported by this build yet";
 constexpr std::string_view kNoPython = "this build runs no Python code, so no Python class loads";
 constexpr std::string_view kNoMultimodal = "no multimodal model runs in this build yet";
 constexpr std::string_view kNoGpu = "a GPU setting: nothing to tune on CPU";
@@ -48,7 +47,9 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--allowed-methods", "", kValue, kImplemented, "", ""},
     {"--allowed-headers", "", kValue, kImplemented, "", ""},
     {"--api-key", "", kValue, kImplemented, "", "or the VLLM_API_KEY environment variable"},
-    {"--lora-modules", "", kValues, kRefused, "", kNoLora},
+    {"--lora-modules", "", kValues, kImplemented, "",
+     "name=path or JSON {\"name\", \"path\", \"base_model_name\"}; each loaded at start (a bad "
+     "one stops serve with the loader's message); a PEFT directory or a llama.cpp GGUF LoRA"},
     {"--chat-template", "", kValue, kImplemented, "", ""},
     {"--chat-template-content-format", "", kValue, kIgnored, "auto",
      "message content is rendered as the template expects it (auto)"},
@@ -207,15 +208,20 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--mm-processor-kwargs", "", kValue, kIgnored, "", kNoMultimodal},
     {"--disable-mm-preprocessor-cache", "", kNegatable, kIgnored, "true|false", kNoMultimodal},
     {"--interleave-mm-strings", "", kNegatable, kIgnored, "false", kNoMultimodal},
-    {"--enable-lora", "", kNegatable, kRefused, "false", kNoLora},
-    {"--enable-lora-bias", "", kNegatable, kIgnored, "false", kNoLora},
-    {"--max-loras", "", kValue, kIgnored, "", kNoLora},
-    {"--max-lora-rank", "", kValue, kIgnored, "", kNoLora},
-    {"--lora-extra-vocab-size", "", kValue, kIgnored, "", kNoLora},
-    {"--lora-dtype", "", kValue, kIgnored, "auto", kNoLora},
-    {"--max-cpu-loras", "", kValue, kIgnored, "", kNoLora},
-    {"--fully-sharded-loras", "", kNegatable, kIgnored, "false", kNoLora},
-    {"--default-mm-loras", "", kValue, kIgnored, "", kNoLora},
+    {"--enable-lora", "", kNegatable, kImplemented, "",
+     "requests name an adapter in \"model\"; adapters of one step run batched by segment"},
+    {"--enable-lora-bias", "", kNegatable, kRefused, "false",
+     "adapters with lora bias are refused"},
+    {"--max-loras", "", kValue, kImplemented, "", "distinct adapters in one step"},
+    {"--max-lora-rank", "", kValue, kImplemented, "", "an adapter of a higher rank is refused"},
+    {"--lora-extra-vocab-size", "", kValue, kIgnored, "",
+     "deprecated in vLLM; adapters with extra vocabulary are refused"},
+    {"--lora-dtype", "", kValue, kImplemented, "",
+     "auto, float16, bfloat16 or float32, accepted: the adapter product runs in float32 here"},
+    {"--max-cpu-loras", "", kValue, kImplemented, "",
+     "adapters kept loaded, least recently used evicted (default: --max-loras)"},
+    {"--fully-sharded-loras", "", kNegatable, kIgnored, "false", kNoParallel},
+    {"--default-mm-loras", "", kValue, kIgnored, "", kNoMultimodal},
     {"--speculative-config", "", kValue, kImplemented, "", "methods ngram and draft_model"},
     {"--show-hidden-metrics-for-version", "", kValue, kIgnored, "",
      "/metrics exports every name it has"},

@@ -144,9 +144,17 @@ struct AsyncLLM::Impl {
       current.num_waiting += static_cast<int>(compiling.size());
     }
     std::lock_guard<std::mutex> lock(stats_mutex);
-    stats = {current.num_running,       current.num_waiting,     current.kv_cache_usage,
-             current.num_free_blocks,   current.num_preemptions, current.prefix_cache_queries,
-             current.prefix_cache_hits, current.spec_decoding,   current.iteration_tokens};
+    stats = {current.num_running,
+             current.num_waiting,
+             current.kv_cache_usage,
+             current.num_free_blocks,
+             current.num_preemptions,
+             current.prefix_cache_queries,
+             current.prefix_cache_hits,
+             current.spec_decoding,
+             current.iteration_tokens,
+             std::move(current.running_lora_ids),
+             std::move(current.waiting_lora_ids)};
   }
 
   // Runs `fn` on the engine thread and waits for its result.
@@ -511,6 +519,12 @@ int AsyncLLM::num_unfinished_requests() {
     return static_cast<int>(impl_->streams.size() + impl_->pooling_done.size());
   });
 }
+
+Status AsyncLLM::AddLora(const LoraRequest& lora_request) {
+  return impl_->engine->AddLora(lora_request);
+}
+bool AsyncLLM::RemoveLora(int64_t lora_int_id) { return impl_->engine->RemoveLora(lora_int_id); }
+std::vector<int64_t> AsyncLLM::ListLoras() const { return impl_->engine->ListLoras(); }
 
 EngineStatsSnapshot AsyncLLM::stats() const {
   std::lock_guard<std::mutex> lock(impl_->stats_mutex);

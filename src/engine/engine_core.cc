@@ -187,7 +187,8 @@ Expected<std::unique_ptr<EngineCore>> EngineCore::Create(Model& model, const Eng
                       .max_model_len = core->config_.max_model_len,
                       .policy = policy,
                       .num_lookahead_tokens =
-                          draft_model_proposer ? draft_model_proposer->num_speculative_tokens : 0},
+                          draft_model_proposer ? draft_model_proposer->num_speculative_tokens : 0,
+                      .max_loras = core->config_.enable_lora ? core->config_.max_loras : 0},
       *core->kv_cache_);
   return core;
 }
@@ -208,6 +209,12 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
   request->eos_token_id = core_request.eos_token_id;
   request->priority = core_request.priority;
   request->cache_keys.cache_salt = core_request.cache_salt;
+  if (core_request.lora != nullptr) {
+    if (!config_.enable_lora) {
+      return Error{"LoRA adapter '" + core_request.lora->name + "' given but LoRA is not enabled"};
+    }
+    request->cache_keys.lora_id = core_request.lora->id;
+  }
   const int64_t vocab_size = model_.config().vocab_size;
   for (int32_t id : request->prompt_token_ids) {
     if (id < 0 || id >= vocab_size) {
@@ -248,7 +255,7 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
        // Checked by CheckEngineArgs.
        .logprobs_mode =
            ParseLogprobsMode(config_.logprobs_mode).value_or(LogprobsMode::kRawLogprobs)},
-      std::move(core_request.prompt_embeds));
+      std::move(core_request.prompt_embeds), std::move(core_request.lora));
   return Status::Ok();
 }
 
@@ -345,7 +352,9 @@ EngineStats EngineCore::stats() const {
           spec_decoding_stats_,
           peak_kv_blocks_in_use_,
           kv_bytes_per_block_,
-          iteration_tokens_stats_};
+          iteration_tokens_stats_,
+          scheduler_->running_lora_ids(),
+          scheduler_->waiting_lora_ids()};
 }
 
 }  // namespace vllm

@@ -12,6 +12,7 @@
 #include "common/expected.h"
 #include "engine/engine_stats.h"
 #include "kv_cache/kv_cache_manager.h"
+#include "lora/lora_weights.h"
 #include "model/model_loader.h"
 #include "runner/model_runner.h"
 #include "sched/scheduler.h"
@@ -38,6 +39,9 @@ struct EngineCoreRequest {
   std::optional<PoolingSpec> pooling;
   // The prompt as embeddings, one row per (placeholder) prompt token id; null: looked up.
   std::shared_ptr<const PromptEmbeds> prompt_embeds;
+  // The LoRA adapter it runs (its id keys the prefix cache and counts against max_loras); null:
+  // the base model.
+  std::shared_ptr<const lora::LoraWeights> lora;
 };
 
 // What one step produced for one request.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "vllm/iteration_tokens_stats.h"
 #include "vllm/spec_decoding_stats.h"
@@ -25,6 +26,9 @@ struct EngineStats {
   int64_t peak_kv_blocks_in_use = 0;
   int64_t kv_bytes_per_block = 0;
   IterationTokensStats iteration_tokens;  // the steps that scheduled tokens
+  // The LoRA adapters (lora_int_id) of the running and of the waiting requests, each once.
+  std::vector<int64_t> running_lora_ids;
+  std::vector<int64_t> waiting_lora_ids;
 };
 
 }  // namespace vllm

@@ -70,13 +70,20 @@ void LLM::CheckInterrupt(const std::function<void()>& abort_requests) const {
 template <typename Prompt>
 std::vector<RequestOutput> LLM::Run(const std::vector<Prompt>& prompts,
                                     const std::vector<ValidatedSamplingParams>& params,
-                                    bool use_tqdm) {
+                                    bool use_tqdm,
+                                    const std::vector<std::optional<LoraRequest>>& lora_requests) {
   if (params.size() != prompts.size()) {
     throw std::invalid_argument("The lengths of prompts and sampling_params must be the same.");
   }
+  if (!lora_requests.empty() && lora_requests.size() != prompts.size()) {
+    throw std::invalid_argument("The lengths of prompts and lora_request must be the same.");
+  }
   for (size_t i = 0; i < prompts.size(); ++i) {
-    Status status = engine_->AddRequest(std::to_string(i), prompts[i],
-                                        params[i].WithOutputKind(RequestOutputKind::kFinalOnly));
+    RequestOptions options;
+    if (!lora_requests.empty()) options.lora_request = lora_requests[i];
+    Status status =
+        engine_->AddRequest(std::to_string(i), prompts[i],
+                            params[i].WithOutputKind(RequestOutputKind::kFinalOnly), options);
     if (!status.ok()) {
       std::vector<std::string> added;
       for (size_t j = 0; j < i; ++j) added.push_back(std::to_string(j));
@@ -122,6 +129,19 @@ std::vector<RequestOutput> LLM::Generate(const std::vector<std::string>& prompts
 std::vector<RequestOutput> LLM::Generate(const std::vector<std::string>& prompts,
                                          const std::vector<SamplingParams>& params, bool use_tqdm) {
   return Run(prompts, Check(params), use_tqdm);
+}
+
+std::vector<RequestOutput> LLM::Generate(const std::vector<std::string>& prompts,
+                                         const SamplingParams& params,
+                                         const LoraRequest& lora_request, bool use_tqdm) {
+  return Run(prompts, std::vector<ValidatedSamplingParams>(prompts.size(), Check(params)), use_tqdm,
+             std::vector<std::optional<LoraRequest>>(prompts.size(), lora_request));
+}
+
+std::vector<RequestOutput> LLM::Generate(
+    const std::vector<std::string>& prompts, const std::vector<SamplingParams>& params,
+    const std::vector<std::optional<LoraRequest>>& lora_requests, bool use_tqdm) {
+  return Run(prompts, Check(params), use_tqdm, lora_requests);
 }
 
 std::vector<RequestOutput> LLM::GenerateFromTokenIds(

@@ -74,6 +74,7 @@ Status LLMEngine::LoadTokenizer(const std::string& model_path, const std::string
 Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   VLLM_RETURN_IF_ERROR(CheckEngineArgs(args));
   VLLM_RETURN_IF_ERROR(CheckGenerationConfigArgs(args));
+  VLLM_RETURN_IF_ERROR(CheckLoraArgs(args));
   if (args.structured_outputs_compile_threads < 1 || args.structured_outputs_compile_threads > 64) {
     return Error{"--structured-outputs-compile-threads must be between 1 and 64, not " +
                  std::to_string(args.structured_outputs_compile_threads)};
@@ -118,6 +119,11 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
                  " model does not take prompt embeddings here"};
   }
   impl.enable_prompt_embeds = args.enable_prompt_embeds;
+  if (args.enable_lora) {
+    auto lora_adapters = LoraAdapters::Create(args, impl.model);
+    if (!lora_adapters) return Error{lora_adapters.error()};
+    impl.lora_adapters = std::move(*lora_adapters);
+  }
   if (args.skip_tokenizer_init) {
     // An unknown mode is refused even so, as vLLM's argument choices refuse it.
     if (auto mode = ParseTokenizerMode(args.tokenizer_mode); !mode) return Error{mode.error()};
@@ -222,6 +228,13 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
   if (grammar && !options.structured_output_after.empty()) {
     grammar_after_token_ids = impl_->tokenizer->Encode(options.structured_output_after, false);
   }
+  std::shared_ptr<const lora::LoraWeights> lora;
+  if (options.lora_request) {
+    if (!impl_->lora_adapters) return Error{LoraNotEnabledMessage(*options.lora_request)};
+    auto resolved = impl_->lora_adapters->Resolve(*options.lora_request);
+    if (!resolved) return Error{resolved.error()};
+    lora = std::move(*resolved);
+  }
   std::vector<int32_t> token_ids;
   std::string text;
   std::shared_ptr<const PromptEmbeds> prompt_embeds;
@@ -288,7 +301,8 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
                                              .bad_words_token_ids = bad_words_token_ids,
                                              .grammar = grammar,
                                              .grammar_after_token_ids = grammar_after_token_ids,
-                                             .prompt_embeds = prompt_embeds});
+                                             .prompt_embeds = prompt_embeds,
+                                             .lora = lora});
     if (!status.ok()) {
       impl_->core->FinishRequests(added, RequestStatus::kFinishedAborted);
       return status;

@@ -11,6 +11,7 @@
 #include "common/expected.h"
 #include "engine/engine_stats.h"
 #include "vllm/engine_args.h"
+#include "vllm/lora_request.h"
 #include "vllm/outputs.h"
 #include "vllm/pooling_params.h"
 #include "vllm/request_options.h"
@@ -91,6 +92,13 @@ class LLMEngine {
   bool is_sleeping() const;
   // vLLM's reset_prefix_cache: false (nothing done) while a request holds KV blocks.
   bool ResetPrefixCache();
+  // vLLM's add_lora / remove_lora / list_loras (--enable-lora; without it AddLora is refused,
+  // RemoveLora is false and ListLoras empty). AddLora loads the adapter into the CPU cache
+  // (--max-cpu-loras, least recently used evicted); a request's options.lora_request loads it on
+  // first use as well. ListLoras: the ids held, most recently used first.
+  Status AddLora(const LoraRequest& lora_request);
+  bool RemoveLora(int64_t lora_int_id);
+  std::vector<int64_t> ListLoras() const;
 
  private:
   // What the engine holds (llm_engine_impl.h): the model, tokenizer, core and output processor,

@@ -11,6 +11,7 @@
 #include "common/thread_pool.h"
 #include "engine/engine_core.h"
 #include "engine/llm_engine.h"
+#include "engine/lora_adapters.h"
 #include "engine/output_processor.h"
 #include "model/model_loader.h"
 #include "structured_output/structured_output_compiler.h"
@@ -41,7 +42,8 @@ struct LLMEngine::Impl {
   std::map<std::string, std::vector<int32_t>> pooling_prompts;
   // EngineArgs::seed's generator of seeds for requests that have none.
   std::optional<std::mt19937_64> request_seeds;
-  bool enable_prompt_embeds = false;  // EngineArgs::enable_prompt_embeds
+  bool enable_prompt_embeds = false;            // EngineArgs::enable_prompt_embeds
+  std::unique_ptr<LoraAdapters> lora_adapters;  // with --enable-lora; else null
 };
 
 }  // namespace vllm

@@ -32,6 +32,11 @@ Expected<std::shared_ptr<const LoraWeights>> LoadLoraAdapter(const LoraRequest& 
   if (!file_pairs) return Error{failed + file_pairs.error()};
   auto weights = AssembleLoraWeights(request, base, options.max_lora_rank, std::move(*file_pairs));
   if (!weights) return Error{failed + weights.error()};
+  for (LoraLayer& layer : weights->layers) {
+    for (std::optional<LoraMatrices>& matrices : layer.targets) {
+      if (matrices) StoreLoraMatricesAs(options.dtype, *matrices);
+    }
+  }
   return std::shared_ptr<const LoraWeights>(std::make_shared<LoraWeights>(std::move(*weights)));
 }
 

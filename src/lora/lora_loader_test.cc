@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -103,6 +104,44 @@ TEST(LoraOracle, PeftAndGgufFormsMatchOnAGgufBaseAndAnHfBase) {
       ASSERT_TRUE(gguf.ok()) << gguf.error();
       ExpectSameWeights(**peft, **gguf);
     }
+  }
+}
+
+// --lora-dtype bfloat16: every matrix is the f32 load rounded to bf16 (nearest even), and the
+// f32 storage is freed.
+TEST(LoraOracle, Bf16StorageIsTheF32LoadRounded) {
+  SKIP_WITHOUT_ORACLES();
+  for (const std::string name : {"sql-peft", "poet.gguf"}) {
+    SCOPED_TRACE(name);
+    const LoraRequest request{"adapter", 1, kOracleDir + "/" + name, ""};
+    auto f32 = LoadLoraAdapter(request, OracleBase(true), {.dtype = LoraDtype::kFloat32});
+    auto bf16 = LoadLoraAdapter(request, OracleBase(true), {.dtype = LoraDtype::kBfloat16});
+    ASSERT_TRUE(f32.ok()) << f32.error();
+    ASSERT_TRUE(bf16.ok()) << bf16.error();
+    int num_matrices = 0;
+    for (int layer = 0; layer < 3; ++layer) {
+      for (int target = 0; target < kNumLoraTargets; ++target) {
+        const auto& full = (*f32)->layers[layer].targets[target];
+        const auto& half = (*bf16)->layers[layer].targets[target];
+        ASSERT_EQ(full.has_value(), half.has_value());
+        if (!full) continue;
+        ++num_matrices;
+        EXPECT_EQ(full->dtype, LoraDtype::kFloat32);
+        ASSERT_EQ(half->dtype, LoraDtype::kBfloat16);
+        EXPECT_TRUE(half->a.empty() && half->b.empty() && full->a_bf16.empty());
+        EXPECT_EQ(half->num_a_values(), full->num_a_values());
+        EXPECT_EQ(half->num_b_values(), full->num_b_values());
+        LoraMatrices rounded = *full;
+        StoreLoraMatricesAs(LoraDtype::kBfloat16, rounded);
+        EXPECT_EQ(half->a_bf16, rounded.a_bf16);
+        EXPECT_EQ(half->b_bf16, rounded.b_bf16);
+        for (size_t i = 0; i < full->a.size(); ++i) {
+          const float widened = std::bit_cast<float>(uint32_t{half->a_bf16[i]} << 16);
+          ASSERT_LE(std::abs(widened - full->a[i]), std::abs(full->a[i]) / 256) << i;
+        }
+      }
+    }
+    EXPECT_GT(num_matrices, 0);
   }
 }
 

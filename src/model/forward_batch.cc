@@ -148,6 +148,13 @@ Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv,
       return Error{"forward batch: input embeddings outside the batch or not hidden_size wide"};
     }
   }
+  if (!batch.seq_loras.empty() &&
+      static_cast<int64_t>(batch.seq_loras.size()) != batch.num_seqs()) {
+    return Error{"forward batch: seq_loras does not match seq_lens"};
+  }
+  for (const lora::LoraWeights* adapter : batch.seq_loras) {
+    if (adapter != nullptr) VLLM_RETURN_IF_ERROR(LoraFitsModel(*adapter, config));
+  }
   if (kv.options().num_kv_heads != config.num_kv_heads ||
       kv.options().head_dim != config.head_dim || kv.options().num_layers != config.num_layers) {
     return Error{"KV storage shape does not match the model"};
@@ -158,6 +165,45 @@ Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv,
     if (kept > 0 && (seen <= 0 || seen > kept)) {
       return Error{"KV storage: layer " + std::to_string(layer) + " attends past the window (" +
                    std::to_string(kept) + ") of its KV cache group"};
+    }
+  }
+  return Status::Ok();
+}
+
+Status LoraFitsModel(const lora::LoraWeights& adapter, const ModelConfig& config) {
+  using lora::LoraTarget;
+  const std::string name = "LoRA adapter '" + adapter.name + "'";
+  if (static_cast<int64_t>(adapter.layers.size()) != config.num_layers) {
+    return Error{name + " has " + std::to_string(adapter.layers.size()) +
+                 " layers; the model has " + std::to_string(config.num_layers)};
+  }
+  const int64_t hidden = config.hidden_size;
+  const int64_t q_size = config.num_heads * config.head_dim;
+  const int64_t kv_size = config.num_kv_heads * config.head_dim;
+  const int64_t ffn = config.intermediate_size;
+  // [in_features, out_features] of each target's base weight, in LoraTarget order.
+  const int64_t shapes[lora::kNumLoraTargets][2] = {
+      {hidden, q_size}, {hidden, kv_size}, {hidden, kv_size}, {q_size, hidden},
+      {hidden, ffn},    {hidden, ffn},     {ffn, hidden}};
+  for (int64_t layer = 0; layer < config.num_layers; ++layer) {
+    for (int t = 0; t < lora::kNumLoraTargets; ++t) {
+      const std::optional<lora::LoraMatrices>& matrices = adapter.layers[layer].targets[t];
+      if (!matrices) continue;
+      const std::string where = name + " layer " + std::to_string(layer) + " " +
+                                std::string(lora::PeftModuleName(static_cast<LoraTarget>(t)));
+      if (config.num_experts > 0 && t >= static_cast<int>(LoraTarget::kGate)) {
+        return Error{where + ": LoRA on mixture-of-experts layers is not supported"};
+      }
+      const int64_t rank = matrices->rank;
+      if (rank <= 0 || matrices->in_features != shapes[t][0] ||
+          matrices->out_features != shapes[t][1] ||
+          matrices->num_a_values() != rank * shapes[t][0] ||
+          matrices->num_b_values() != shapes[t][1] * rank) {
+        return Error{where + ": rank " + std::to_string(rank) + ", " +
+                     std::to_string(matrices->out_features) + " x " +
+                     std::to_string(matrices->in_features) + " does not fit the base weight's " +
+                     std::to_string(shapes[t][1]) + " x " + std::to_string(shapes[t][0])};
+      }
     }
   }
   return Status::Ok();

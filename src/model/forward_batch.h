@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "lora/lora_weights.h"
 #include "model/kv_storage.h"
 #include "model/model_config.h"
 
@@ -46,6 +47,9 @@ struct ForwardBatch {
   std::vector<int32_t> token_type_ids;   // [num_tokens] segment ids (encoders); empty: all 0
   // Given input embeddings; only for models that accept_input_embeds().
   std::vector<InputEmbedsRows> input_embeds;
+  // The LoRA adapter each sequence runs, kept alive by the caller through the forward
+  // ([num_seqs], null: the base model); empty: no sequence runs one.
+  std::vector<const lora::LoraWeights*> seq_loras;
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }
@@ -66,10 +70,16 @@ Status AppendSequence(std::span<const int32_t> new_token_ids, int32_t num_comput
 // appear only in a sliding group, before the window of each of the sequence's tokens.
 Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv);
 // The same, plus what a model's forward needs of them: every token id inside the vocabulary, the
-// input embeddings' rows inside the batch and hidden_size wide, the
+// input embeddings' rows inside the batch and hidden_size wide, every LoRA adapter shaped for the
+// model's layers (LoraFitsModel), the
 // storage shaped for the model's layers and KV heads, and every sliding-window layer in a group
 // whose window covers the layer's (a group frees the blocks that leave its window).
 Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv,
                             const ModelConfig& config);
+
+// Whether an adapter fits the model: one layer per model layer, each matrix of a target shaped as
+// that target's base weight ([rank, in] and [out, rank] for q, k, v, o, gate, up, down of a dense
+// decoder; MoE layers take no gate / up / down adapter). The error names the layer and target.
+Status LoraFitsModel(const lora::LoraWeights& adapter, const ModelConfig& config);
 
 }  // namespace vllm

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <variant>
 
+#include "common/expected.h"
 #include "python/bindings.h"
 #include "python/prompt_embeds_arg.h"
 #include "tokenizer/tokenizer.h"
@@ -84,8 +85,9 @@ class AsyncEngine {
   std::shared_ptr<RequestOutputStream> Submit(
       const std::string& request_id, const std::variant<std::string, std::vector<int32_t>>& prompt,
       const SamplingParams& params, int priority, py::function on_output,
-      const std::optional<PythonPromptEmbeds>& prompt_embeds) {
-    RequestOptions options{.priority = priority};
+      const std::optional<PythonPromptEmbeds>& prompt_embeds,
+      const std::optional<LoraRequest>& lora_request) {
+    RequestOptions options{.priority = priority, .lora_request = lora_request};
     if (prompt_embeds) options.prompt_embeds = ToPromptEmbeds(*prompt_embeds);
     auto callback = std::make_shared<PythonCallback>(std::move(on_output));
     py::gil_scoped_release release;
@@ -93,6 +95,19 @@ class AsyncEngine {
   }
 
   void Abort(const std::string& request_id) { Running().Abort(request_id); }
+
+  // vLLM's add_lora / remove_lora / list_loras: add_lora raises ValueError with the loader's
+  // message; the adapter is read here, off the engine thread.
+  bool AddLora(const LoraRequest& lora_request) {
+    Status added = [&] {
+      py::gil_scoped_release release;
+      return Running().AddLora(lora_request);
+    }();
+    if (!added.ok()) throw std::invalid_argument(added.message());
+    return true;
+  }
+  bool RemoveLora(int64_t lora_int_id) { return Running().RemoveLora(lora_int_id); }
+  std::vector<int64_t> ListLoras() { return Running().ListLoras(); }
 
   // vLLM's sleep mode (RuntimeError when the engine refuses): these wait for the engine thread.
   void Sleep(int level, bool abort_unfinished) {
@@ -170,8 +185,11 @@ void BindAsyncEngine(py::module_& module) {
   async_engine.def(py::init<const EngineArgs&>(), py::arg("args"))
       .def("submit", &AsyncEngine::Submit, py::arg("request_id"), py::arg("prompt"),
            py::arg("params"), py::arg("priority"), py::arg("on_output"),
-           py::arg("prompt_embeds") = py::none())
+           py::arg("prompt_embeds") = py::none(), py::arg("lora_request") = py::none())
       .def("abort", &AsyncEngine::Abort, py::arg("request_id"))
+      .def("add_lora", &AsyncEngine::AddLora, py::arg("lora_request"))
+      .def("remove_lora", &AsyncEngine::RemoveLora, py::arg("lora_int_id"))
+      .def("list_loras", &AsyncEngine::ListLoras)
       .def("sleep", &AsyncEngine::Sleep, py::arg("level"), py::arg("abort_unfinished"))
       .def("wake_up", &AsyncEngine::WakeUp, py::arg("tags"))
       .def_property_readonly("is_sleeping", &AsyncEngine::IsSleeping)

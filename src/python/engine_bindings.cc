@@ -59,10 +59,11 @@ class Engine {
   // their row-major values).
   void AddRequest(const std::string& request_id, const PromptInput& prompt,
                   const SamplingParams& params, int priority,
-                  const std::optional<PythonPromptEmbeds>& prompt_embeds) {
+                  const std::optional<PythonPromptEmbeds>& prompt_embeds,
+                  const std::optional<LoraRequest>& lora_request) {
     auto validated = ValidatedSamplingParams::Validate(params);
     if (!validated) throw std::invalid_argument(validated.error());
-    RequestOptions options{.priority = priority};
+    RequestOptions options{.priority = priority, .lora_request = lora_request};
     if (prompt_embeds) options.prompt_embeds = ToPromptEmbeds(*prompt_embeds);
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -128,6 +129,26 @@ class Engine {
       rows.emplace_back(output.request_id, output.prompt_token_ids, output.outputs.score);
     }
     return rows;
+  }
+
+  // vLLM's add_lora / remove_lora / list_loras. add_lora: ValueError with the loader's message.
+  bool AddLora(const LoraRequest& lora_request) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (Status status = engine_->AddLora(lora_request); !status.ok()) {
+      throw std::invalid_argument(status.message());
+    }
+    return true;
+  }
+  bool RemoveLora(int64_t lora_int_id) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return engine_->RemoveLora(lora_int_id);
+  }
+  std::vector<int64_t> ListLoras() {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return engine_->ListLoras();
   }
 
   bool HasUnfinishedRequests() {
@@ -207,12 +228,16 @@ void BindEngine(py::module_& module) {
   py::class_<Engine> engine(module, "Engine");
   engine.def(py::init<const EngineArgs&>(), py::arg("args"))
       .def("add_request", &Engine::AddRequest, py::arg("request_id"), py::arg("prompt"),
-           py::arg("params"), py::arg("priority") = 0, py::arg("prompt_embeds") = py::none())
+           py::arg("params"), py::arg("priority") = 0, py::arg("prompt_embeds") = py::none(),
+           py::arg("lora_request") = py::none())
       .def("step", &Engine::Step)
       .def("abort", &Engine::Abort, py::arg("request_ids"))
       .def("beam_search", &Engine::BeamSearch, py::arg("prompts"), py::arg("params"))
       .def("pool", &Engine::Pool, py::arg("task"), py::arg("prompts"), py::arg("params"))
       .def("score", &Engine::Score, py::arg("text_1"), py::arg("text_2"), py::arg("params"))
+      .def("add_lora", &Engine::AddLora, py::arg("lora_request"))
+      .def("remove_lora", &Engine::RemoveLora, py::arg("lora_int_id"))
+      .def("list_loras", &Engine::ListLoras)
       .def("has_unfinished_requests", &Engine::HasUnfinishedRequests)
       .def("sleep", &Engine::Sleep, py::arg("level"))
       .def("wake_up", &Engine::WakeUp, py::arg("tags"))

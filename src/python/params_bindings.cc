@@ -6,6 +6,7 @@
 #include "engine/task_flag.h"
 #include "python/bindings.h"
 #include "vllm/engine_args.h"
+#include "vllm/lora_request.h"
 #include "vllm/pooling_params.h"
 #include "vllm/sampling_params.h"
 
@@ -60,7 +61,19 @@ void BindParams(py::module_& module) {
       .def_readwrite("disable_sliding_window", &EngineArgs::disable_sliding_window)
       .def_readwrite("rope_scaling", &EngineArgs::rope_scaling)
       .def_readwrite("rope_theta", &EngineArgs::rope_theta)
-      .def_readwrite("pooler_config", &EngineArgs::pooler_config);
+      .def_readwrite("pooler_config", &EngineArgs::pooler_config)
+      .def_readwrite("enable_lora", &EngineArgs::enable_lora)
+      .def_readwrite("max_loras", &EngineArgs::max_loras)
+      .def_readwrite("max_lora_rank", &EngineArgs::max_lora_rank)
+      .def_readwrite("max_cpu_loras", &EngineArgs::max_cpu_loras)
+      .def_readwrite("lora_dtype", &EngineArgs::lora_dtype);
+  // vllm_cpp.lora.request.LoRARequest's engine form.
+  py::class_<LoraRequest>(module, "LoraRequest")
+      .def(py::init<>())
+      .def_readwrite("lora_name", &LoraRequest::lora_name)
+      .def_readwrite("lora_int_id", &LoraRequest::lora_int_id)
+      .def_readwrite("lora_path", &LoraRequest::lora_path)
+      .def_readwrite("base_model_name", &LoraRequest::base_model_name);
   // LLM(task=...): vLLM 0.10's deprecated spelling of runner / convert, mapped as --task is.
   module.def(
       "apply_deprecated_task",

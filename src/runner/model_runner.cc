@@ -34,16 +34,20 @@ Expected<std::unique_ptr<ModelRunner>> ModelRunner::Create(Model& model, const O
 }
 
 void ModelRunner::AddRequest(std::string request_id, SamplingInputs inputs,
-                             std::shared_ptr<const PromptEmbeds> prompt_embeds) {
+                             std::shared_ptr<const PromptEmbeds> prompt_embeds,
+                             std::shared_ptr<const lora::LoraWeights> lora) {
   samplers_.erase(request_id);
   prompt_embeds_.erase(request_id);
+  loras_.erase(request_id);
   if (prompt_embeds) prompt_embeds_.emplace(request_id, std::move(prompt_embeds));
+  if (lora) loras_.emplace(request_id, std::move(lora));
   samplers_.emplace(std::move(request_id), RequestSampler(std::move(inputs)));
 }
 
 void ModelRunner::RemoveRequest(const std::string& request_id) {
   samplers_.erase(request_id);
   prompt_embeds_.erase(request_id);
+  loras_.erase(request_id);
   PreemptRequest(request_id);
 }
 
@@ -60,6 +64,10 @@ Expected<std::vector<float>> ModelRunner::ComputeLogits(std::span<const Sequence
     const auto num_new = static_cast<int32_t>(chunk.new_token_ids.size());
     const auto end = static_cast<int32_t>(batch_.token_ids.size());
     if (!chunk.new_embeds.empty()) batch_.input_embeds.push_back({end - num_new, chunk.new_embeds});
+    if (chunk.lora != nullptr && batch_.seq_loras.empty()) {
+      batch_.seq_loras.resize(batch_.num_seqs() - 1, nullptr);  // the sequences before it
+    }
+    if (chunk.lora != nullptr || !batch_.seq_loras.empty()) batch_.seq_loras.push_back(chunk.lora);
     if (chunk.wants_all_logits) {
       for (int32_t row = end - num_new; row < end; ++row) batch_.logits_indices.push_back(row);
     } else if (chunk.wants_logits) {
@@ -81,6 +89,11 @@ std::span<const float> ModelRunner::PromptEmbedsOf(std::string_view request_id, 
   const int64_t num_rows = std::min(end, embeds.num_tokens) - begin;
   return std::span(embeds.values)
       .subspan(begin * embeds.hidden_size, num_rows * embeds.hidden_size);
+}
+
+const lora::LoraWeights* ModelRunner::LoraOf(std::string_view request_id) const {
+  auto it = loras_.find(request_id);
+  return it == loras_.end() ? nullptr : it->second.get();
 }
 
 Expected<ModelRunnerOutput> ModelRunner::Execute(std::span<const ScheduledSequence> sequences) {
@@ -114,7 +127,8 @@ Expected<ModelRunnerOutput> ModelRunner::Execute(std::span<const ScheduledSequen
                           sampler->second.num_prompt_logprobs < end && begin < num_prompt;
     chunks.push_back({new_tokens[i], static_cast<int32_t>(begin), sequence.block_tables,
                       reaches_end, all_rows, static_cast<int32_t>(num_drafts),
-                      PromptEmbedsOf(sequence.request_id, begin, end)});
+                      PromptEmbedsOf(sequence.request_id, begin, end),
+                      LoraOf(sequence.request_id)});
     if (all_rows || reaches_end) first_row[i] = num_rows;
     num_rows += all_rows ? sequence.num_new_tokens : (reaches_end ? 1 + num_drafts : 0);
   }

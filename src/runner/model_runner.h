@@ -15,6 +15,7 @@
 
 #include "common/expected.h"
 #include "kernels/kv_cache_dtype.h"
+#include "lora/lora_weights.h"
 #include "model/kv_cache_layout.h"
 #include "model/model.h"
 #include "runner/draft_model_proposer.h"
@@ -41,6 +42,9 @@ struct SequenceChunk {
   // The input embeddings of the chunk's first new_embeds.size() / hidden_size tokens (prompt
   // embeddings), in place of their token ids' lookup; empty: every token is looked up.
   std::span<const float> new_embeds;
+  // The LoRA adapter the sequence runs (kept alive by the caller through the forward); null: the
+  // base model.
+  const lora::LoraWeights* lora = nullptr;
 };
 
 // One scheduled request's share of a step: tokens [num_computed_tokens, + num_new_tokens) of
@@ -103,9 +107,11 @@ class ModelRunner {
 
   // A request's sampling state lives from AddRequest to RemoveRequest (preemptions included), and
   // so do its prompt embeddings when its prompt came as embeddings (its prompt token ids are
-  // then placeholders; the model must accept_input_embeds()).
+  // then placeholders; the model must accept_input_embeds()) and its LoRA adapter (null: the
+  // base model), which the runner keeps alive while the request lives.
   void AddRequest(std::string request_id, SamplingInputs inputs,
-                  std::shared_ptr<const PromptEmbeds> prompt_embeds = nullptr);
+                  std::shared_ptr<const PromptEmbeds> prompt_embeds = nullptr,
+                  std::shared_ptr<const lora::LoraWeights> lora = nullptr);
   void RemoveRequest(const std::string& request_id);
   // The scheduler preempted the request: its blocks, and the draft model's KV in them, are gone
   // (its sampling state stays).
@@ -137,6 +143,8 @@ class ModelRunner {
   // when it has none there.
   std::span<const float> PromptEmbedsOf(std::string_view request_id, int64_t begin,
                                         int64_t end) const;
+  // The request's LoRA adapter; null: none.
+  const lora::LoraWeights* LoraOf(std::string_view request_id) const;
   // The n-gram drafts after prompt + output + sampled.
   std::vector<int32_t> ProposeNgramDrafts(const ScheduledSequence& sequence,
                                           std::span<const int32_t> sampled_token_ids) const;
@@ -155,6 +163,7 @@ class ModelRunner {
   ForwardBatch batch_;
   std::map<std::string, RequestSampler, std::less<>> samplers_;
   std::map<std::string, std::shared_ptr<const PromptEmbeds>, std::less<>> prompt_embeds_;
+  std::map<std::string, std::shared_ptr<const lora::LoraWeights>, std::less<>> loras_;
 };
 
 }  // namespace vllm

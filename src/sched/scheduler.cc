@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <set>
 
 namespace vllm {
 
@@ -105,10 +107,22 @@ SchedulerOutput Scheduler::Schedule() {
     i = std::find(running_.begin(), running_.end(), request) - running_.begin() + 1;
   }
 
-  // Then waiting requests, unless this step had to preempt.
-  while (output.preempted_request_ids.empty() && !waiting_.empty() && budget > 0 &&
+  // Then waiting requests, unless this step had to preempt; those whose adapter would exceed
+  // max_loras stay where they are in the queue.
+  std::set<int64_t> running_loras;
+  for (const Request* request : running_) {
+    if (request->cache_keys.lora_id > 0) running_loras.insert(request->cache_keys.lora_id);
+  }
+  size_t next_waiting = 0;
+  while (output.preempted_request_ids.empty() && next_waiting < waiting_.size() && budget > 0 &&
          static_cast<int>(running_.size()) < config_.max_num_seqs) {
-    Request* request = waiting_.front();
+    Request* request = waiting_[next_waiting];
+    const int64_t lora_id = request->cache_keys.lora_id;
+    if (config_.max_loras > 0 && lora_id > 0 && !running_loras.contains(lora_id) &&
+        static_cast<int>(running_loras.size()) >= config_.max_loras) {
+      ++next_waiting;
+      continue;
+    }
     KvCacheManager::ComputedBlocks computed;
     // Prompt logprobs need every prompt position computed, so such requests skip the cache;
     // so do pooling requests, whose pooler reads every position's hidden state.
@@ -128,7 +142,8 @@ SchedulerOutput Scheduler::Schedule() {
       tables.emplace();
     }
     if (!tables) break;  // wait for blocks to be freed
-    waiting_.pop_front();
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(next_waiting));
+    if (lora_id > 0) running_loras.insert(lora_id);
     request->num_computed_tokens = num_computed;
     if (request->num_cached_tokens < 0) {  // its first scheduling
       request->num_cached_tokens = num_computed;

@@ -28,6 +28,10 @@ struct SchedulerConfig {
   // Slots allocated past each request's scheduled tokens (vLLM's num_lookahead_tokens): a draft
   // model writes the KV of its proposals there before they are verified. Capped at max_model_len.
   int64_t num_lookahead_tokens = 0;
+  // The most distinct LoRA adapters (Request::cache_keys.lora_id > 0) among the running requests
+  // (vLLM's max_loras); a waiting request whose adapter would exceed it is skipped for the step.
+  // 0: no limit.
+  int max_loras = 0;
 };
 
 struct ScheduledRequest {
@@ -77,6 +81,11 @@ class Scheduler {
   int num_waiting() const { return static_cast<int>(waiting_.size()); }
   int64_t num_preemptions() const { return num_preemptions_; }
   const Request* Find(const std::string& request_id) const;
+  // The LoRA adapters (cache_keys.lora_id > 0) of the running and of the waiting requests, each
+  // once, in queue order: vLLM's running_lora_adapters / waiting_lora_adapters
+  // (scheduler_lora_stats.cc).
+  std::vector<int64_t> running_lora_ids() const;
+  std::vector<int64_t> waiting_lora_ids() const;
 
  private:
   bool Precedes(const Request& a, const Request& b) const;

@@ -1,9 +1,11 @@
 #include "server/api_router.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "common/logging.h"
 #include "server/header_value.h"
+#include "server/lora_metrics.h"
 #include "server/openai/api_error.h"
 #include "server/openai/chat/handler.h"
 #include "server/openai/classify/handler.h"
@@ -11,6 +13,7 @@
 #include "server/openai/detokenize/handler.h"
 #include "server/openai/embeddings/handler.h"
 #include "server/openai/generate/handler.h"
+#include "server/openai/lora_adapters/handler.h"
 #include "server/openai/models/handler.h"
 #include "server/openai/pooling/handler.h"
 #include "server/openai/rerank/handler.h"
@@ -37,8 +40,18 @@ void AnswerVersion(ServingContext&, const RequestMeta&,
 
 void AnswerMetrics(ServingContext& context, const RequestMeta&,
                    const std::shared_ptr<ResponseWriter>& writer, const Json&) {
-  writer->Send(http::status::ok, "text/plain; version=0.0.4; charset=utf-8",
-               context.metrics.Render(context.engine.stats()));
+  const EngineStatsSnapshot stats = context.engine.stats();
+  std::string text = context.metrics.Render(stats);
+  if (context.max_loras > 0) {
+    text += RenderLoraRequestsInfo(
+        {.max_loras = context.max_loras,
+         .running_lora_adapters = context.lora_adapters.NamesOf(stats.running_lora_ids),
+         .waiting_lora_adapters = context.lora_adapters.NamesOf(stats.waiting_lora_ids),
+         .unix_seconds =
+             std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                 .count()});
+  }
+  writer->Send(http::status::ok, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
 }
 
 using enum http::verb;
@@ -69,6 +82,8 @@ constexpr Route kRoutes[] = {
     {post, "/generate", kOpen, kJson, kRefuse, HandleGenerate},
     {post, "/tokenize", kOpen, kJson, kServe, HandleTokenize},
     {post, "/detokenize", kOpen, kJson, kServe, HandleDetokenize},
+    {post, "/v1/load_lora_adapter", kApiKey, kJson, kServe, HandleLoadLoraAdapter},
+    {post, "/v1/unload_lora_adapter", kApiKey, kJson, kServe, HandleUnloadLoraAdapter},
 };
 
 // The 415 for a body that does not say it is JSON (an absent Content-Type is taken as JSON).

@@ -7,10 +7,12 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "server/metrics.h"
+#include "server/openai/lora_adapters/registry.h"
 #include "server/openai/responses/event_log.h"
 #include "server/openai/responses/store.h"
 #include "server/openai/structured_outputs_request.h"
@@ -56,6 +58,11 @@ struct ServingContext {
   ResponseEventLogs response_events;  // the events of background streamed responses
   // Set once a shutdown began: new generation requests get 503.
   std::atomic<bool> shutting_down{false};
+  // --enable-lora: the adapters a request's "model" may name; /v1/load_lora_adapter and
+  // /v1/unload_lora_adapter answer only with VLLM_ALLOW_RUNTIME_LORA_UPDATING true (else 404).
+  LoraAdapterRegistry lora_adapters;
+  bool runtime_lora_updating = false;
+  int max_loras = 0;  // --max-loras with --enable-lora (vllm:lora_requests_info); 0: LoRA off
 
   // True when a request's "model" names this server's model (an absent name does too).
   bool Serves(const std::string& model) const {
@@ -64,6 +71,16 @@ struct ServingContext {
       if (name == model) return true;
     }
     return false;
+  }
+  // Serves(model), or else the adapter it names in `lora_request`; false when it is neither.
+  bool ResolveModel(const std::string& model, std::optional<LoraRequest>* lora_request) const {
+    if (Serves(model)) return true;
+    *lora_request = lora_adapters.Find(model);
+    return lora_request->has_value();
+  }
+  // The name responses report: the adapter's, else the served model's first.
+  const std::string& ResponseModelName(const std::optional<LoraRequest>& lora_request) const {
+    return lora_request ? lora_request->lora_name : served_model_names.front();
   }
 };
 

@@ -40,7 +40,9 @@ Status AttentionBlock::Load(WeightLoader& loader, int64_t layer, const ModelConf
 }
 
 void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Rope& rope,
-                             KvStorage& kv, ThreadPool& pool, float* out) const {
+                             KvStorage& kv, ThreadPool& pool, float* out,
+                             const LoraSegments* lora) const {
+  const LayerLora layer_lora{lora, layer_};
   const int64_t num_tokens = batch.num_tokens();
   const int64_t q_size = num_heads_ * head_dim_;
   const int64_t kv_size = num_kv_heads_ * head_dim_;
@@ -50,7 +52,7 @@ void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Ro
   const auto k = std::make_unique_for_overwrite<float[]>(num_tokens * kv_size);
   const auto v = std::make_unique_for_overwrite<float[]>(num_tokens * kv_size);
   const auto attn = std::make_unique_for_overwrite<float[]>(num_tokens * q_size);
-  qkv_.Forward(x, num_tokens, pool, q.get(), k.get(), v.get());
+  qkv_.Forward(x, num_tokens, pool, q.get(), k.get(), v.get(), layer_lora);
   // Token by token, in parallel: Q/K norms (each head's vector on its own), the rotation, and
   // (causal) K and V into the token's cache slot.
   pool.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
@@ -83,6 +85,8 @@ void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Ro
   }
   kernels::Linear(*wo_, attn.get(), num_tokens, out, pool);
   if (!wo_bias_.empty()) AddRowBias(wo_bias_, num_tokens, out);
+  const int64_t hidden = wo_->rows();
+  layer_lora.Apply(lora::LoraTarget::kO, 0, num_tokens, attn.get(), q_size, out, hidden, pool);
 }
 
 }  // namespace vllm

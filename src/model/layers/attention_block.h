@@ -18,6 +18,7 @@
 #include "kernels/ops.h"
 #include "model/forward_batch.h"
 #include "model/kv_storage.h"
+#include "model/layers/lora_segments.h"
 #include "model/layers/qkv_projection.h"
 #include "model/layers/rope.h"
 #include "model/model_config.h"
@@ -29,9 +30,10 @@ class AttentionBlock {
  public:
   Status Load(WeightLoader& loader, int64_t layer, const ModelConfig& config);
 
-  // x: [num_tokens, hidden] (normed) → out: [num_tokens, hidden].
+  // x: [num_tokens, hidden] (normed) → out: [num_tokens, hidden], with the q, k, v and o
+  // products of the batch's LoRA adapters (null: none).
   void Forward(const float* x, const ForwardBatch& batch, const Rope& rope, KvStorage& kv,
-               ThreadPool& pool, float* out) const;
+               ThreadPool& pool, float* out, const LoraSegments* lora = nullptr) const;
 
  private:
   int64_t layer_ = 0;

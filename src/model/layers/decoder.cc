@@ -112,14 +112,16 @@ Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<
                       x.data() + int64_t{rows.first_row} * hidden);
   }
   add_and_norm(nullptr, layers_.empty() ? nullptr : &layers_[0].attn_norm);
+  const LoraSegments lora_segments(batch);  // grouped once, used by every layer
+  const LoraSegments* lora = lora_segments.empty() ? nullptr : &lora_segments;
   for (int64_t l = 0; l < config_.num_layers; ++l) {
     const Layer& layer = layers_[l];
-    layer.attention.Forward(normed.data(), batch, rope_(l), kv, pool_, projected.data());
+    layer.attention.Forward(normed.data(), batch, rope_(l), kv, pool_, projected.data(), lora);
     add_and_norm(&layer.post_attention_norm, &layer.ffn_norm);
     if (layer.moe) {
       layer.moe->Forward(normed.data(), num_tokens, pool_, projected.data());
     } else {
-      layer.mlp->Forward(normed.data(), num_tokens, pool_, projected.data());
+      layer.mlp->Forward(normed.data(), num_tokens, pool_, projected.data(), {lora, l});
     }
     add_and_norm(&layer.post_ffw_norm,
                  l + 1 < config_.num_layers ? &layers_[l + 1].attn_norm : nullptr);

@@ -34,7 +34,7 @@ Status QkvProjection::Load(WeightLoader& loader, const std::string& prefix, int6
 }
 
 void QkvProjection::Forward(const float* x, int64_t num_tokens, ThreadPool& pool, float* q,
-                            float* k, float* v) const {
+                            float* k, float* v, const LayerLora& lora) const {
   // fused: [num_tokens, q_size + 2 kv_size], split into q, k, v below
   std::unique_ptr<float[]> fused;
   const int64_t width = q_size_ + 2 * kv_size_;
@@ -46,13 +46,24 @@ void QkvProjection::Forward(const float* x, int64_t num_tokens, ThreadPool& pool
     kernels::Linear(*wk_, x, num_tokens, k, pool);
     kernels::Linear(*wv_, x, num_tokens, v, pool);
   }
-  if (fused == nullptr && bq_.empty()) return;
+  if (fused != nullptr || !bq_.empty()) {
+    SplitAndAddBias(fused.get(), num_tokens, pool, q, k, v);
+  }
+  const int64_t hidden = wqkv_ != nullptr ? wqkv_->cols() : wq_->cols();
+  lora.Apply(lora::LoraTarget::kQ, 0, num_tokens, x, hidden, q, q_size_, pool);
+  lora.Apply(lora::LoraTarget::kK, 0, num_tokens, x, hidden, k, kv_size_, pool);
+  lora.Apply(lora::LoraTarget::kV, 0, num_tokens, x, hidden, v, kv_size_, pool);
+}
+
+void QkvProjection::SplitAndAddBias(const float* fused, int64_t num_tokens, ThreadPool& pool,
+                                    float* q, float* k, float* v) const {
+  const int64_t width = q_size_ + 2 * kv_size_;
   pool.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
     float* q_rows = q + begin * q_size_;
     float* k_rows = k + begin * kv_size_;
     float* v_rows = v + begin * kv_size_;
     if (fused != nullptr) {
-      SplitColumns(fused.get() + begin * width, end - begin,
+      SplitColumns(fused + begin * width, end - begin,
                    {{q_rows, q_size_}, {k_rows, kv_size_}, {v_rows, kv_size_}});
     }
     if (!bq_.empty()) {

@@ -12,6 +12,7 @@ from typing import AsyncGenerator, Callable, Iterable, Optional, TypeVar, Union
 from . import _core
 from .engine_args import AsyncEngineArgs
 from .inputs import PromptEmbeds, PromptType, parse_prompt
+from .lora.request import LoRARequest, core_lora_request
 from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
 from .pooling import PoolingParams, PoolingRequestOutput, pooling_outputs_from_core
 from .sampling_params import RequestOutputKind, SamplingParams
@@ -84,14 +85,15 @@ class AsyncLLM:
         return SamplingParams._from_core(self._core.default_sampling_params)
 
     async def generate(self, prompt: PromptType, sampling_params: SamplingParams,
-                       request_id: str, *, lora_request: None = None, trace_headers: None = None,
+                       request_id: str, *, lora_request: Optional[LoRARequest] = None,
+                       trace_headers: None = None,
                        priority: int = 0,
                        data_parallel_rank: Optional[int] = None
                        ) -> AsyncGenerator[RequestOutput, None]:
         """Yields the request's outputs as its sampling_params.output_kind says, the final one
-        with finished=True. Closing or cancelling the generator aborts the request."""
-        if lora_request is not None:
-            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        with finished=True. Closing or cancelling the generator aborts the request.
+        lora_request (enable_lora): the adapter it runs with."""
+        core_lora = core_lora_request(lora_request)
         if not isinstance(sampling_params, SamplingParams):
             raise TypeError(f"sampling_params must be a SamplingParams, not "
                             f"{type(sampling_params).__name__}")
@@ -114,7 +116,7 @@ class AsyncLLM:
 
         stream = await self._admit(lambda: self._core.submit(
             request_id, [] if embeds is not None else engine_prompt, core_params, priority, wake,
-            prompt_embeds=embeds))
+            prompt_embeds=embeds, lora_request=core_lora))
         finished = False
         try:
             while True:
@@ -131,7 +133,9 @@ class AsyncLLM:
                     continue
                 finished = output.finished
                 converted = request_output_from_core(output, prompt_text)
-                yield converted if cumulative is None else cumulative.add(converted)
+                result = converted if cumulative is None else cumulative.add(converted)
+                result.lora_request = lora_request
+                yield result
                 if finished:
                     return
         finally:
@@ -148,7 +152,8 @@ class AsyncLLM:
         pooling request finishes in the step that computes its prompt: cancelling the generator
         drops its output."""
         if lora_request is not None:
-            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+            raise NotImplementedError("lora_request with encode is not supported by vllm-cpp yet: "
+                                      "pooling runs the base model")
         if not isinstance(pooling_params, PoolingParams):
             raise TypeError(f"pooling_params must be a PoolingParams, not "
                             f"{type(pooling_params).__name__}")
@@ -175,6 +180,16 @@ class AsyncLLM:
         if row is None:
             raise (ValueError if rejected else RuntimeError)(error)
         yield pooling_outputs_from_core(task, [row])[0]
+
+    async def add_lora(self, lora_request: LoRARequest) -> bool:
+        """Loads the adapter now (enable_lora); ValueError with the loader's message."""
+        return self._core.add_lora(core_lora_request(lora_request))
+
+    async def remove_lora(self, lora_id: int) -> bool:
+        return self._core.remove_lora(lora_id)
+
+    async def list_loras(self) -> set[int]:
+        return set(self._core.list_loras())
 
     async def abort(self, request_id: Union[str, Iterable[str]]) -> None:
         """Aborts requests; each one's stream ends with finish_reason "abort"."""

@@ -23,7 +23,6 @@ _UNSUPPORTED = {
     "swap_space": ((4,), "preempted requests are recomputed, never swapped"),
     "cpu_offload_gb": ((0,), "weights stay in memory"),
     "enable_chunked_prefill": ((None, True), "prefill is always chunked"),
-    "enable_lora": ((False,), "LoRA adapters are not implemented yet"),
     "quantization_param_path": ((None,), "not implemented"),
     "compilation_config": ((None,), "there is nothing to compile"),
     "mm_processor_kwargs": ((None,), "multimodal models are not supported"),
@@ -69,7 +68,14 @@ class EngineArgs:
     disable_log_stats: bool = True  # accepted: the offline engine logs no stats
     enable_chunked_prefill: Optional[bool] = None
     max_logprobs: int = 20  # per position, for logprobs and prompt_logprobs (-1: no limit)
+    # LoRA adapters (lora_request=LoRARequest(...)): at most max_loras distinct ones in a step,
+    # each of rank <= max_lora_rank, max_cpu_loras kept loaded (None: max_loras). lora_dtype is
+    # accepted (auto, float16, bfloat16, float32): the adapter product runs in float32 here.
     enable_lora: bool = False
+    max_loras: int = 1
+    max_lora_rank: int = 16
+    max_cpu_loras: Optional[int] = None
+    lora_dtype: str = "auto"
     # Model ids (org/name) are looked up in the Hugging Face cache and downloaded when absent.
     download_dir: Optional[str] = None
     revision: Optional[str] = None
@@ -137,6 +143,11 @@ class EngineArgs:
             core.override_generation_config = json.dumps(self.override_generation_config)
         core.logprobs_mode = self.logprobs_mode
         core.disable_sliding_window = self.disable_sliding_window
+        core.enable_lora = self.enable_lora
+        core.max_loras = self.max_loras
+        core.max_lora_rank = self.max_lora_rank
+        core.max_cpu_loras = self.max_cpu_loras
+        core.lora_dtype = str(self.lora_dtype).removeprefix("torch.")
         if self.hf_overrides is not None:
             core.hf_overrides = json.dumps(self.hf_overrides)
         if self.rope_scaling:

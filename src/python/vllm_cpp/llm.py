@@ -14,6 +14,7 @@ from .beam_search import BeamSearchOutput, BeamSearchParams, beam_search_output_
 from .engine_args import EngineArgs
 from .inputs import PromptType, TokensPrompt, is_single_prompt, parse_prompt
 from .llm_engine import LLMEngine
+from .lora.request import LoRARequest, lora_requests_per_prompt
 from .metrics import Metric
 from .outputs import RequestOutput
 from .pooling import (ClassificationRequestOutput, EmbeddingRequestOutput, PoolingParams,
@@ -68,16 +69,19 @@ class LLM:
 
     def generate(self, prompts: Union[PromptType, Sequence[PromptType]],
                  sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
-                 use_tqdm: bool = True, lora_request: None = None,
+                 use_tqdm: bool = True,
+                 lora_request: Union[LoRARequest, Sequence[Optional[LoRARequest]], None] = None,
                  priority: Optional[list[int]] = None) -> list[RequestOutput]:
-        """Completes every prompt; one RequestOutput per prompt, in the prompts' order."""
-        if lora_request is not None:
-            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        """Completes every prompt; one RequestOutput per prompt, in the prompts' order.
+        lora_request (enable_lora): one adapter for every prompt, or a list of one per prompt
+        (None: the base model); prompts of different adapters run in the same steps."""
         prompt_list = [prompts] if is_single_prompt(prompts) else list(prompts)
         params_list = self._params_per_prompt(sampling_params, len(prompt_list))
         if priority is not None and len(priority) != len(prompt_list):
             raise ValueError("The lengths of prompts and priority must be the same.")
-        return self._run(prompt_list, params_list, priority or [0] * len(prompt_list), use_tqdm)
+        lora_list = lora_requests_per_prompt(lora_request, len(prompt_list))
+        return self._run(prompt_list, params_list, priority or [0] * len(prompt_list), use_tqdm,
+                         lora_list)
 
     def beam_search(self, prompts: list[PromptType], params: BeamSearchParams,
                     lora_request: None = None, use_tqdm: bool = False,
@@ -85,7 +89,8 @@ class LLM:
         """vLLM's beam search: per prompt, its best params.beam_width sequences, best first
         (each sequence's tokens and text include the prompt's)."""
         if lora_request is not None:
-            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+            raise NotImplementedError("lora_request with beam_search is not supported by vllm-cpp "
+                                      "yet (generate and chat take it)")
         if not isinstance(params, BeamSearchParams):
             raise TypeError(f"params must be a BeamSearchParams, not {type(params).__name__}")
         core_params = params._to_core()
@@ -125,7 +130,8 @@ class LLM:
         """data_1 (one text, or one per data_2 text) against each of data_2: a cross-encoder
         reads each pair as one sequence, an embedding model scores cosine similarity."""
         if lora_request is not None:
-            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+            raise NotImplementedError("lora_request with score is not supported by vllm-cpp yet: "
+                                      "pooling runs the base model")
         text_1 = [data_1] if isinstance(data_1, str) else list(data_1)
         text_2 = [data_2] if isinstance(data_2, str) else list(data_2)
         params = (pooling_params or PoolingParams())._to_core(truncate_prompt_tokens)
@@ -135,7 +141,8 @@ class LLM:
               pooling_params: Optional[PoolingParams], truncate_prompt_tokens: Optional[int],
               lora_request: None) -> list[PoolingRequestOutput]:
         if lora_request is not None:
-            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+            raise NotImplementedError("lora_request with pooling is not supported by vllm-cpp yet: "
+                                      "pooling runs the base model")
         prompt_list = [prompts] if is_single_prompt(prompts) else list(prompts)
         engine_prompts = [parse_prompt(prompt)[0] for prompt in prompt_list]
         params = (pooling_params or PoolingParams())._to_core(truncate_prompt_tokens)
@@ -144,7 +151,8 @@ class LLM:
 
     def chat(self, messages: Union[Conversation, list[Conversation]],
              sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
-             use_tqdm: bool = True, lora_request: None = None,
+             use_tqdm: bool = True,
+             lora_request: Union[LoRARequest, Sequence[Optional[LoRARequest]], None] = None,
              chat_template: Optional[str] = None, chat_template_content_format: str = "auto",
              add_generation_prompt: bool = True, continue_final_message: bool = False,
              tools: Optional[list[dict[str, Any]]] = None,
@@ -152,7 +160,7 @@ class LLM:
              mm_processor_kwargs: Optional[dict[str, Any]] = None) -> list[RequestOutput]:
         """Generates the next message of one conversation or of each of a list of them."""
         prompts = self.preprocess_chat(
-            messages, lora_request=lora_request, chat_template=chat_template,
+            messages, chat_template=chat_template,
             chat_template_content_format=chat_template_content_format,
             add_generation_prompt=add_generation_prompt,
             continue_final_message=continue_final_message, tools=tools,
@@ -161,7 +169,8 @@ class LLM:
                              lora_request=lora_request)
 
     def preprocess_chat(self, messages: Union[Conversation, list[Conversation]],
-                        lora_request: None = None, chat_template: Optional[str] = None,
+                        lora_request: Optional[LoRARequest] = None,
+                        chat_template: Optional[str] = None,
                         chat_template_content_format: str = "auto",
                         add_generation_prompt: bool = True, continue_final_message: bool = False,
                         tools: Optional[list[dict[str, Any]]] = None,
@@ -169,9 +178,8 @@ class LLM:
                         mm_processor_kwargs: Optional[dict[str, Any]] = None
                         ) -> list[TokensPrompt]:
         """One conversation, or each of a list of them, rendered with the chat template: a
-        TokensPrompt per conversation, for generate() or the other LLM methods."""
-        if lora_request is not None:
-            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        TokensPrompt per conversation, for generate() or the other LLM methods. An adapter's
+        tokenizer is the base model's: lora_request changes nothing here."""
         if chat_template_content_format not in ("auto", "string"):
             raise NotImplementedError(f"chat_template_content_format="
                                       f"{chat_template_content_format!r} is not supported by "
@@ -209,15 +217,18 @@ class LLM:
         return params_list
 
     def _run(self, prompts: list[PromptType], params_list: list[SamplingParams],
-             priorities: list[int], use_tqdm: bool) -> list[RequestOutput]:
+             priorities: list[int], use_tqdm: bool,
+             lora_list: Optional[list[Optional[LoRARequest]]] = None) -> list[RequestOutput]:
         engine = self.llm_engine
         request_ids: list[str] = []
         finished: dict[str, RequestOutput] = {}
         bar = ProgressBar(len(prompts), enabled=bool(use_tqdm))
         try:
-            for prompt, params, priority in zip(prompts, params_list, priorities):
+            for prompt, params, priority, lora_request in zip(
+                    prompts, params_list, priorities, lora_list or [None] * len(prompts)):
                 request_id = str(next(self._request_counter))
-                engine._add(request_id, prompt, params, RequestOutputKind.FINAL_ONLY, priority)
+                engine._add(request_id, prompt, params, RequestOutputKind.FINAL_ONLY, priority,
+                            lora_request)
                 request_ids.append(request_id)
             while engine.has_unfinished_requests():
                 for output in engine.step():

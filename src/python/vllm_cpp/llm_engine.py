@@ -8,6 +8,7 @@ from typing import Iterable, Optional, Union
 from . import _core
 from .engine_args import EngineArgs
 from .inputs import PromptEmbeds, PromptType, parse_prompt
+from .lora.request import LoRARequest, core_lora_request
 from .metrics import Metric, RequestTally, collect_metrics
 from .outputs import CumulativeOutputs, RequestOutput, request_output_from_core
 from .sampling_params import RequestOutputKind, SamplingParams
@@ -24,6 +25,8 @@ class LLMEngine:
         # None under skip_tokenizer_init: prompts are token ids, outputs have empty text.
         self._tokenizer = Tokenizer(self._core) if self._core.tokenizer is not None else None
         self._prompts: dict[str, Optional[str]] = {}  # unfinished request id -> prompt text
+        # Unfinished requests run with a LoRA adapter -> it, for their outputs' lora_request.
+        self._lora_requests: dict[str, LoRARequest] = {}
         # Unfinished CUMULATIVE requests, which the engine runs as DELTA ones.
         self._cumulative: dict[str, CumulativeOutputs] = {}
         self._model_name = engine_args.model
@@ -50,7 +53,8 @@ class LLMEngine:
         return self._core.max_model_len
 
     def add_request(self, request_id: str, prompt: PromptType, params: SamplingParams,
-                    arrival_time: Optional[float] = None, lora_request: None = None,
+                    arrival_time: Optional[float] = None,
+                    lora_request: Optional[LoRARequest] = None,
                     tokenization_kwargs: Optional[dict] = None, trace_headers: None = None,
                     priority: int = 0) -> None:
         """Queues a request. ValueError (vLLM's message) when the engine refuses it."""
@@ -58,13 +62,12 @@ class LLMEngine:
 
     def _add(self, request_id: str, prompt: PromptType, params: SamplingParams,
              output_kind: Optional[RequestOutputKind], priority: int = 0,
-             lora_request: None = None) -> None:
+             lora_request: Optional[LoRARequest] = None) -> None:
         if not isinstance(request_id, str):
             raise TypeError(f"request_id must be a str, not {type(request_id).__name__}")
         if not isinstance(params, SamplingParams):
             raise TypeError(f"params must be a SamplingParams, not {type(params).__name__}")
-        if lora_request is not None:
-            raise NotImplementedError("lora_request is not supported by vllm-cpp")
+        core_lora = core_lora_request(lora_request)
         engine_prompt, prompt_text = parse_prompt(prompt, allow_embeds=True)
         seed = self._seeds.next()
         cumulative = (output_kind or params.output_kind) == RequestOutputKind.CUMULATIVE
@@ -72,10 +75,13 @@ class LLMEngine:
         core_params = params._to_core(seed, core_kind)
         if isinstance(engine_prompt, PromptEmbeds):
             self._core.add_request(request_id, [], core_params, priority,
-                                   prompt_embeds=engine_prompt.data)
+                                   prompt_embeds=engine_prompt.data, lora_request=core_lora)
         else:
-            self._core.add_request(request_id, engine_prompt, core_params, priority)
+            self._core.add_request(request_id, engine_prompt, core_params, priority,
+                                   lora_request=core_lora)
         self._prompts[request_id] = prompt_text
+        if lora_request is not None:
+            self._lora_requests[request_id] = lora_request
         if cumulative:
             self._cumulative[request_id] = CumulativeOutputs()
 
@@ -87,6 +93,17 @@ class LLMEngine:
         """Finishes the requests with finish_reason "abort"; returns their final outputs."""
         ids = [request_ids] if isinstance(request_ids, str) else list(request_ids)
         return [self._output(output) for output in self._core.abort(ids)]
+
+    def add_lora(self, lora_request: LoRARequest) -> bool:
+        """Loads the adapter into the engine's cache now (enable_lora); ValueError with the
+        loader's message when it does not load."""
+        return self._core.add_lora(core_lora_request(lora_request))
+
+    def remove_lora(self, lora_id: int) -> bool:
+        return self._core.remove_lora(lora_id)
+
+    def list_loras(self) -> set[int]:
+        return set(self._core.list_loras())
 
     def has_unfinished_requests(self) -> bool:
         return self._core.has_unfinished_requests()
@@ -123,8 +140,12 @@ class LLMEngine:
                                [part.finish_reason for part in output.outputs])
         else:
             self._num_generated[output.request_id] = num_generated
+        lora_request = self._lora_requests.get(output.request_id)
         if output.finished:
             self._prompts.pop(output.request_id, None)
             self._cumulative.pop(output.request_id, None)
+            self._lora_requests.pop(output.request_id, None)
         converted = request_output_from_core(output, prompt)
-        return converted if cumulative is None else cumulative.add(converted)
+        result = converted if cumulative is None else cumulative.add(converted)
+        result.lora_request = lora_request
+        return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from . import _core
 
@@ -33,7 +33,7 @@ class CompletionOutput:
     logprobs: Optional[list[PositionLogprobs]]
     finish_reason: Optional[str] = None  # "stop", "length" or "abort"; None while unfinished
     stop_reason: Union[int, str, None] = None  # the stop string or token id that ended it
-    lora_request: None = None
+    lora_request: Any = None
 
     def finished(self) -> bool:
         return self.finish_reason is not None
@@ -52,7 +52,7 @@ class RequestOutput:
     def __init__(self, request_id: str, prompt: Optional[str], prompt_token_ids: list[int],
                  prompt_logprobs: Optional[list[Optional[PositionLogprobs]]],
                  outputs: list[CompletionOutput], finished: bool,
-                 metrics: Optional[RequestMetrics] = None, lora_request: None = None,
+                 metrics: Optional[RequestMetrics] = None, lora_request: Any = None,
                  encoder_prompt: Optional[str] = None,
                  encoder_prompt_token_ids: Optional[list[int]] = None,
                  num_cached_tokens: Optional[int] = None) -> None:

@@ -76,6 +76,11 @@ std::optional<ApiError> CheckPoolingRoute(const ServingContext& context, const J
   if (!requested.ok()) return ApiError::BadRequest(requested.error(), "model");
   const std::string name = requested->value_or("");
   if (!context.Serves(name)) {
+    if (context.lora_adapters.Find(name)) {
+      return ApiError::BadRequest(
+          "The " + api_name + " API runs the base model only, not LoRA adapter `" + name + "`",
+          "model");
+    }
     return ApiError::NotFound("The model `" + name + "` does not exist.");
   }
   const std::vector<std::string> tasks = context.engine.pooling_tasks();

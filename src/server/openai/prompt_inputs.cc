@@ -45,11 +45,11 @@ std::optional<ApiError> PreparePrompt(const ServingContext& context,
 }
 
 std::optional<ApiError> CheckModelAndTokenIds(const ServingContext& context,
-                                              const GenerationRequest& request) {
-  if (!context.Serves(request.model)) {
-    return ApiError::NotFound("The model `" + request.model + "` does not exist.");
+                                              GenerationRequest* request) {
+  if (!context.ResolveModel(request->model, &request->options.lora_request)) {
+    return ApiError::NotFound("The model `" + request->model + "` does not exist.");
   }
-  return CheckTokenIds(request.params, context.engine.prompt_vocab_size());
+  return CheckTokenIds(request->params, context.engine.prompt_vocab_size());
 }
 
 std::optional<ApiError> CheckSequenceCount(const ServingContext& context, size_t num_prompts,

@@ -32,10 +32,11 @@ struct RequestMeta {
 std::optional<ApiError> CheckSequenceCount(const ServingContext& context, size_t num_prompts,
                                            int n);
 
-// The checks every generation route makes first: the model name and the token ids named in
-// the sampling parameters.
+// The checks every generation route makes first: the model name (the base's, or a LoRA
+// adapter's, which is set in request->options.lora_request) and the token ids named in the
+// sampling parameters.
 std::optional<ApiError> CheckModelAndTokenIds(const ServingContext& context,
-                                              const GenerationRequest& request);
+                                              GenerationRequest* request);
 
 // "<prefix>-<id>": the X-Request-Id header when given, else the body's "request_id", else 32
 // random hex digits (vLLM's order).

@@ -43,7 +43,7 @@ class ChatJob : public GenerationJob {
     Json chunk = {{"id", response_id_},
                   {"object", "chat.completion.chunk"},
                   {"created", created_},
-                  {"model", context_.served_model_names.front()},
+                  {"model", context_.ResponseModelName(request_.options.lora_request)},
                   {"choices", std::move(choices)}};
     if (request_.include_usage && request_.continuous_usage_stats) chunk["usage"] = Usage();
     return chunk;
@@ -129,7 +129,7 @@ class ChatJob : public GenerationJob {
     Json response = {{"id", response_id_},
                      {"object", "chat.completion"},
                      {"created", created_},
-                     {"model", context_.served_model_names.front()},
+                     {"model", context_.ResponseModelName(request_.options.lora_request)},
                      {"choices", std::move(choices)},
                      {"usage", std::move(usage)},
                      {"prompt_logprobs", output.prompt_logprobs && request_.params.prompt_logprobs
@@ -203,7 +203,7 @@ std::optional<ApiError> PrepareChatRequest(ServingContext& context, const Json& 
   if (auto error = ParseGenerationRequest(body, Endpoint::kChat, &request, route_edits)) {
     return error;
   }
-  if (auto error = CheckModelAndTokenIds(context, request)) return error;
+  if (auto error = CheckModelAndTokenIds(context, &request)) return error;
   if (auto error = CheckSequenceCount(context, 1, request.params.n)) return error;
   if (auto error = RenderChatPrompt(context.engine.tokenizer(), context.chat_template,
                                     context.limits, body, &chat->prompt)) {

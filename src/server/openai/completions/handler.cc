@@ -26,7 +26,7 @@ class CompletionJob : public GenerationJob {
     return {{"id", response_id_},
             {"object", "text_completion"},
             {"created", created_},
-            {"model", context_.served_model_names.front()},
+            {"model", context_.ResponseModelName(request_.options.lora_request)},
             {"choices", std::move(choices)}};
   }
 
@@ -137,7 +137,7 @@ void HandleCompletions(ServingContext& context, const RequestMeta& meta,
   if (auto error = ParseGenerationRequest(body, Endpoint::kCompletions, &request, route_edits)) {
     return fail(*error);
   }
-  if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
+  if (auto error = CheckModelAndTokenIds(context, &request)) return fail(*error);
   if (!context.engine.has_tokenizer()) {
     if (auto error = CheckCompletionWithoutTokenizer(request)) return fail(*error);
   }

@@ -55,7 +55,7 @@ void HandleGenerate(ServingContext& context, const RequestMeta& meta,
   if (auto error = ParseGenerationRequest(body, Endpoint::kCompletions, &request)) {
     return fail(*error);
   }
-  if (auto error = CheckModelAndTokenIds(context, request)) return fail(*error);
+  if (auto error = CheckModelAndTokenIds(context, &request)) return fail(*error);
   if (auto error = CheckSequenceCount(context, 1, request.params.n)) return fail(*error);
   std::vector<PromptInputs> inputs(1);
   if (auto error = PreparePrompt(context, request, prompt->get<std::string>(), &inputs[0])) {

@@ -25,6 +25,17 @@ void HandleModels(ServingContext& context, const RequestMeta& /*meta*/,
                     {"parent", nullptr},
                     {"max_model_len", context.engine.max_model_len()}});
   }
+  // LoRA adapters after the base, as vLLM's cards: no max_model_len, the base as parent.
+  for (const LoraRequest& adapter : context.lora_adapters.List()) {
+    data.push_back({{"id", adapter.lora_name},
+                    {"object", "model"},
+                    {"created", UnixSeconds()},
+                    {"owned_by", "vllm"},
+                    {"root", adapter.lora_path},
+                    {"parent", adapter.base_model_name.empty() ? context.served_model_names.front()
+                                                               : adapter.base_model_name},
+                    {"max_model_len", nullptr}});
+  }
   writer->Send(http::status::ok, "application/json",
                DumpJson({{"object", "list"}, {"data", std::move(data)}}));
 }

@@ -1,4 +1,4 @@
-// GET /v1/models: the served model under each of its names.
+// GET /v1/models: the served model under each of its names, then the LoRA adapters loaded.
 #pragma once
 
 #include "server/http_session.h"
@@ -9,7 +9,8 @@
 namespace vllm::server {
 
 // Answers at once, on the connection's strand: {"object": "list", "data": [{id, object "model",
-// created, owned_by "vllm", root (the model path), parent null, max_model_len}]}.
+// created, owned_by "vllm", root (the model path), parent null, max_model_len}]}; an adapter's
+// card has its path as root, its base as parent and max_model_len null.
 void HandleModels(ServingContext& context, const RequestMeta& meta,
                   const std::shared_ptr<ResponseWriter>& writer, const Json& body);
 

@@ -44,7 +44,9 @@ class ResponsesJob : public GenerationJob {
   // then any GET ?stream=true) write them; its client going away does not end it.
   bool OutlivesClient() const override { return responses_.background; }
 
-  const std::string& model() const { return context_.served_model_names.front(); }
+  const std::string& model() const {
+    return context_.ResponseModelName(request_.options.lora_request);
+  }
 
   // The output_text part's logprobs: chat's per-token entries, when the request included them.
   Json LogprobsOf(const CompletionOutput& part) const {

@@ -1,0 +1,1 @@
+"""vLLM's vllm.lora package: the LoRARequest that selects an adapter per request."""

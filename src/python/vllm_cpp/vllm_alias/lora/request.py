@@ -1,0 +1,1 @@
+from vllm_cpp.lora.request import LoRARequest  # noqa: F401
