@@ -10,32 +10,13 @@
 #include "formats/gguf_file.h"
 #include "formats/safetensors_file.h"
 #include "lora/gguf_adapter.h"
+#include "lora/oracle_base_shape.h"
 #include "lora/peft_adapter.h"
-
-namespace {
-
-// The shared oracle's base (../shared/oracles/lora/base.gguf), whose adapters seed the fuzzer.
-vllm::lora::LoraBaseShape OracleBase() {
-  vllm::lora::LoraBaseShape base;
-  base.architecture = "llama";
-  base.num_layers = 3;
-  base.hidden_size = 256;
-  base.num_heads = 8;
-  base.num_kv_heads = 4;
-  base.head_dim = 32;
-  base.q_size = 256;
-  base.kv_size = 128;
-  base.intermediate_size = 768;
-  base.qk_rows_permuted_for_rope = false;  // HF order: a GGUF adapter's q / k rows move
-  base.gguf_permutes_qk_rows = true;
-  return base;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  static const vllm::lora::LoraBaseShape base = OracleBase();
+  // HF order: a GGUF adapter's q / k rows move.
+  static const vllm::lora::LoraBaseShape base = vllm::lora::OracleBase(false);
   const bool is_peft = data[0] % 2 == 1;
   ++data, --size;
   vllm::Expected<vllm::lora::LoraFilePairs> pairs = vllm::Error{"no input"};

@@ -15,6 +15,7 @@
 #include "formats/safetensors_file.h"
 #include "formats/safetensors_writer.h"
 #include "lora/lora_test_files.h"
+#include "lora/oracle_base_shape.h"
 #include "lora/qk_row_order.h"
 
 namespace vllm::lora {
@@ -27,24 +28,6 @@ const std::string kOracleDir = std::string(VLLM_SHARED_DIR) + "/oracles/lora";
 
 #define SKIP_WITHOUT_ORACLES() \
   if (!std::filesystem::exists(kOracleDir + "/sql.gguf")) GTEST_SKIP() << "no " << kOracleDir
-
-// The oracle's base.gguf: llama, 3 layers, dim 256, 8 heads (4 KV) of 32, ffn 768; from its GGUF
-// (q / k rows permuted) or as an HF checkpoint of the same weights would load.
-LoraBaseShape OracleBase(bool gguf_base) {
-  LoraBaseShape base;
-  base.architecture = "llama";
-  base.num_layers = 3;
-  base.hidden_size = 256;
-  base.num_heads = 8;
-  base.num_kv_heads = 4;
-  base.head_dim = 32;
-  base.q_size = 256;
-  base.kv_size = 128;
-  base.intermediate_size = 768;
-  base.qk_rows_permuted_for_rope = gguf_base;
-  base.gguf_permutes_qk_rows = true;
-  return base;
-}
 
 LoraBaseShape HfTinyBase() {
   LoraBaseShape base = TinyBase();

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/flushed_subnormals.h"
 #include "kernels/packed_q8_layout.h"
 
 namespace vllm::kernels {
@@ -451,12 +452,8 @@ void LinearRowsPackedBf16DotAvx512(const PackedWeightView& w, const PreparedActi
 
 void LinearRowsPackedBf16FmaAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                    int64_t row_begin, int64_t row_end, float* y) {
-  constexpr unsigned kFlushToZero = 0x8000;
-  constexpr unsigned kDenormalsAreZero = 0x0040;
-  const unsigned mxcsr = _mm_getcsr();
-  _mm_setcsr(mxcsr | kFlushToZero | kDenormalsAreZero);
+  const FlushedSubnormals as_vdpbf16ps;
   LinearRowsPackedFloat<Bf16FmaStep>(w, x, row_begin, row_end, y);
-  _mm_setcsr(mxcsr);
 }
 
 void LinearRowsPackedF16Avx512(const PackedWeightView& w, const PreparedActivations& x,

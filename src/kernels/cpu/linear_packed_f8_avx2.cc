@@ -8,6 +8,7 @@
 #include <array>
 #include <vector>
 
+#include "kernels/cpu/flushed_subnormals.h"
 #include "kernels/packed_f8_layout.h"
 
 namespace vllm::kernels {
@@ -134,10 +135,7 @@ void AllRows(const PackedWeightView& w, const Steps& steps, const PreparedActiva
 
 void LinearRowsPackedF8Avx2(const PackedWeightView& w, const PreparedActivations& x,
                             int64_t row_begin, int64_t row_end, float* y) {
-  constexpr unsigned kFlushToZero = 0x8000;
-  constexpr unsigned kDenormalsAreZero = 0x0040;
-  const unsigned mxcsr = _mm_getcsr();
-  _mm_setcsr(mxcsr | kFlushToZero | kDenormalsAreZero);
+  const FlushedSubnormals as_vdpbf16ps;
   const int64_t num_blocks = w.cols / kQuantBlockSize;
   const __m256i subnormals = SubnormalTable();
   thread_local std::vector<WidenedHalfStep> tile;
@@ -159,7 +157,6 @@ void LinearRowsPackedF8Avx2(const PackedWeightView& w, const PreparedActivations
     }
     AllRows(w, TileSteps{tile.data()}, x, group, y);
   }
-  _mm_setcsr(mxcsr);
 }
 
 }  // namespace vllm::kernels

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/flushed_subnormals.h"
 #include "kernels/packed_f8_layout.h"
 
 namespace vllm::kernels {
@@ -203,17 +204,6 @@ void LinearRowsPackedF8(const PackedWeightView& w, const PreparedActivations& x,
   if (group < group_end) widen_and_run.template operator()<1>(group);
 }
 
-// Runs `kernel` under FTZ and DAZ (as vdpbf16ps computes), restoring the caller's MXCSR.
-template <typename Kernel>
-void WithFlushedSubnormals(const Kernel& kernel) {
-  constexpr unsigned kFlushToZero = 0x8000;
-  constexpr unsigned kDenormalsAreZero = 0x0040;
-  const unsigned mxcsr = _mm_getcsr();
-  _mm_setcsr(mxcsr | kFlushToZero | kDenormalsAreZero);
-  kernel();
-  _mm_setcsr(mxcsr);
-}
-
 }  // namespace
 
 void LinearRowsPackedF8Avx512(const PackedWeightView& w, const PreparedActivations& x,
@@ -229,12 +219,14 @@ void LinearRowsPackedF8Avx512(const PackedWeightView& w, const PreparedActivatio
 
 void LinearRowsPackedF8DotAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y) {
-  WithFlushedSubnormals([&] { LinearRowsPackedF8<DotMath>(w, x, row_begin, row_end, y); });
+  const FlushedSubnormals as_vdpbf16ps;
+  LinearRowsPackedF8<DotMath>(w, x, row_begin, row_end, y);
 }
 
 void LinearRowsPackedF8FmaAvx512(const PackedWeightView& w, const PreparedActivations& x,
                                  int64_t row_begin, int64_t row_end, float* y) {
-  WithFlushedSubnormals([&] { LinearRowsPackedF8<FmaMath>(w, x, row_begin, row_end, y); });
+  const FlushedSubnormals as_vdpbf16ps;
+  LinearRowsPackedF8<FmaMath>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace vllm::kernels

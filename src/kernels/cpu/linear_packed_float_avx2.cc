@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/flushed_subnormals.h"
 #include "kernels/packed_q8_layout.h"
 
 namespace vllm::kernels {
@@ -125,13 +126,8 @@ void FloatRows(const PackedWeightView& w, const PreparedActivations& x, int64_t 
 
 void LinearRowsPackedBf16Avx2(const PackedWeightView& w, const PreparedActivations& x,
                               int64_t row_begin, int64_t row_end, float* y) {
-  // vdpbf16ps flushes denormal inputs and results to zero: so do these FMAs (bit for bit).
-  constexpr unsigned kFlushToZero = 0x8000;
-  constexpr unsigned kDenormalsAreZero = 0x0040;
-  const unsigned mxcsr = _mm_getcsr();
-  _mm_setcsr(mxcsr | kFlushToZero | kDenormalsAreZero);
+  const FlushedSubnormals as_vdpbf16ps;  // bit for bit
   FloatRows<Bf16HalfStep>(w, x, row_begin, row_end, y);
-  _mm_setcsr(mxcsr);
 }
 
 void LinearRowsPackedF16Avx2(const PackedWeightView& w, const PreparedActivations& x,
