@@ -46,6 +46,9 @@ struct BenchServeOptions {
   // vLLM's --extra-body: a JSON object whose fields are added to (and override) every request's
   // body, e.g. a logit_bias given to both servers of a side-by-side run.
   nlohmann::json extra_body = nlohmann::json::object();
+  // vLLM's --lora-modules: adapter names the server was started with; each request names one of
+  // them, drawn uniformly (seeded), as its model. Empty: every request sends `model`.
+  std::vector<std::string> lora_modules;
 };
 
 struct RequestResult {
@@ -67,6 +70,7 @@ struct RequestResult {
 struct BenchRequest {
   std::vector<int32_t> prompt;
   int max_tokens = 0;
+  std::string model;  // "": BenchServeOptions::model
 };
 
 double Seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
@@ -78,7 +82,8 @@ RequestResult RunRequest(const BenchServeOptions& options, beast::tcp_stream& st
   nlohmann::json body = {{"prompt", request.prompt}, {"max_tokens", request.max_tokens},
                          {"temperature", 0.0},       {"ignore_eos", true},
                          {"stream", true},           {"stream_options", {{"include_usage", true}}}};
-  if (!options.model.empty()) body["model"] = options.model;
+  const std::string& model = request.model.empty() ? options.model : request.model;
+  if (!model.empty()) body["model"] = model;
   body.update(options.extra_body);
   http::request<http::string_body> http_request{http::verb::post, "/v1/completions", 11};
   http_request.set(http::field::host, options.host);
@@ -274,9 +279,14 @@ int RunBenchServe(const BenchServeOptions& options) {
     stream.connect(endpoints, error);
     return !error;
   };
-  const std::vector<BenchRequest> requests = options.dataset_name == "prefix_repetition"
-                                                 ? PrefixRepetitionRequests(options)
-                                                 : RandomRequests(options);
+  std::vector<BenchRequest> requests = options.dataset_name == "prefix_repetition"
+                                           ? PrefixRepetitionRequests(options)
+                                           : RandomRequests(options);
+  if (!options.lora_modules.empty()) {
+    std::mt19937_64 rng(options.seed + 3);
+    std::uniform_int_distribution<size_t> pick(0, options.lora_modules.size() - 1);
+    for (BenchRequest& request : requests) request.model = options.lora_modules[pick(rng)];
+  }
   // Warm-up, not counted: 16 tokens of their own, so that no measured prompt starts cached. A
   // server that refuses a random-token completion (llama-server does for some) gets fresh tokens,
   // up to kWarmupAttempts draws in all.
@@ -402,6 +412,8 @@ void RegisterBenchServeCommand(CLI::App& bench) {
   command->add_option("--port", options->port)->capture_default_str();
   command->add_option("--model", options->model, "Model name to send (default: none)");
   command->add_option("--api-key", options->api_key);
+  command->add_option("--lora-modules", options->lora_modules,
+                      "Adapter names the server serves; each request names one at random");
   command->add_option("--num-prompts", options->num_prompts)->capture_default_str();
   command->add_option("--max-concurrency", options->max_concurrency, "Clients in the closed loop")
       ->capture_default_str();

@@ -45,3 +45,23 @@ if [[ "$text" != "$expected"* ]]; then
 fi
 expect_error "generate runs one adapter" "$binary" generate "$oracle/base.gguf" --enable-lora \
   --lora-modules "sql=$oracle/sql.gguf" "poet=$oracle/poet-peft" --prompt "$prompt"
+
+# bench serve --lora-modules: each request names one of the adapters (vLLM's option); a name the
+# server does not serve fails those requests.
+source "$(dirname "${BASH_SOURCE[0]}")/test_server.sh"
+start_server "$work/serve.log" "Serving" "${serve[@]}" --enable-lora --max-loras 2 \
+  --lora-modules "sql=$oracle/sql.gguf" "poet=$oracle/poet-peft" --kv-cache-memory-bytes 67108864
+port=$(served_port "$work/serve.log")
+bench=("$binary" bench serve --port "$port" --num-prompts 8 --max-concurrency 4 \
+  --random-input-len 8 --random-output-len 4 --vocab-size 512)
+"${bench[@]}" --lora-modules sql poet >"$work/bench.log"
+grep -q "Successful requests: *8$" "$work/bench.log" || { cat "$work/bench.log"; exit 1; }
+if "${bench[@]}" --lora-modules sql nope >"$work/bench_unknown.log" 2>&1; then
+  echo "requests naming an unknown adapter succeeded"
+  exit 1
+fi
+grep -q "The model \`nope\` does not exist" "$work/bench_unknown.log" || {
+  cat "$work/bench_unknown.log"
+  exit 1
+}
+stop_server
