@@ -4,8 +4,8 @@
 #include <array>
 
 #include "common/logging.h"
-#include "model/architecture.h"
 #include "model/kv_cache_dtype.h"
+#include "model/lora_base_shape_of.h"
 
 namespace vllm {
 
@@ -30,31 +30,6 @@ Status CheckLoraArgs(const EngineArgs& args) {
     return Error{"--lora-dtype must be auto, float16, bfloat16 or float32, not '" + dtype + "'"};
   }
   return Status::Ok();
-}
-
-lora::LoraBaseShape LoraBaseShapeOf(const LoadedModel& model) {
-  const ModelConfig& config = model.model->config();
-  const Architecture* architecture = FindArchitecture(config.architecture);
-  lora::LoraBaseShape base{
-      .architecture = config.architecture,
-      .num_layers = config.num_layers,
-      .hidden_size = config.hidden_size,
-      .q_size = config.num_heads * config.head_dim,
-      .kv_size = config.num_kv_heads * config.head_dim,
-      .intermediate_size = config.intermediate_size,
-      .num_heads = config.num_heads,
-      .num_kv_heads = config.num_kv_heads,
-      .head_dim = config.head_dim,
-      .gguf_permutes_qk_rows =
-          architecture != nullptr && architecture->gguf_rope_style == RopeStyle::kInterleaved};
-  base.qk_rows_permuted_for_rope = !model.is_directory() && base.gguf_permutes_qk_rows;
-  if (config.num_experts > 0) {  // experts, no dense gate / up / down
-    for (lora::LoraTarget target :
-         {lora::LoraTarget::kGate, lora::LoraTarget::kUp, lora::LoraTarget::kDown}) {
-      base.has_target[static_cast<int>(target)] = false;
-    }
-  }
-  return base;
 }
 
 lora::LoraDtype LoraDtypeFor(const EngineArgs& args, const LoadedModel& model) {
@@ -82,7 +57,7 @@ Expected<std::unique_ptr<LoraAdapters>> LoraAdapters::Create(const EngineArgs& a
                                                              const LoadedModel& model) {
   auto cache = lora::LoraCache::Create(
       {.max_cpu_loras = args.max_cpu_loras.value_or(args.max_loras),
-       .base = LoraBaseShapeOf(model),
+       .base = LoraBaseShapeOf(model.model->config(), !model.is_directory()),
        .load = {.max_lora_rank = args.max_lora_rank, .dtype = LoraDtypeFor(args, model)}});
   if (!cache) return Error{cache.error()};
   return std::unique_ptr<LoraAdapters>(new LoraAdapters(std::move(*cache)));

@@ -20,10 +20,6 @@ namespace vllm {
 // max_loras, lora_dtype auto / float16 / bfloat16 / float32 (checked with enable_lora only).
 Status CheckLoraArgs(const EngineArgs& args);
 
-// What the adapter loaders need of the loaded base: its target shapes and the order of its q / k
-// rows (a GGUF file of a family whose converter permutes them for RoPE holds them permuted).
-lora::LoraBaseShape LoraBaseShapeOf(const LoadedModel& model);
-
 // --lora-dtype resolved for `model` (CheckLoraArgs must pass): auto is the model's dtype as
 // --kv-cache-dtype auto reads it (AutoKvCacheDtype): f32 for f32 weights, so an f32 base runs its
 // adapters exactly, bf16 for any other (bf16 / f16 / quantized); float32 and bfloat16 as named;

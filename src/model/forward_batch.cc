@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "model/lora_base_shape_of.h"
+
 namespace vllm {
 namespace {
 
@@ -172,37 +174,36 @@ Status ValidateForwardBatch(const ForwardBatch& batch, const KvStorage& kv,
 
 Status LoraFitsModel(const lora::LoraWeights& adapter, const ModelConfig& config) {
   using lora::LoraTarget;
-  const std::string name = "LoRA adapter '" + adapter.name + "'";
+  // Runs for every sequence of every step: names are built only for an error.
+  auto name = [&] { return "LoRA adapter '" + adapter.name + "'"; };
   if (static_cast<int64_t>(adapter.layers.size()) != config.num_layers) {
-    return Error{name + " has " + std::to_string(adapter.layers.size()) +
+    return Error{name() + " has " + std::to_string(adapter.layers.size()) +
                  " layers; the model has " + std::to_string(config.num_layers)};
   }
-  const int64_t hidden = config.hidden_size;
-  const int64_t q_size = config.num_heads * config.head_dim;
-  const int64_t kv_size = config.num_kv_heads * config.head_dim;
-  const int64_t ffn = config.intermediate_size;
-  // [in_features, out_features] of each target's base weight, in LoraTarget order.
-  const int64_t shapes[lora::kNumLoraTargets][2] = {
-      {hidden, q_size}, {hidden, kv_size}, {hidden, kv_size}, {q_size, hidden},
-      {hidden, ffn},    {hidden, ffn},     {ffn, hidden}};
+  const lora::LoraBaseShape base = LoraBaseShapeOf(config, /*gguf_file=*/false);
   for (int64_t layer = 0; layer < config.num_layers; ++layer) {
     for (int t = 0; t < lora::kNumLoraTargets; ++t) {
       const std::optional<lora::LoraMatrices>& matrices = adapter.layers[layer].targets[t];
       if (!matrices) continue;
-      const std::string where = name + " layer " + std::to_string(layer) + " " +
-                                std::string(lora::PeftModuleName(static_cast<LoraTarget>(t)));
-      if (config.num_experts > 0 && t >= static_cast<int>(LoraTarget::kGate)) {
-        return Error{where + ": LoRA on mixture-of-experts layers is not supported"};
+      const auto target = static_cast<LoraTarget>(t);
+      auto where = [&] {
+        return name() + " layer " + std::to_string(layer) + " " +
+               std::string(lora::PeftModuleName(target));
+      };
+      if (!base.has_target[t]) {
+        return Error{where() + ": LoRA on mixture-of-experts layers is not supported"};
       }
+      const lora::LoraTargetShape shape = lora::TargetShape(base, target);
       const int64_t rank = matrices->rank;
-      if (rank <= 0 || matrices->in_features != shapes[t][0] ||
-          matrices->out_features != shapes[t][1] ||
-          matrices->num_a_values() != rank * shapes[t][0] ||
-          matrices->num_b_values() != shapes[t][1] * rank) {
-        return Error{where + ": rank " + std::to_string(rank) + ", " +
+      if (rank <= 0 || matrices->in_features != shape.in_features ||
+          matrices->out_features != shape.out_features ||
+          matrices->num_a_values() != rank * shape.in_features ||
+          matrices->num_b_values() != shape.out_features * rank) {
+        return Error{where() + ": rank " + std::to_string(rank) + ", " +
                      std::to_string(matrices->out_features) + " x " +
                      std::to_string(matrices->in_features) + " does not fit the base weight's " +
-                     std::to_string(shapes[t][1]) + " x " + std::to_string(shapes[t][0])};
+                     std::to_string(shape.out_features) + " x " +
+                     std::to_string(shape.in_features)};
       }
     }
   }
