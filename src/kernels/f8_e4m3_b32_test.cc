@@ -1,7 +1,7 @@
 // F8_E4M3_B32's kernels (packed_f8_layout.h): every code widens to its exact value on every path
 // (decode and prefill tiles), the paths agree bit for bit (subnormal activations and products
-// included), a row's result is the same at m = 1 and m = 64, and the form takes 1.125 bytes a
-// weight.
+// included; rows keeping one scale and rows scaled block by block), a row's result is the same at
+// m = 1 and m = 64, and the form takes 1.125 bytes a weight.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -138,6 +138,52 @@ TEST(F8E4m3B32Test, PathsAgreeBitwiseAndRowsDoNotDependOnTheBatch) {
   }
 }
 
+// Rows that keep one scale (per-tensor, per-channel) are summed as one chain and scaled once;
+// others block by block. Groups of 16 rows of each kind, and one mixing both, side by side as the
+// kernels pair them (prefill pairs, decode threes): every path gives the scalar kernel's bits, and
+// each x row alone (decode) its bits in the batch.
+TEST(F8E4m3B32Test, RowsKeepingOneScaleAgreeBitwiseOnEveryPathAndBatch) {
+  ThreadPool pool(ThreadPool::Options{.num_threads = 1});
+  constexpr int64_t kRows = 96, kCols = 256, kM = 64;
+  // Groups: 0-2 one scale per row, 3 a scale per block, 4 both (odd rows per block), 5 one scale
+  // for the whole group.
+  auto one_scale = [](int64_t row) {
+    const int64_t group = row / 16;
+    return group <= 2 || group == 5 || (group == 4 && row % 2 == 0);
+  };
+  const std::vector<float> values = RandomNormalValues(kRows * kCols, 31);
+  std::vector<uint8_t> blocks(kRows * kCols / 32 * sizeof(BlockF8_E4M3_B32));
+  auto* rows = reinterpret_cast<BlockF8_E4M3_B32*>(blocks.data());
+  for (int64_t r = 0; r < kRows; ++r) {
+    BlockF8_E4M3_B32* row = rows + r * kCols / 32;
+    QuantizeRow(GgmlType::kF8_E4M3_B32, values.data() + r * kCols, kCols, row);
+    if (!one_scale(r)) continue;
+    const float d = r / 16 == 5 ? 0x1.3p-7f : 0x1.1p-8f * static_cast<float>(1 + r % 5);
+    for (int64_t b = 0; b < kCols / 32; ++b) row[b].d = d;
+  }
+  std::vector<float> x = RandomNormalValues(kM * kCols, 32);
+  for (int64_t i = 0; i < kM * kCols; ++i) {
+    if (i / kCols == 3) x[i] = std::ldexp(x[i], -120);
+    if (i % 13 == 0) x[i] = std::ldexp(x[i], -130);
+  }
+  const std::vector<Path> paths = AvailablePaths();
+  const std::vector<float> expected = RunPath(paths[0], blocks, kRows, kCols, x, kM, pool);
+  for (const Path& path : paths) {
+    const std::vector<float> batched = RunPath(path, blocks, kRows, kCols, x, kM, pool);
+    for (int64_t i = 0; i < kM * kRows; ++i) {
+      ASSERT_EQ(std::memcmp(&batched[i], &expected[i], sizeof(float)), 0)
+          << path.name << " x row " << i / kRows << " row " << i % kRows << ": " << batched[i]
+          << " vs " << expected[i];
+    }
+    for (int64_t m : {1, 2, 3, 5}) {
+      const std::vector<float> first_rows(x.begin(), x.begin() + m * kCols);
+      const std::vector<float> alone = RunPath(path, blocks, kRows, kCols, first_rows, m, pool);
+      ASSERT_EQ(std::memcmp(alone.data(), batched.data(), m * kRows * sizeof(float)), 0)
+          << path.name << " m " << m;
+    }
+  }
+}
+
 // Per-tensor, per-channel and 128 × 128 block scales are each block's d: the dequantized weight is
 // e4m3 · d in f32, bit for bit.
 TEST(F8E4m3B32Test, DequantizesToCodeTimesScale) {
@@ -153,11 +199,11 @@ TEST(F8E4m3B32Test, DequantizesToCodeTimesScale) {
   }
 }
 
-// The packed form keeps a byte per weight plus 16 f32 scales per 16 × 32 values: 1.125 bytes a
-// weight, 56.25 % of BF16's.
+// The packed form keeps a byte per weight plus 16 f32 scales per 16 × 32 values (1.125 bytes a
+// weight, 56.25 % of BF16's) and a word per 16 rows saying which keep one scale.
 TEST(F8E4m3B32Test, PackedFormTakesNineEighthsOfAByteAWeight) {
   const PackedForm& form = Traits().packed;
-  EXPECT_EQ(form.packed_bytes(2048, 5632), 2048 * 5632 / 8 * 9);
+  EXPECT_EQ(form.packed_bytes(2048, 5632), 2048 * 5632 / 8 * 9 + 2048 / 16 * 4);
   EXPECT_EQ(RowBytes(Traits().layout, 5632), 5632 / 8 * 9);
 #if defined(__x86_64__)
   constexpr bool x86 = true;  // the x86 kernels are in this build (elsewhere weak and null)

@@ -472,15 +472,15 @@ TEST(TypeTableTest, PackedFormsTakeTheirRecordsBytesAndColumns) {
     int64_t bytes;  // of a [16, 256] weight
   };
   const Expected expected[] = {
-      {GgmlType::kF16, 32, 8 * 1024},        {GgmlType::kBF16, 32, 8 * 1024},
-      {GgmlType::kQ8_0, 32, 8 * 544},        {GgmlType::kQ4_0, 32, 8 * 288},
-      {GgmlType::kQ4_1, 32, 8 * 320},        {GgmlType::kQ5_0, 32, 8 * 352},
-      {GgmlType::kQ5_1, 32, 8 * 384},        {GgmlType::kIQ4_NL, 32, 8 * 288},
-      {GgmlType::kQ4_Z, 32, 8 * 304},        {GgmlType::kMXFP4, 32, 8 * 272},
-      {GgmlType::kQ2_K, 256, 1344},          {GgmlType::kQ3_K, 256, 1824},
-      {GgmlType::kQ4_K, 256, 2368},          {GgmlType::kQ5_K, 256, 2880},
-      {GgmlType::kQ6_K, 256, 3360},          {GgmlType::kIQ4_XS, 256, 2208},
-      {GgmlType::kF8_E4M3_B32, 32, 8 * 576},
+      {GgmlType::kF16, 32, 8 * 1024},     {GgmlType::kBF16, 32, 8 * 1024},
+      {GgmlType::kQ8_0, 32, 8 * 544},     {GgmlType::kQ4_0, 32, 8 * 288},
+      {GgmlType::kQ4_1, 32, 8 * 320},     {GgmlType::kQ5_0, 32, 8 * 352},
+      {GgmlType::kQ5_1, 32, 8 * 384},     {GgmlType::kIQ4_NL, 32, 8 * 288},
+      {GgmlType::kQ4_Z, 32, 8 * 304},     {GgmlType::kMXFP4, 32, 8 * 272},
+      {GgmlType::kQ2_K, 256, 1344},       {GgmlType::kQ3_K, 256, 1824},
+      {GgmlType::kQ4_K, 256, 2368},       {GgmlType::kQ5_K, 256, 2880},
+      {GgmlType::kQ6_K, 256, 3360},       {GgmlType::kIQ4_XS, 256, 2208},
+      {GgmlType::kF8_E4M3_B32, 32, 4612},
   };
   for (const Expected& e : expected) {
     const PackedForm& form = FindTypeTraits(e.type)->packed;

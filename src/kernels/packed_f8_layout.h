@@ -8,20 +8,27 @@
 //   codes  [16 steps k][16 lanes l][2]   row 16g + l's e4m3 codes of columns 2k, 2k + 1
 //   scales [16 lanes] f32                 row 16g + l's d of the block
 //
+// After the records, per group a uint32 whose bit l is set where row 16g + l keeps one scale in
+// every block (F8RowKeepsOneScale: per-tensor and per-channel checkpoints, --quantization fp8).
+//
 // Widened with sign extension to 16 bits, a step is exactly a step of BF16's layout (lane l: the
 // bf16 of column 2k in its low half, 2k + 1 in its high half): e4m3 → bf16 is exact. Every path
-// computes, per row and x row (x rounded to bf16, ActivationFormat::kBf16),
-//   y = Σ_blocks in order  d · s_b,   s_b = Σ_{k = 0..15} in order (w_{2k+1} x_{2k+1} + w_{2k}
-//   x_{2k})
-// with s_b from 0, each step as vdpbf16ps does it (odd column, then even, each rounded; denormal
-// inputs and results flushed), and y_b = fma(s_b, d, y_{b-1}). Prefill widens a pair of groups once
-// into a thread-local BF16 tile and runs it over every x row; decode widens each step in registers:
-// the same arithmetic, so a row's result does not depend on m.
+// computes, per row and x row (x rounded to bf16, ActivationFormat::kBf16), each step as vdpbf16ps
+// does it (odd column, then even, each rounded; denormal inputs and results flushed):
+//   a row that keeps one scale d: y = d · a, a summed from 0 over every step of the row in order
+//     (one chain, as BF16's kernels: the scale costs one multiply per row, not one per block);
+//   any other row: y = Σ_blocks in order d_b · s_b, s_b summed from 0 over the block's 16 steps
+//     and y_b = fma(s_b, d_b, y_{b-1}).
+// A row's arithmetic depends on its own scales only. Prefill widens a pair of groups once into a
+// thread-local BF16 tile and runs it over every x row; decode widens each step in registers: the
+// same arithmetic, so a row's result does not depend on m.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/linear_internal.h"
+#include "kernels/quant_blocks.h"
 
 namespace vllm::kernels {
 
@@ -31,9 +38,24 @@ inline constexpr int64_t kF8StepBytes = 32;  // 16 lanes × 2 codes
 inline constexpr int64_t kF8CodeBytesPerRecord = kF8StepsPerBlock * kF8StepBytes;
 inline constexpr int64_t kF8RecordBytes = kF8CodeBytesPerRecord + kF8RowsPerGroup * 4;
 
-inline int64_t PackedF8Bytes(int64_t rows, int64_t cols) {
+inline constexpr uint32_t kF8AllLanes = (1u << kF8RowsPerGroup) - 1;
+
+inline int64_t PackedF8RecordBytes(int64_t rows, int64_t cols) {
   return rows / kF8RowsPerGroup * (cols / 32) * kF8RecordBytes;
 }
+inline int64_t PackedF8Bytes(int64_t rows, int64_t cols) {
+  return PackedF8RecordBytes(rows, cols) + rows / kF8RowsPerGroup * int64_t{sizeof(uint32_t)};
+}
+// Group `group`'s lanes whose row keeps one scale (bit l: row 16 group + l).
+inline uint32_t F8OneScaleLanes(const PackedWeightView& w, int64_t group) {
+  uint32_t lanes;
+  std::memcpy(&lanes, w.data + PackedF8RecordBytes(w.rows, w.cols) + group * sizeof(lanes),
+              sizeof(lanes));
+  return lanes;
+}
+
+// Whether a row's blocks all have the same scale, bit for bit (then it is summed as one chain).
+bool F8RowKeepsOneScale(const BlockF8_E4M3_B32* row, int64_t num_blocks);
 
 // The bf16 bits of an e4m3fn code (exact; the kernels' widening gives the same bits).
 uint16_t F8E4m3ToBf16Bits(uint8_t code);

@@ -2,7 +2,8 @@
 // bits, a group of 16 rows as two halves of 8. A half step's 16 codes widen to bf16 pairs as there
 // (the subnormals from a vpshufb table), each pair to two f32 vectors (even and odd column), and
 // two FMAs per x row stand for vdpbf16ps under FTZ and DAZ. Decode (m below kMinTiledRows) widens
-// each step in registers; prefill widens a group once into a thread-local tile of bf16 pairs.
+// each step in registers; prefill widens a group once into a thread-local tile of bf16 pairs. Rows
+// keeping one scale are one chain each, scaled once; others are scaled block by block.
 #include <immintrin.h>
 
 #include <array>
@@ -15,8 +16,11 @@ namespace vllm::kernels {
 namespace {
 
 constexpr int64_t kMinTiledRows = 4;
-constexpr int kHalves = 2;              // of 8 rows per group
-constexpr int kTileRows = 2;            // x rows per pass: 2 halves × 2 rows of sums and totals
+constexpr int kHalves = 2;  // of 8 rows per group
+// x rows per pass: rows keeping one scale 2 halves × 4 rows of sums; rows scaled block by block
+// 2 halves × 2 rows of sums and totals.
+constexpr int kOneScaleTileRows = 4;
+constexpr int kBlockScaledTileRows = 2;
 constexpr int64_t kHalfStepBytes = 16;  // codes of 8 lanes
 constexpr int64_t kPrefetchBytes = 2048;
 
@@ -72,10 +76,69 @@ struct TileSteps {
   void Prefetch(int64_t) const {}
 };
 
-// One group from `group` × R x rows from `first_x_row`, as the AVX-512 GroupsTimesRows.
+// Where a pass writes y: the group's first column in x row 0, and the row stride.
+struct Output {
+  float* first;
+  int64_t stride;
+  float* At(int64_t x_row, int h) const { return first + x_row * stride + 8 * h; }
+};
+
+// Block b's scales of the group whose records start at `records`, rows [8 h, 8 h + 8).
+inline __m256 HalfScales(const uint8_t* records, int64_t b, int h) {
+  return _mm256_loadu_ps(
+      reinterpret_cast<const float*>(records + b * kF8RecordBytes + kF8CodeBytesPerRecord) + 8 * h);
+}
+
+// The two f32 FMAs of a half step for one x row (vdpbf16ps under FTZ and DAZ: odd column, then
+// even).
+inline __m256 HalfStepMulAdd(__m256 acc, __m256i pairs, const float* x_cols) {
+  const __m256 even = _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16));
+  const __m256 odd = _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(~0xffff)));
+  acc = _mm256_fmadd_ps(odd, _mm256_set1_ps(x_cols[1]), acc);
+  return _mm256_fmadd_ps(even, _mm256_set1_ps(x_cols[0]), acc);
+}
+
+// One group (rows keeping one scale) × R x rows from `first_x_row`, as the AVX-512
+// OneScaleGroupsTimesRows.
 template <int R, typename Steps>
-void GroupTimesRows(const PackedWeightView& w, const Steps& steps, const PreparedActivations& x,
-                    int64_t group, int64_t first_x_row, float* y) {
+void OneScaleGroupTimesRows(const PackedWeightView& w, const Steps& steps,
+                            const PreparedActivations& x, int64_t group, int64_t first_x_row,
+                            const Output& out) {
+  const int64_t num_blocks = w.cols / kQuantBlockSize;
+  const uint8_t* records = w.data + group * num_blocks * kF8RecordBytes;
+  const float* x_rows[R];
+  __m256 sums[kHalves][R];
+  for (int r = 0; r < R; ++r) {
+    x_rows[r] = x.bf16_as_f32.data() + (first_x_row + r) * x.cols;
+    for (int h = 0; h < kHalves; ++h) sums[h][r] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    steps.Prefetch(b);
+#pragma GCC unroll 16
+    for (int k = 0; k < kF8StepsPerBlock; ++k) {
+#pragma GCC unroll 2
+      for (int h = 0; h < kHalves; ++h) {
+        const __m256i pairs = steps.HalfStep(h, b, k);
+        for (int r = 0; r < R; ++r) {
+          sums[h][r] = HalfStepMulAdd(sums[h][r], pairs, x_rows[r] + b * kQuantBlockSize + 2 * k);
+        }
+      }
+    }
+  }
+  for (int h = 0; h < kHalves; ++h) {
+    const __m256 scales = HalfScales(records, 0, h);
+    for (int r = 0; r < R; ++r) {
+      _mm256_storeu_ps(out.At(first_x_row + r, h), _mm256_mul_ps(sums[h][r], scales));
+    }
+  }
+}
+
+// One group (scaled block by block) × R x rows from `first_x_row`, as the AVX-512
+// BlockScaledGroupsTimesRows.
+template <int R, typename Steps>
+void BlockScaledGroupTimesRows(const PackedWeightView& w, const Steps& steps,
+                               const PreparedActivations& x, int64_t group, int64_t first_x_row,
+                               const Output& out) {
   const int64_t num_blocks = w.cols / kQuantBlockSize;
   const uint8_t* records = w.data + group * num_blocks * kF8RecordBytes;
   const float* x_rows[R];
@@ -95,40 +158,58 @@ void GroupTimesRows(const PackedWeightView& w, const Steps& steps, const Prepare
 #pragma GCC unroll 2
       for (int h = 0; h < kHalves; ++h) {
         const __m256i pairs = steps.HalfStep(h, b, k);
-        const __m256 even = _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16));
-        const __m256 odd = _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(~0xffff)));
         for (int r = 0; r < R; ++r) {
-          const float* x_cols = x_rows[r] + b * kQuantBlockSize + 2 * k;
-          sums[h][r] = _mm256_fmadd_ps(odd, _mm256_set1_ps(x_cols[1]), sums[h][r]);
-          sums[h][r] = _mm256_fmadd_ps(even, _mm256_set1_ps(x_cols[0]), sums[h][r]);
+          sums[h][r] = HalfStepMulAdd(sums[h][r], pairs, x_rows[r] + b * kQuantBlockSize + 2 * k);
         }
       }
     }
-    const auto* scales =
-        reinterpret_cast<const float*>(records + b * kF8RecordBytes + kF8CodeBytesPerRecord);
     for (int h = 0; h < kHalves; ++h) {
-      const __m256 half_scales = _mm256_loadu_ps(scales + 8 * h);
-      for (int r = 0; r < R; ++r) {
-        totals[h][r] = _mm256_fmadd_ps(sums[h][r], half_scales, totals[h][r]);
-      }
+      const __m256 scales = HalfScales(records, b, h);
+      for (int r = 0; r < R; ++r) totals[h][r] = _mm256_fmadd_ps(sums[h][r], scales, totals[h][r]);
     }
   }
   for (int r = 0; r < R; ++r) {
-    for (int h = 0; h < kHalves; ++h) {
-      _mm256_storeu_ps(y + (first_x_row + r) * w.rows + group * kF8RowsPerGroup + 8 * h,
-                       totals[h][r]);
-    }
+    for (int h = 0; h < kHalves; ++h) _mm256_storeu_ps(out.At(first_x_row + r, h), totals[h][r]);
   }
 }
 
-template <typename Steps>
+enum class Scaling { kOneScale, kPerBlock };
+
+// x rows [0, m) over the group, in passes of the scaling's tile rows, then single rows.
+template <Scaling S, typename Steps>
 void AllRows(const PackedWeightView& w, const Steps& steps, const PreparedActivations& x,
-             int64_t group, float* y) {
+             int64_t group, const Output& out) {
   int64_t i = 0;
-  for (; i + kTileRows <= x.m; i += kTileRows) {
-    GroupTimesRows<kTileRows>(w, steps, x, group, i, y);
+  if constexpr (S == Scaling::kOneScale) {
+    for (; i + kOneScaleTileRows <= x.m; i += kOneScaleTileRows) {
+      OneScaleGroupTimesRows<kOneScaleTileRows>(w, steps, x, group, i, out);
+    }
+    for (; i < x.m; ++i) OneScaleGroupTimesRows<1>(w, steps, x, group, i, out);
+  } else {
+    for (; i + kBlockScaledTileRows <= x.m; i += kBlockScaledTileRows) {
+      BlockScaledGroupTimesRows<kBlockScaledTileRows>(w, steps, x, group, i, out);
+    }
+    for (; i < x.m; ++i) BlockScaledGroupTimesRows<1>(w, steps, x, group, i, out);
   }
-  for (; i < x.m; ++i) GroupTimesRows<1>(w, steps, x, group, i, y);
+}
+
+// The group over every x row, each row summed as its scales say (a group with rows of both kinds
+// runs both and keeps each row's own), as the AVX-512 GroupsOverAllRows.
+template <typename Steps>
+void GroupOverAllRows(const PackedWeightView& w, const Steps& steps, const PreparedActivations& x,
+                      int64_t group, float* y) {
+  const uint32_t lanes = F8OneScaleLanes(w, group);
+  const Output out{y + group * kF8RowsPerGroup, w.rows};
+  if (lanes == kF8AllLanes) return AllRows<Scaling::kOneScale>(w, steps, x, group, out);
+  AllRows<Scaling::kPerBlock>(w, steps, x, group, out);
+  if (lanes == 0) return;
+  std::vector<float> one_scale_y(x.m * kF8RowsPerGroup);
+  AllRows<Scaling::kOneScale>(w, steps, x, group, Output{one_scale_y.data(), kF8RowsPerGroup});
+  for (int64_t i = 0; i < x.m; ++i) {
+    for (int lane = 0; lane < kF8RowsPerGroup; ++lane) {
+      if (lanes >> lane & 1) *(out.At(i, 0) + lane) = one_scale_y[i * kF8RowsPerGroup + lane];
+    }
+  }
 }
 
 }  // namespace
@@ -143,7 +224,7 @@ void LinearRowsPackedF8Avx2(const PackedWeightView& w, const PreparedActivations
   for (int64_t group = row_begin / kF8RowsPerGroup; group < row_end / kF8RowsPerGroup; ++group) {
     const CodeSteps codes{w.data + group * num_blocks * kF8RecordBytes, subnormals};
     if (x.m < kMinTiledRows) {
-      AllRows(w, codes, x, group, y);
+      GroupOverAllRows(w, codes, x, group, y);
       continue;
     }
     for (int64_t b = 0; b < num_blocks; ++b) {
@@ -155,7 +236,7 @@ void LinearRowsPackedF8Avx2(const PackedWeightView& w, const PreparedActivations
         }
       }
     }
-    AllRows(w, TileSteps{tile.data()}, x, group, y);
+    GroupOverAllRows(w, TileSteps{tile.data()}, x, group, y);
   }
 }
 

@@ -4,9 +4,13 @@
 // value; the 7 subnormals (exponent 0: m · 2^-9) come from a table; the sign is bit 15. Decode (m
 // below kMinTiledRows) widens each step in registers as it streams the codes; prefill widens a
 // pair of groups once into a thread-local tile of bf16 steps and runs every x row over it. Both run
-// one micro-kernel over their source of steps, so a row's bits do not depend on m.
+// one micro-kernel over their source of steps, so a row's bits do not depend on m. Groups whose
+// rows keep one scale run BF16's micro-kernel (a chain per output, 2 × 8 tiles) and scale once;
+// the others sum each block from zero and add it times its scales (2 × 6 tiles of sums and
+// totals); a group with rows of both kinds runs both (rare: a checkpoint's scales decide it).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -19,8 +23,12 @@ namespace {
 
 // x rows from which a call widens its weights once into a tile (fewer widen each step per pass).
 constexpr int64_t kMinTiledRows = 4;
-constexpr int kTileRows = 6;  // x rows per prefill pass: 2 groups × 6 rows of sums and totals
+// x rows per prefill pass over 2 groups: rows keeping one scale need a sum per (group, x row), 2 ×
+// 8 as BF16's kernel; rows scaled block by block a block sum and a total, 2 × 6.
+constexpr int kOneScaleTileRows = 8;
+constexpr int kBlockScaledTileRows = 6;
 constexpr int kGroupsSideBySide = 2;
+constexpr int kDecodeOneScaleGroups = 3;
 constexpr int64_t kPrefetchBytes = 2048;
 
 // The bf16 bits of the subnormal codes m = 0..7 (the rest unused), indexed by a code's low bits.
@@ -54,9 +62,11 @@ struct CodeSteps {
   void Prefetch(int g, int64_t b) const {
     const char* record =
         reinterpret_cast<const char*>(records + g * group_bytes + b * kF8RecordBytes);
-    _mm_prefetch(record + kPrefetchBytes, _MM_HINT_T0);
-    _mm_prefetch(record + kPrefetchBytes + 64 * 8, _MM_HINT_T0);
+    for (int64_t line = 0; line < kF8RecordBytes; line += 64) {
+      _mm_prefetch(record + kPrefetchBytes + line, _MM_HINT_T0);
+    }
   }
+  CodeSteps Group(int g) const { return {records + g * group_bytes, group_bytes, subnormals}; }
 };
 // One widened step: 16 lanes of 2 bf16 values.
 struct alignas(64) WidenedStep {
@@ -70,6 +80,7 @@ struct TileSteps {
     return _mm512_load_si512(tile + (g * num_blocks + b) * kF8StepsPerBlock + k);
   }
   void Prefetch(int, int64_t) const {}
+  TileSteps Group(int g) const { return {tile + g * num_blocks * kF8StepsPerBlock, num_blocks}; }
 };
 
 // One step's multiply-adds: vdpbf16ps on x's bf16 bits, or the two f32 FMAs it stands for (odd
@@ -104,11 +115,67 @@ struct FmaMath {
   }
 };
 
-// G groups of 16 W rows from `group` × R x rows from `first_x_row`: per block, each (group, x
-// row)'s sum from zero over the 16 steps, then added to its total times the block's 16 scales.
+// Where a pass writes y: the first group's first column in x row 0, and the row stride.
+struct Output {
+  float* first;
+  int64_t stride;
+  float* At(int64_t x_row, int g) const { return first + x_row * stride + g * kF8RowsPerGroup; }
+};
+
+// Block b's 16 scales of the group whose records start at `records`.
+inline __m512 BlockScales(const uint8_t* records, int64_t b) {
+  return _mm512_loadu_ps(
+      reinterpret_cast<const float*>(records + b * kF8RecordBytes + kF8CodeBytesPerRecord));
+}
+
+// G groups of 16 W rows from `group` (rows keeping one scale) × R x rows from `first_x_row`: each
+// (group, x row)'s sum from zero over every step, times the rows' scales once at the end.
 template <typename Math, int R, int G, typename Steps>
-void GroupsTimesRows(const PackedWeightView& w, const Steps& steps, const PreparedActivations& x,
-                     int64_t group, int64_t first_x_row, float* y) {
+void OneScaleGroupsTimesRows(const PackedWeightView& w, const Steps& steps,
+                             const PreparedActivations& x, int64_t group, int64_t first_x_row,
+                             const Output& out) {
+  const int64_t num_blocks = w.cols / kQuantBlockSize;
+  const uint8_t* records = w.data + group * num_blocks * kF8RecordBytes;
+  decltype(Math::XRow(x, 0)) x_rows[R];
+  __m512 sums[G][R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    x_rows[r] = Math::XRow(x, first_x_row + r);
+    for (int g = 0; g < G; ++g) sums[g][r] = _mm512_setzero_ps();
+  }
+  for (int64_t b = 0; b < num_blocks; ++b) {
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) steps.Prefetch(g, b);
+#pragma GCC unroll 16
+    for (int k = 0; k < kF8StepsPerBlock; ++k) {
+      typename Math::Weights weights[G];
+#pragma GCC unroll 2
+      for (int g = 0; g < G; ++g) weights[g] = Math::Load(steps.Step(g, b, k));
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const auto* x_cols = x_rows[r] + b * kQuantBlockSize + 2 * k;
+#pragma GCC unroll 2
+        for (int g = 0; g < G; ++g) sums[g][r] = Math::MulAdd(sums[g][r], weights[g], x_cols);
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int g = 0; g < G; ++g) {
+    const __m512 scales = BlockScales(records + g * num_blocks * kF8RecordBytes, 0);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      _mm512_storeu_ps(out.At(first_x_row + r, g), _mm512_mul_ps(sums[g][r], scales));
+    }
+  }
+}
+
+// G groups of 16 W rows from `group` (scaled block by block) × R x rows from `first_x_row`: per
+// block, each (group, x row)'s sum from zero over the 16 steps, then added to its total times the
+// block's 16 scales.
+template <typename Math, int R, int G, typename Steps>
+void BlockScaledGroupsTimesRows(const PackedWeightView& w, const Steps& steps,
+                                const PreparedActivations& x, int64_t group, int64_t first_x_row,
+                                const Output& out) {
   const int64_t num_blocks = w.cols / kQuantBlockSize;
   const uint8_t* records = w.data + group * num_blocks * kF8RecordBytes;
   decltype(Math::XRow(x, 0)) x_rows[R];
@@ -139,32 +206,80 @@ void GroupsTimesRows(const PackedWeightView& w, const Steps& steps, const Prepar
     }
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
-      const __m512 scales = _mm512_loadu_ps(reinterpret_cast<const float*>(
-          records + (g * num_blocks + b) * kF8RecordBytes + kF8CodeBytesPerRecord));
+      const __m512 scales = BlockScales(records + g * num_blocks * kF8RecordBytes, b);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) totals[g][r] = _mm512_fmadd_ps(sums[g][r], scales, totals[g][r]);
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    for (int g = 0; g < G; ++g) {
-      _mm512_storeu_ps(y + (first_x_row + r) * w.rows + (group + g) * kF8RowsPerGroup,
-                       totals[g][r]);
-    }
+    for (int g = 0; g < G; ++g) _mm512_storeu_ps(out.At(first_x_row + r, g), totals[g][r]);
   }
 }
 
-// x rows [0, m) over G groups from `group`, in passes of kTileRows, 4, 2 and 1 rows.
-template <typename Math, int G, typename Steps>
+enum class Scaling { kOneScale, kPerBlock };
+
+// x rows [0, m) over G groups from `group`, in passes of the scaling's tile rows (at most
+// kMaxRows), 4, 2 and 1 rows.
+template <typename Math, Scaling S, int G, int kMaxRows, typename Steps>
 void AllRows(const PackedWeightView& w, const Steps& steps, const PreparedActivations& x,
-             int64_t group, float* y) {
+             int64_t group, const Output& out) {
+  auto pass = [&]<int R>(int64_t first_x_row) {
+    if constexpr (S == Scaling::kOneScale) {
+      OneScaleGroupsTimesRows<Math, R, G>(w, steps, x, group, first_x_row, out);
+    } else {
+      BlockScaledGroupsTimesRows<Math, R, G>(w, steps, x, group, first_x_row, out);
+    }
+  };
+  constexpr int kTileRows =
+      std::min(kMaxRows, S == Scaling::kOneScale ? kOneScaleTileRows : kBlockScaledTileRows);
   int64_t i = 0;
-  for (; i + kTileRows <= x.m; i += kTileRows) {
-    GroupsTimesRows<Math, kTileRows, G>(w, steps, x, group, i, y);
+  if constexpr (kTileRows > 4) {
+    for (; i + kTileRows <= x.m; i += kTileRows) pass.template operator()<kTileRows>(i);
   }
-  for (; i + 4 <= x.m; i += 4) GroupsTimesRows<Math, 4, G>(w, steps, x, group, i, y);
-  for (; i + 2 <= x.m; i += 2) GroupsTimesRows<Math, 2, G>(w, steps, x, group, i, y);
-  for (; i < x.m; ++i) GroupsTimesRows<Math, 1, G>(w, steps, x, group, i, y);
+  if constexpr (kTileRows >= 4) {
+    for (; i + 4 <= x.m; i += 4) pass.template operator()<4>(i);
+  }
+  for (; i + 2 <= x.m; i += 2) pass.template operator()<2>(i);
+  for (; i < x.m; ++i) pass.template operator()<1>(i);
+}
+
+// G groups from `group` over every x row, each row summed as its scales say: side by side where
+// the groups' rows all keep one scale or none does; otherwise group by group, a group with rows of
+// both kinds running both and keeping each row's own.
+template <typename Math, int G, int kMaxRows, typename Steps>
+void GroupsOverAllRows(const PackedWeightView& w, const Steps& steps, const PreparedActivations& x,
+                       int64_t group, float* y) {
+  bool all_one_scale = true;
+  bool none_one_scale = true;
+  for (int g = 0; g < G; ++g) {
+    const uint32_t lanes = F8OneScaleLanes(w, group + g);
+    all_one_scale = all_one_scale && lanes == kF8AllLanes;
+    none_one_scale = none_one_scale && lanes == 0;
+  }
+  const Output out{y + group * kF8RowsPerGroup, w.rows};
+  if (all_one_scale) {
+    return AllRows<Math, Scaling::kOneScale, G, kMaxRows>(w, steps, x, group, out);
+  }
+  if (none_one_scale) {
+    return AllRows<Math, Scaling::kPerBlock, G, kMaxRows>(w, steps, x, group, out);
+  }
+  if constexpr (G > 1) {
+    for (int g = 0; g < G; ++g) {
+      GroupsOverAllRows<Math, 1, kMaxRows>(w, steps.Group(g), x, group + g, y);
+    }
+  } else {
+    AllRows<Math, Scaling::kPerBlock, 1, kMaxRows>(w, steps, x, group, out);
+    std::vector<float> one_scale_y(x.m * kF8RowsPerGroup);
+    AllRows<Math, Scaling::kOneScale, 1, kMaxRows>(w, steps, x, group,
+                                                   Output{one_scale_y.data(), kF8RowsPerGroup});
+    const uint32_t lanes = F8OneScaleLanes(w, group);
+    for (int64_t i = 0; i < x.m; ++i) {
+      for (int lane = 0; lane < kF8RowsPerGroup; ++lane) {
+        if (lanes >> lane & 1) *(out.At(i, 0) + lane) = one_scale_y[i * kF8RowsPerGroup + lane];
+      }
+    }
+  }
 }
 
 template <typename Math>
@@ -176,10 +291,26 @@ void LinearRowsPackedF8(const PackedWeightView& w, const PreparedActivations& x,
   const int64_t group_end = row_end / kF8RowsPerGroup;
   const __m512i subnormals = SubnormalTable();
   if (x.m < kMinTiledRows) {
-    // Decode: one group at a time (a second stream side by side leaves the prefetch behind).
-    for (int64_t group = group_begin; group < group_end; ++group) {
+    // Decode: groups whose rows keep one scale kDecodeOneScaleGroups side by side (each lane's
+    // sum is one chain: several hide vdpbf16ps's latency), others one at a time (their blocks'
+    // sums are independent, and a second stream side by side leaves the prefetch behind).
+    auto one_scale = [&](int64_t first, int64_t end) {
+      for (int64_t group = first; group < end; ++group) {
+        if (F8OneScaleLanes(w, group) != kF8AllLanes) return false;
+      }
+      return true;
+    };
+    for (int64_t group = group_begin; group < group_end;) {
       const CodeSteps steps{w.data + group * group_bytes, group_bytes, subnormals};
-      AllRows<Math, 1>(w, steps, x, group, y);
+      if (group + kDecodeOneScaleGroups <= group_end &&
+          one_scale(group, group + kDecodeOneScaleGroups)) {
+        AllRows<Math, Scaling::kOneScale, kDecodeOneScaleGroups, kMinTiledRows - 1>(
+            w, steps, x, group, Output{y + group * kF8RowsPerGroup, w.rows});
+        group += kDecodeOneScaleGroups;
+      } else {
+        GroupsOverAllRows<Math, 1, kMinTiledRows - 1>(w, steps, x, group, y);
+        ++group;
+      }
     }
     return;
   }
@@ -195,7 +326,8 @@ void LinearRowsPackedF8(const PackedWeightView& w, const PreparedActivations& x,
         }
       }
     }
-    AllRows<Math, G>(w, TileSteps{tile.data(), num_blocks}, x, group, y);
+    GroupsOverAllRows<Math, G, kOneScaleTileRows>(w, TileSteps{tile.data(), num_blocks}, x, group,
+                                                  y);
   };
   int64_t group = group_begin;
   for (; group + kGroupsSideBySide <= group_end; group += kGroupsSideBySide) {

@@ -2,10 +2,13 @@
 // and one f32 scale d per block, value d · e4m3(q) in f32, as vLLM dequantizes an FP8 weight. A
 // per-tensor, per-channel or 128 × 128 block scale is each block's d exactly, so those checkpoints
 // stay 8-bit. x is rounded to bf16 (e4m3 · bf16 products are exact in f32); the arithmetic of every
-// path is packed_f8_layout.h's. Packed for AVX-512 and AVX2; the scalar kernel serves in place.
+// path is packed_f8_layout.h's: a row whose blocks share one scale (per-tensor, per-channel) is one
+// chain scaled once, any other row is scaled block by block. Packed for AVX-512 and AVX2; the
+// scalar kernel serves in place.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 
 #include "common/fp8.h"
 #include "common/half.h"
@@ -16,6 +19,13 @@ namespace vllm::kernels {
 
 uint16_t F8E4m3ToBf16Bits(uint8_t code) {
   return static_cast<uint16_t>(BitsFromFp32(DecodeFp8E4m3(code)) >> 16);
+}
+
+bool F8RowKeepsOneScale(const BlockF8_E4M3_B32* row, int64_t num_blocks) {
+  for (int64_t b = 1; b < num_blocks; ++b) {
+    if (BitsFromFp32(row[b].d) != BitsFromFp32(row[0].d)) return false;
+  }
+  return true;
 }
 
 namespace {
@@ -59,11 +69,13 @@ void LinearRowsF8E4m3Scalar(const WeightView& w, const PreparedActivations& x, i
   const int64_t num_blocks = w.cols / kQuantBlockSize;
   for (int64_t j = row_begin; j < row_end; ++j) {
     const auto* blocks = reinterpret_cast<const BlockF8_E4M3_B32*>(w.data + j * w.row_bytes);
+    const bool one_scale = F8RowKeepsOneScale(blocks, num_blocks);
     for (int64_t i = 0; i < x.m; ++i) {
       const uint16_t* xr = x.bf16.data() + i * w.cols;
       float sum = 0.0f;
+      float block_sum = 0.0f;  // one row-long chain where the row keeps one scale
       for (int64_t b = 0; b < num_blocks; ++b) {
-        float block_sum = 0.0f;
+        if (!one_scale) block_sum = 0.0f;
         for (int k = 0; k < kQuantBlockSize; k += 2) {
           for (int column : {k + 1, k}) {
             const float weight = DecodeFp8E4m3(blocks[b].codes[column]);
@@ -71,8 +83,9 @@ void LinearRowsF8E4m3Scalar(const WeightView& w, const PreparedActivations& x, i
             block_sum = FlushSubnormal(std::fma(weight, value, block_sum));
           }
         }
-        sum = FlushSubnormal(std::fma(block_sum, FlushSubnormal(blocks[b].d), sum));
+        if (!one_scale) sum = FlushSubnormal(std::fma(block_sum, FlushSubnormal(blocks[b].d), sum));
       }
+      if (one_scale) sum = FlushSubnormal(block_sum * FlushSubnormal(blocks[0].d));
       y[i * w.rows + j] = sum;
     }
   }
@@ -94,6 +107,14 @@ void PackF8E4m3(const WeightView& w, uint8_t* out) {
         }
       }
     }
+    uint32_t one_scale_lanes = 0;
+    for (int64_t lane = 0; lane < kF8RowsPerGroup; ++lane) {
+      const auto* row = reinterpret_cast<const BlockF8_E4M3_B32*>(
+          w.data + (group * kF8RowsPerGroup + lane) * w.row_bytes);
+      if (F8RowKeepsOneScale(row, num_blocks)) one_scale_lanes |= 1u << lane;
+    }
+    std::memcpy(out + PackedF8RecordBytes(w.rows, w.cols) + group * sizeof(one_scale_lanes),
+                &one_scale_lanes, sizeof(one_scale_lanes));
   }
 }
 
