@@ -115,17 +115,21 @@ class AsyncLLM {
   // token ids or a (first, second) text pair (cross-encoders), without waiting for the engine
   // thread. `done` runs once on the engine thread: with the output, or with nullptr and the
   // error (rejected: true when the engine refused the request, with vLLM's message).
+  // `lora_request`: the adapter the forward pass runs (--enable-lora); none: the base model.
   using PoolingInput =
       std::variant<std::string, std::vector<int32_t>, std::pair<std::string, std::string>>;
   using PoolingDone = std::function<void(const PoolingRequestOutput* output,
                                          const std::string& error, bool rejected)>;
   void SubmitPooling(const std::string& request_id, PoolingInput input, const std::string& task,
-                     const PoolingParams& params, PoolingDone done);
+                     const PoolingParams& params, PoolingDone done,
+                     const std::optional<LoraRequest>& lora_request = std::nullopt);
   // A "score" request for one (first, second) pair: one pair sequence through a cross-encoder's
-  // head, or the cosine similarity of the two texts' embeddings (a bi-encoder). `done` as
-  // SubmitPooling's, with the score as the output's one value and the prompt tokens of both.
+  // head, or the cosine similarity of the two texts' embeddings (a bi-encoder; both with
+  // `lora_request`). `done` as SubmitPooling's, with the score as the output's one value and the
+  // prompt tokens of both.
   void SubmitScore(const std::string& request_id, std::pair<std::string, std::string> texts,
-                   const PoolingParams& params, PoolingDone done);
+                   const PoolingParams& params, PoolingDone done,
+                   const std::optional<LoraRequest>& lora_request = std::nullopt);
   // The pooling tasks the model serves (empty for a generative model).
   std::vector<std::string> pooling_tasks() const;
   // Whether the model has a classification head (a cross-encoder for scores).

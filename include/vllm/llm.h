@@ -58,28 +58,37 @@ class LLM {
 
   // vLLM's LLM.beam_search: one output per prompt (text, or token ids), its best
   // params.beam_width sequences first. Throws std::invalid_argument for params or a prompt the
-  // engine refuses (the message is vLLM's).
+  // engine refuses (the message is vLLM's). lora_requests: empty (the base model) or one adapter
+  // per prompt, which every beam of that prompt runs with.
   std::vector<BeamSearchOutput> BeamSearch(
       const std::vector<std::variant<std::string, std::vector<int32_t>>>& prompts,
-      const BeamSearchParams& params);
+      const BeamSearchParams& params,
+      const std::vector<std::optional<LoraRequest>>& lora_requests = {});
 
   // Pooling models (--runner pooling; llm_pooling.cc). Prompts are text or token ids; outputs
   // come in prompt order. Each throws std::invalid_argument with vLLM's message when the model
-  // does not serve the task or refuses a prompt or parameter.
+  // does not serve the task or refuses a prompt or parameter. lora_requests: empty (the base
+  // model) or one adapter per prompt (decoder models; --enable-lora).
   using PoolingPrompt = std::variant<std::string, std::vector<int32_t>>;
+  using LoraRequests = std::vector<std::optional<LoraRequest>>;
   std::vector<EmbeddingRequestOutput> Embed(const std::vector<PoolingPrompt>& prompts,
-                                            const PoolingParams& params = {});
+                                            const PoolingParams& params = {},
+                                            const LoraRequests& lora_requests = {});
   std::vector<ClassificationRequestOutput> Classify(const std::vector<PoolingPrompt>& prompts,
-                                                    const PoolingParams& params = {});
+                                                    const PoolingParams& params = {},
+                                                    const LoraRequests& lora_requests = {});
   // vLLM's LLM.score: text_1 against each of text_2 (one text_1 for all, or one per text_2). A
   // cross-encoder (a classification head) reads each pair as one sequence; a bi-encoder scores
-  // the cosine similarity of the two embeddings.
+  // the cosine similarity of the two embeddings. lora_requests: empty or one per pair (both
+  // texts of a pair run with its adapter).
   std::vector<ScoringRequestOutput> Score(const std::vector<std::string>& text_1,
                                           const std::vector<std::string>& text_2,
-                                          const PoolingParams& params = {});
+                                          const PoolingParams& params = {},
+                                          const LoraRequests& lora_requests = {});
   // The pooler's raw output ("encode"), not normalized unless params.normalize says so.
   std::vector<PoolingRequestOutput> Encode(const std::vector<PoolingPrompt>& prompts,
-                                           const PoolingParams& params = {});
+                                           const PoolingParams& params = {},
+                                           const LoraRequests& lora_requests = {});
 
   LLMEngine& engine() { return *engine_; }
 

@@ -391,9 +391,10 @@ void AsyncLLM::SubmitConstrained(const std::string& request_id, const PromptInpu
 }
 
 void AsyncLLM::SubmitPooling(const std::string& request_id, PoolingInput input,
-                             const std::string& task, const PoolingParams& params,
-                             PoolingDone done) {
-  impl_->Post([this, request_id, input = std::move(input), task, params, done = std::move(done)] {
+                             const std::string& task, const PoolingParams& params, PoolingDone done,
+                             const std::optional<LoraRequest>& lora_request) {
+  impl_->Post([this, request_id, input = std::move(input), task, params, done = std::move(done),
+               lora_request] {
     vllm::PoolingInput prompt;
     if (const auto* pair = std::get_if<std::pair<std::string, std::string>>(&input)) {
       prompt = TextPair{pair->first, pair->second};
@@ -402,7 +403,7 @@ void AsyncLLM::SubmitPooling(const std::string& request_id, PoolingInput input,
     } else {
       prompt = std::get<std::vector<int32_t>>(input);
     }
-    Status added = impl_->engine->AddPoolingRequest(request_id, prompt, task, params);
+    Status added = impl_->engine->AddPoolingRequest(request_id, prompt, task, params, lora_request);
     if (added.ok()) {
       impl_->pooling_done[request_id] = done;
     } else {
@@ -412,8 +413,11 @@ void AsyncLLM::SubmitPooling(const std::string& request_id, PoolingInput input,
 }
 
 void AsyncLLM::SubmitScore(const std::string& request_id, std::pair<std::string, std::string> texts,
-                           const PoolingParams& params, PoolingDone done) {
-  if (has_classifier()) return SubmitPooling(request_id, std::move(texts), "score", params, done);
+                           const PoolingParams& params, PoolingDone done,
+                           const std::optional<LoraRequest>& lora_request) {
+  if (has_classifier()) {
+    return SubmitPooling(request_id, std::move(texts), "score", params, done, lora_request);
+  }
   // Both embeddings, then their cosine similarity; `done` runs once, on the engine thread.
   struct Halves {
     std::optional<PoolingRequestOutput> first, second;
@@ -442,8 +446,10 @@ void AsyncLLM::SubmitScore(const std::string& request_id, std::pair<std::string,
       done(&scored, "", false);
     };
   };
-  SubmitPooling(request_id + "-1", std::move(texts.first), "score", params, half_done(true));
-  SubmitPooling(request_id + "-2", std::move(texts.second), "score", params, half_done(false));
+  SubmitPooling(request_id + "-1", std::move(texts.first), "score", params, half_done(true),
+                lora_request);
+  SubmitPooling(request_id + "-2", std::move(texts.second), "score", params, half_done(false),
+                lora_request);
 }
 
 std::vector<std::string> AsyncLLM::pooling_tasks() const { return impl_->engine->pooling_tasks(); }

@@ -97,6 +97,7 @@ Status RunBeamSearches(std::vector<BeamSearch>* searches, const BeamStepFunction
   for (;;) {
     // Every live beam of every unfinished search, in one batch.
     std::vector<const std::vector<int32_t>*> sequences;
+    std::vector<size_t> search_indices;                       // [sequences.size()]
     std::vector<size_t> first_beam(searches->size() + 1, 0);  // [search] → its first in the batch
     int num_logprobs = 0;
     for (size_t s = 0; s < searches->size(); ++s) {
@@ -104,11 +105,14 @@ Status RunBeamSearches(std::vector<BeamSearch>* searches, const BeamStepFunction
       first_beam[s] = sequences.size();
       if (search.done()) continue;
       num_logprobs = std::max(num_logprobs, search.num_logprobs());
-      for (const BeamSearchSequence& beam : search.live_beams()) sequences.push_back(&beam.tokens);
+      for (const BeamSearchSequence& beam : search.live_beams()) {
+        sequences.push_back(&beam.tokens);
+        search_indices.push_back(s);
+      }
     }
     first_beam[searches->size()] = sequences.size();
     if (sequences.empty()) return Status::Ok();
-    auto next = step(sequences, num_logprobs);
+    auto next = step(sequences, search_indices, num_logprobs);
     if (!next) return Error{next.error()};
     for (size_t s = 0; s < searches->size(); ++s) {
       if (first_beam[s] == first_beam[s + 1]) continue;

@@ -74,9 +74,11 @@ class BeamSearch {
 };
 
 // One step for a batch of sequences: `next[i]` as BeamSearch::Advance takes it for
-// `sequences[i]`, asking for `num_logprobs` logprobs.
+// `sequences[i]`, asking for `num_logprobs` logprobs; sequences[i] is a beam of the search
+// searches[search_indices[i]] (whose prompt's adapter, say, it runs with).
 using BeamStepFunction = std::function<Expected<std::vector<std::optional<PositionLogprobs>>>(
-    const std::vector<const std::vector<int32_t>*>& sequences, int num_logprobs)>;
+    const std::vector<const std::vector<int32_t>*>& sequences,
+    const std::vector<size_t>& search_indices, int num_logprobs)>;
 
 // Runs `searches` to the end, one batched step for all their live beams at a time.
 Status RunBeamSearches(std::vector<BeamSearch>* searches, const BeamStepFunction& step);

@@ -51,8 +51,9 @@ BeamSearchOutput Search(const std::vector<int32_t>& prompt, const BeamSearchPara
                         const Table& table, int64_t max_model_len = INT64_MAX) {
   std::vector<BeamSearch> searches;
   searches.emplace_back(prompt, BeamSearch::Options{params, kEos, max_model_len});
-  Status status = RunBeamSearches(
-      &searches, [&](const std::vector<const std::vector<int32_t>*>& sequences, int k) {
+  Status status =
+      RunBeamSearches(&searches, [&](const std::vector<const std::vector<int32_t>*>& sequences,
+                                     const std::vector<size_t>&, int k) {
         std::vector<std::optional<PositionLogprobs>> next;
         for (const auto* tokens : sequences) next.push_back(Top(table(*tokens), k));
         return Expected<std::vector<std::optional<PositionLogprobs>>>(std::move(next));
@@ -222,8 +223,9 @@ TEST(BeamSearchTest, ABeamTheEngineCannotGrowFinishesWithLength) {
       static_cast<int32_t>(std::max_element(first.begin(), first.end()) - first.begin());
   std::vector<BeamSearch> searches;
   searches.emplace_back(std::vector<int32_t>{1}, BeamSearch::Options{params, kEos});
-  Status status = RunBeamSearches(
-      &searches, [&](const std::vector<const std::vector<int32_t>*>& sequences, int k) {
+  Status status =
+      RunBeamSearches(&searches, [&](const std::vector<const std::vector<int32_t>*>& sequences,
+                                     const std::vector<size_t>&, int k) {
         std::vector<std::optional<PositionLogprobs>> next;
         for (const auto* tokens : sequences) {
           const bool refused = tokens->size() == 2 && (*tokens)[1] == refused_token;

@@ -213,6 +213,13 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
     if (!config_.enable_lora) {
       return Error{"LoRA adapter '" + core_request.lora->name + "' given but LoRA is not enabled"};
     }
+    // The encoder's layers apply no adapter: refused rather than run as the base model.
+    if (model_.config().is_encoder) {
+      return Error{"LoRA adapter '" + core_request.lora->name +
+                   "' given, but vllm-cpp applies LoRA adapters to decoder models only, not to "
+                   "encoder-only " +
+                   model_.config().architecture};
+    }
     request->cache_keys.lora_id = core_request.lora->id;
   }
   const int64_t vocab_size = model_.config().vocab_size;
@@ -243,6 +250,7 @@ Status EngineCore::AddRequest(EngineCoreRequest core_request) {
   VLLM_RETURN_IF_ERROR(scheduler_->AddRequest(std::move(request)));
   if (is_pooling_) {
     pooling_specs_[id] = std::move(*core_request.pooling);
+    runner_->AddPoolingRequest(id, std::move(core_request.lora));
     return Status::Ok();
   }
   runner_->AddRequest(

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/llm_engine.h"
+#include "engine/lora_requests_per_prompt.h"
 
 namespace vllm {
 namespace {
@@ -75,12 +76,9 @@ std::vector<RequestOutput> LLM::Run(const std::vector<Prompt>& prompts,
   if (params.size() != prompts.size()) {
     throw std::invalid_argument("The lengths of prompts and sampling_params must be the same.");
   }
-  if (!lora_requests.empty() && lora_requests.size() != prompts.size()) {
-    throw std::invalid_argument("The lengths of prompts and lora_request must be the same.");
-  }
+  CheckLoraRequestsPerPrompt(lora_requests, prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {
-    RequestOptions options;
-    if (!lora_requests.empty()) options.lora_request = lora_requests[i];
+    RequestOptions options{.lora_request = LoraRequestOfPrompt(lora_requests, i)};
     Status status =
         engine_->AddRequest(std::to_string(i), prompts[i],
                             params[i].WithOutputKind(RequestOutputKind::kFinalOnly), options);

@@ -1,17 +1,21 @@
 // LLM::BeamSearch: vLLM's LLM.beam_search on the synchronous engine. Each step runs every live beam
 // of every prompt as a one-token request whose prompt is the beam's tokens; the prefix cache keeps
-// the beams' shared prefixes computed, so a step costs about one token per beam.
+// the beams' shared prefixes computed, so a step costs about one token per beam. A prompt's beams
+// run with its adapter, whose id keys their prefix-cache blocks apart from other adapters'.
 #include <stdexcept>
 
 #include "engine/beam_search.h"
 #include "engine/llm_engine.h"
+#include "engine/lora_requests_per_prompt.h"
 #include "tokenizer/tokenizer.h"
 #include "vllm/llm.h"
 
 namespace vllm {
 
-std::vector<BeamSearchOutput> LLM::BeamSearch(const std::vector<PromptInput>& prompts,
-                                              const BeamSearchParams& params) {
+std::vector<BeamSearchOutput> LLM::BeamSearch(
+    const std::vector<PromptInput>& prompts, const BeamSearchParams& params,
+    const std::vector<std::optional<LoraRequest>>& lora_requests) {
+  CheckLoraRequestsPerPrompt(lora_requests, prompts.size());
   // The one check of the search's params: each step's requests take the checked step params.
   auto step_params = ValidatedSamplingParams::BeamSearchStep(params);
   if (!step_params) throw std::invalid_argument(step_params.error());
@@ -32,10 +36,14 @@ std::vector<BeamSearchOutput> LLM::BeamSearch(const std::vector<PromptInput>& pr
   }
   bool refused = false;  // the engine refused a request (vs. failed a step)
   auto step = [&](const std::vector<const std::vector<int32_t>*>& sequences,
+                  const std::vector<size_t>& search_indices,
                   int) -> Expected<std::vector<std::optional<PositionLogprobs>>> {
     const std::string prefix = "beam-";
     for (size_t i = 0; i < sequences.size(); ++i) {
-      Status status = engine_->AddRequest(prefix + std::to_string(i), *sequences[i], *step_params);
+      const RequestOptions options{.lora_request =
+                                       LoraRequestOfPrompt(lora_requests, search_indices[i])};
+      Status status =
+          engine_->AddRequest(prefix + std::to_string(i), *sequences[i], *step_params, options);
       if (!status.ok()) {
         std::vector<std::string> added;
         for (size_t j = 0; j < i; ++j) added.push_back(prefix + std::to_string(j));

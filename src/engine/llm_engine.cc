@@ -228,13 +228,8 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
   if (grammar && !options.structured_output_after.empty()) {
     grammar_after_token_ids = impl_->tokenizer->Encode(options.structured_output_after, false);
   }
-  std::shared_ptr<const lora::LoraWeights> lora;
-  if (options.lora_request) {
-    if (!impl_->lora_adapters) return Error{LoraNotEnabledMessage(*options.lora_request)};
-    auto resolved = impl_->lora_adapters->Resolve(*options.lora_request);
-    if (!resolved) return Error{resolved.error()};
-    lora = std::move(*resolved);
-  }
+  auto lora = ResolveLoraRequest(impl_->lora_adapters.get(), options.lora_request);
+  if (!lora) return Error{lora.error()};
   std::vector<int32_t> token_ids;
   std::string text;
   std::shared_ptr<const PromptEmbeds> prompt_embeds;
@@ -302,7 +297,7 @@ Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& p
                                              .grammar = grammar,
                                              .grammar_after_token_ids = grammar_after_token_ids,
                                              .prompt_embeds = prompt_embeds,
-                                             .lora = lora});
+                                             .lora = *lora});
     if (!status.ok()) {
       impl_->core->FinishRequests(added, RequestStatus::kFinishedAborted);
       return status;

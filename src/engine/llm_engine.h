@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -59,9 +60,11 @@ class LLMEngine {
   // Finishes the requests with finish_reason "abort"; returns their final outputs.
   std::vector<RequestOutput> AbortRequests(const std::vector<std::string>& request_ids);
   // Pooling runners (llm_engine_pooling.cc): `task` is "embed", "classify", "score" or
-  // "encode"; errors carry vLLM's messages when the model does not serve it.
+  // "encode"; errors carry vLLM's messages when the model does not serve it. `lora_request`: the
+  // adapter the prompt's forward pass runs (--enable-lora; decoder models), none: the base model.
   Status AddPoolingRequest(const std::string& request_id, const PoolingInput& prompt,
-                           const std::string& task, const PoolingParams& params);
+                           const std::string& task, const PoolingParams& params,
+                           const std::optional<LoraRequest>& lora_request = std::nullopt);
   // One engine step of a pooling runner: the requests it finished, with their pooled outputs.
   Expected<std::vector<PoolingRequestOutput>> StepPooling();
   // Finishes unfinished pooling requests without outputs.

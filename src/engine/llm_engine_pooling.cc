@@ -32,7 +32,8 @@ std::string UnsupportedTaskMessage(const std::string& task) {
 }  // namespace
 
 Status LLMEngine::AddPoolingRequest(const std::string& request_id, const PoolingInput& prompt,
-                                    const std::string& task, const PoolingParams& params) {
+                                    const std::string& task, const PoolingParams& params,
+                                    const std::optional<LoraRequest>& lora_request) {
   if (std::find(impl_->pooling_tasks.begin(), impl_->pooling_tasks.end(), task) ==
       impl_->pooling_tasks.end()) {
     return Error{UnsupportedTaskMessage(task)};
@@ -42,6 +43,8 @@ Status LLMEngine::AddPoolingRequest(const std::string& request_id, const Pooling
   }
   auto spec = ResolvePoolingSpec(task, params, model_config(), impl_->model_name);
   if (!spec) return Error{spec.error()};
+  auto lora = ResolveLoraRequest(impl_->lora_adapters.get(), lora_request);
+  if (!lora) return Error{lora.error()};
   if (!impl_->tokenizer && !std::holds_alternative<std::vector<int32_t>>(prompt)) {
     return Error{kTextPromptWithoutTokenizer};
   }
@@ -82,6 +85,7 @@ Status LLMEngine::AddPoolingRequest(const std::string& request_id, const Pooling
   request.request_id = request_id;
   request.prompt_token_ids = token_ids;
   request.pooling = std::move(*spec);
+  request.lora = std::move(*lora);
   VLLM_RETURN_IF_ERROR(impl_->core->AddRequest(std::move(request)));
   impl_->pooling_prompts[request_id] = std::move(token_ids);
   return Status::Ok();

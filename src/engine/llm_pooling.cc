@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/llm_engine.h"
+#include "engine/lora_requests_per_prompt.h"
 #include "model/layers/pooler.h"
 #include "model/model_config.h"
 #include "vllm/llm.h"
@@ -12,17 +13,21 @@
 namespace vllm {
 namespace {
 
-// Runs `inputs` as `task` requests; outputs in input order. Throws std::invalid_argument when a
-// request is refused (those added before it are aborted). `check_interrupt(abort_requests)` runs
+// Runs `inputs` as `task` requests, input i with lora_requests[i] (empty: none); outputs in input
+// order. Throws std::invalid_argument when a request is refused (those added before it are
+// aborted). `check_interrupt(abort_requests)` runs
 // before each step (LLM::CheckInterrupt).
 using InterruptCheck = std::function<void(const std::function<void()>& abort_requests)>;
 std::vector<PoolingRequestOutput> RunPooling(LLMEngine& engine,
                                              const std::vector<PoolingInput>& inputs,
                                              const std::string& task, const PoolingParams& params,
+                                             const LLM::LoraRequests& lora_requests,
                                              const InterruptCheck& check_interrupt) {
+  CheckLoraRequestsPerPrompt(lora_requests, inputs.size());
   std::vector<std::string> added;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    Status status = engine.AddPoolingRequest(std::to_string(i), inputs[i], task, params);
+    Status status = engine.AddPoolingRequest(std::to_string(i), inputs[i], task, params,
+                                             LoraRequestOfPrompt(lora_requests, i));
     if (!status.ok()) {
       engine.AbortPoolingRequests(added);
       throw std::invalid_argument(status.message());
@@ -68,10 +73,11 @@ std::vector<PoolingRequestOutputOf<Output>> RunAs(LLMEngine& engine,
                                                   const std::vector<LLM::PoolingPrompt>& prompts,
                                                   const std::string& task,
                                                   const PoolingParams& params,
+                                                  const LLM::LoraRequests& lora_requests,
                                                   const InterruptCheck& check_interrupt) {
   std::vector<PoolingRequestOutputOf<Output>> results;
   for (PoolingRequestOutput& output :
-       RunPooling(engine, AsInputs(prompts), task, params, check_interrupt)) {
+       RunPooling(engine, AsInputs(prompts), task, params, lora_requests, check_interrupt)) {
     std::vector<float> data = std::move(output.outputs.data);
     results.push_back(Convert(std::move(output), Output{std::move(data)}));
   }
@@ -81,29 +87,34 @@ std::vector<PoolingRequestOutputOf<Output>> RunAs(LLMEngine& engine,
 }  // namespace
 
 std::vector<EmbeddingRequestOutput> LLM::Embed(const std::vector<PoolingPrompt>& prompts,
-                                               const PoolingParams& params) {
-  return RunAs<EmbeddingOutput>(*engine_, prompts, "embed", params,
+                                               const PoolingParams& params,
+                                               const LoraRequests& lora_requests) {
+  return RunAs<EmbeddingOutput>(*engine_, prompts, "embed", params, lora_requests,
                                 [this](const auto& abort) { CheckInterrupt(abort); });
 }
 
 std::vector<ClassificationRequestOutput> LLM::Classify(const std::vector<PoolingPrompt>& prompts,
-                                                       const PoolingParams& params) {
-  return RunAs<ClassificationOutput>(*engine_, prompts, "classify", params,
+                                                       const PoolingParams& params,
+                                                       const LoraRequests& lora_requests) {
+  return RunAs<ClassificationOutput>(*engine_, prompts, "classify", params, lora_requests,
                                      [this](const auto& abort) { CheckInterrupt(abort); });
 }
 
 std::vector<PoolingRequestOutput> LLM::Encode(const std::vector<PoolingPrompt>& prompts,
-                                              const PoolingParams& params) {
-  return RunPooling(*engine_, AsInputs(prompts), "encode", params,
+                                              const PoolingParams& params,
+                                              const LoraRequests& lora_requests) {
+  return RunPooling(*engine_, AsInputs(prompts), "encode", params, lora_requests,
                     [this](const auto& abort) { CheckInterrupt(abort); });
 }
 
 std::vector<ScoringRequestOutput> LLM::Score(const std::vector<std::string>& text_1,
                                              const std::vector<std::string>& text_2,
-                                             const PoolingParams& params) {
+                                             const PoolingParams& params,
+                                             const LoraRequests& lora_requests) {
   if (text_1.empty() || text_2.empty() || (text_1.size() != 1 && text_1.size() != text_2.size())) {
     throw std::invalid_argument("Input lengths must be either 1:1, 1:N or N:N");
   }
+  CheckLoraRequestsPerPrompt(lora_requests, text_2.size());
   const InterruptCheck check_interrupt = [this](const auto& abort) { CheckInterrupt(abort); };
   const auto first_of = [&](size_t i) -> const std::string& {
     return text_1.size() == 1 ? text_1[0] : text_1[i];
@@ -113,7 +124,7 @@ std::vector<ScoringRequestOutput> LLM::Score(const std::vector<std::string>& tex
     std::vector<PoolingInput> pairs;
     for (size_t i = 0; i < text_2.size(); ++i) pairs.emplace_back(TextPair{first_of(i), text_2[i]});
     for (PoolingRequestOutput& output :
-         RunPooling(*engine_, pairs, "score", params, check_interrupt)) {
+         RunPooling(*engine_, pairs, "score", params, lora_requests, check_interrupt)) {
       if (output.outputs.data.size() != 1) {
         throw std::invalid_argument("Score API needs a classifier with a single label");
       }
@@ -124,12 +135,14 @@ std::vector<ScoringRequestOutput> LLM::Score(const std::vector<std::string>& tex
   }
   // A bi-encoder: the cosine similarity of the two embeddings.
   std::vector<PoolingInput> texts;
+  LoraRequests text_loras;  // each pair's adapter for both of its texts
   for (size_t i = 0; i < text_2.size(); ++i) {
     texts.emplace_back(first_of(i));
     texts.emplace_back(text_2[i]);
+    if (!lora_requests.empty()) text_loras.insert(text_loras.end(), 2, lora_requests[i]);
   }
   std::vector<PoolingRequestOutput> embeddings =
-      RunPooling(*engine_, texts, "score", params, check_interrupt);
+      RunPooling(*engine_, texts, "score", params, text_loras, check_interrupt);
   for (size_t i = 0; i < text_2.size(); ++i) {
     PoolingRequestOutput& first = embeddings[2 * i];
     const PoolingRequestOutput& second = embeddings[2 * i + 1];

@@ -63,4 +63,11 @@ Expected<std::unique_ptr<LoraAdapters>> LoraAdapters::Create(const EngineArgs& a
   return std::unique_ptr<LoraAdapters>(new LoraAdapters(std::move(*cache)));
 }
 
+Expected<std::shared_ptr<const lora::LoraWeights>> ResolveLoraRequest(
+    LoraAdapters* adapters, const std::optional<LoraRequest>& request) {
+  if (!request) return std::shared_ptr<const lora::LoraWeights>();
+  if (adapters == nullptr) return Error{LoraNotEnabledMessage(*request)};
+  return adapters->Resolve(*request);
+}
+
 }  // namespace vllm

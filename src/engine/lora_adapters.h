@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,10 @@ class LoraAdapters {
   explicit LoraAdapters(std::unique_ptr<lora::LoraCache> cache) : cache_(std::move(cache)) {}
   std::unique_ptr<lora::LoraCache> cache_;
 };
+
+// A request's adapter: null for none, else `adapters`' (loaded on first use); refused when LoRA
+// is off (`adapters` null).
+Expected<std::shared_ptr<const lora::LoraWeights>> ResolveLoraRequest(
+    LoraAdapters* adapters, const std::optional<LoraRequest>& request);
 
 }  // namespace vllm

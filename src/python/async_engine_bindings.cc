@@ -127,12 +127,13 @@ class AsyncEngine {
     return Running().num_unfinished_requests();
   }
 
-  // A pooling request ("encode", "embed", "classify") without waiting: `on_done` gets
-  // ((request_id, prompt_token_ids, values), "", False) once it finishes, or (None, error,
-  // rejected) when the engine refused or failed it.
+  // A pooling request ("encode", "embed", "classify") without waiting, with `lora_request`'s
+  // adapter (None: the base model): `on_done` gets ((request_id, prompt_token_ids, values), "",
+  // False) once it finishes, or (None, error, rejected) when the engine refused or failed it.
   void SubmitPooling(const std::string& request_id,
                      const std::variant<std::string, std::vector<int32_t>>& prompt,
-                     const std::string& task, const PoolingParams& params, py::function on_done) {
+                     const std::string& task, const PoolingParams& params, py::function on_done,
+                     const std::optional<LoraRequest>& lora_request) {
     auto callback = std::make_shared<PythonCallback>(std::move(on_done));
     AsyncLLM::PoolingInput input;
     if (const auto* text = std::get_if<std::string>(&prompt)) {
@@ -152,7 +153,8 @@ class AsyncEngine {
             }
             return std::make_tuple(row, error, rejected);
           });
-        });
+        },
+        lora_request);
   }
 
   // Stops the engine thread; unfinished streams end with an error. Idempotent.
@@ -195,7 +197,8 @@ void BindAsyncEngine(py::module_& module) {
       .def_property_readonly("is_sleeping", &AsyncEngine::IsSleeping)
       .def_property_readonly("num_unfinished_requests", &AsyncEngine::NumUnfinishedRequests)
       .def("submit_pooling", &AsyncEngine::SubmitPooling, py::arg("request_id"), py::arg("prompt"),
-           py::arg("task"), py::arg("params"), py::arg("on_done"))
+           py::arg("task"), py::arg("params"), py::arg("on_done"),
+           py::arg("lora_request") = py::none())
       .def("shutdown", &AsyncEngine::Shutdown)
       .def_property_readonly("is_running", &AsyncEngine::is_running);
   DefModelProperties(async_engine,

@@ -85,19 +85,22 @@ class Engine {
     return engine_->AbortRequests(request_ids);
   }
 
-  // vLLM's LLM.beam_search over every prompt (ValueError for refused params or prompts).
+  // vLLM's LLM.beam_search over every prompt (ValueError for refused params or prompts), each
+  // prompt with its adapter in lora_requests (empty: all on the base model).
   std::vector<BeamSearchOutput> BeamSearch(const std::vector<PromptInput>& prompts,
-                                           const BeamSearchParams& params) {
+                                           const BeamSearchParams& params,
+                                           const LLM::LoraRequests& lora_requests) {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex_);
-    return llm_->BeamSearch(prompts, params);
+    return llm_->BeamSearch(prompts, params, lora_requests);
   }
 
   // Pooling models (vLLM's LLM.embed / classify / encode / score), ValueError when the model
-  // does not serve the task: per prompt, (request_id, prompt_token_ids, output values).
+  // does not serve the task: per prompt, (request_id, prompt_token_ids, output values). Each
+  // prompt runs with its adapter in lora_requests (empty: all on the base model).
   using PooledRow = std::tuple<std::string, std::vector<int32_t>, std::vector<float>>;
   std::vector<PooledRow> Pool(const std::string& task, const std::vector<PromptInput>& prompts,
-                              const PoolingParams& params) {
+                              const PoolingParams& params, const LLM::LoraRequests& lora_requests) {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<PooledRow> rows;
@@ -107,25 +110,29 @@ class Engine {
       }
     };
     if (task == "embed") {
-      add(llm_->Embed(prompts, params), [](const EmbeddingOutput& o) { return o.embedding; });
+      add(llm_->Embed(prompts, params, lora_requests),
+          [](const EmbeddingOutput& o) { return o.embedding; });
     } else if (task == "classify") {
-      add(llm_->Classify(prompts, params), [](const ClassificationOutput& o) { return o.probs; });
+      add(llm_->Classify(prompts, params, lora_requests),
+          [](const ClassificationOutput& o) { return o.probs; });
     } else if (task == "encode") {
-      add(llm_->Encode(prompts, params), [](const PoolingOutput& o) { return o.data; });
+      add(llm_->Encode(prompts, params, lora_requests),
+          [](const PoolingOutput& o) { return o.data; });
     } else {
       throw std::invalid_argument("unknown pooling task '" + task + "'");
     }
     return rows;
   }
 
-  // vLLM's LLM.score: text_1 (one, or one per text_2) against each of text_2.
+  // vLLM's LLM.score: text_1 (one, or one per text_2) against each of text_2, each pair with its
+  // adapter in lora_requests (empty: all on the base model).
   std::vector<std::tuple<std::string, std::vector<int32_t>, float>> Score(
       const std::vector<std::string>& text_1, const std::vector<std::string>& text_2,
-      const PoolingParams& params) {
+      const PoolingParams& params, const LLM::LoraRequests& lora_requests) {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<std::tuple<std::string, std::vector<int32_t>, float>> rows;
-    for (const ScoringRequestOutput& output : llm_->Score(text_1, text_2, params)) {
+    for (const ScoringRequestOutput& output : llm_->Score(text_1, text_2, params, lora_requests)) {
       rows.emplace_back(output.request_id, output.prompt_token_ids, output.outputs.score);
     }
     return rows;
@@ -232,9 +239,12 @@ void BindEngine(py::module_& module) {
            py::arg("lora_request") = py::none())
       .def("step", &Engine::Step)
       .def("abort", &Engine::Abort, py::arg("request_ids"))
-      .def("beam_search", &Engine::BeamSearch, py::arg("prompts"), py::arg("params"))
-      .def("pool", &Engine::Pool, py::arg("task"), py::arg("prompts"), py::arg("params"))
-      .def("score", &Engine::Score, py::arg("text_1"), py::arg("text_2"), py::arg("params"))
+      .def("beam_search", &Engine::BeamSearch, py::arg("prompts"), py::arg("params"),
+           py::arg("lora_requests") = LLM::LoraRequests())
+      .def("pool", &Engine::Pool, py::arg("task"), py::arg("prompts"), py::arg("params"),
+           py::arg("lora_requests") = LLM::LoraRequests())
+      .def("score", &Engine::Score, py::arg("text_1"), py::arg("text_2"), py::arg("params"),
+           py::arg("lora_requests") = LLM::LoraRequests())
       .def("add_lora", &Engine::AddLora, py::arg("lora_request"))
       .def("remove_lora", &Engine::RemoveLora, py::arg("lora_int_id"))
       .def("list_loras", &Engine::ListLoras)

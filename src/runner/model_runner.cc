@@ -44,6 +44,12 @@ void ModelRunner::AddRequest(std::string request_id, SamplingInputs inputs,
   samplers_.emplace(std::move(request_id), RequestSampler(std::move(inputs)));
 }
 
+void ModelRunner::AddPoolingRequest(std::string request_id,
+                                    std::shared_ptr<const lora::LoraWeights> lora) {
+  loras_.erase(request_id);
+  if (lora) loras_.emplace(std::move(request_id), std::move(lora));
+}
+
 void ModelRunner::RemoveRequest(const std::string& request_id) {
   samplers_.erase(request_id);
   prompt_embeds_.erase(request_id);

@@ -112,6 +112,8 @@ class ModelRunner {
   void AddRequest(std::string request_id, SamplingInputs inputs,
                   std::shared_ptr<const PromptEmbeds> prompt_embeds = nullptr,
                   std::shared_ptr<const lora::LoraWeights> lora = nullptr);
+  // A pooling request's LoRA adapter (it has no sampling state), kept alive until RemoveRequest.
+  void AddPoolingRequest(std::string request_id, std::shared_ptr<const lora::LoraWeights> lora);
   void RemoveRequest(const std::string& request_id);
   // The scheduler preempted the request: its blocks, and the draft model's KV in them, are gone
   // (its sampling state stays).

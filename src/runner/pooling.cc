@@ -63,6 +63,13 @@ Expected<ModelRunnerOutput> ModelRunner::ExecutePooling(
                                    0);
     }
   }
+  // Each sequence's adapter, when any has one (EngineCore takes adapters for decoders only).
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const lora::LoraWeights* lora = LoraOf(sequences[i].request_id);
+    if (lora == nullptr) continue;
+    batch_.seq_loras.resize(sequences.size(), nullptr);
+    batch_.seq_loras[i] = lora;
+  }
   std::vector<float> hidden(batch_.num_tokens() * config.hidden_size);  // [num_tokens, hidden]
   VLLM_RETURN_IF_ERROR(model_.ForwardHidden(batch_, *kv_, hidden.data()));
   ModelRunnerOutput outputs(sequences.size());

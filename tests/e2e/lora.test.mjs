@@ -147,3 +147,60 @@ test('without VLLM_ALLOW_RUNTIME_LORA_UPDATING the runtime routes are 404', asyn
     await stopServer(plain);
   }
 });
+
+// Chat, beam search and the pooling routes with an adapter (issue 45): vLLM applies the adapter
+// the request's model names to each of them.
+test('chat with an adapter is that adapter\'s greedy completion of the rendered conversation', async () => {
+  const messages = [{ role: 'user', content: 'Write a query' }];
+  const chat = async (name) => (await sdk.chat.completions.create({ model: name, messages, max_tokens: 24, temperature: 0 })).choices[0].message.content;
+  const rendered = JSON.parse((await post('/tokenize', { model, messages })).text).tokens;
+  const completion = await sdk.completions.create({ model: 'sql', prompt: rendered, max_tokens: 24, temperature: 0 });
+  const withSql = await chat('sql');
+  assert.equal(withSql, completion.choices[0].text);
+  assert.notEqual(withSql, await chat(model));
+});
+
+test('/v1/completions beam search with an adapter: width 1 is the adapter\'s greedy text', async () => {
+  const { prompt } = cases('sql')[0];
+  const beam = async (name) => (await sdk.completions.create({ model: name, prompt, max_tokens: 16, temperature: 0, n: 1, use_beam_search: true, ignore_eos: true }));
+  const withSql = await beam('sql');
+  assert.equal(withSql.model, 'sql');
+  const greedy = await sdk.completions.create({ model: 'sql', prompt, max_tokens: 16, temperature: 0, ignore_eos: true });
+  assert.equal(withSql.choices[0].text, greedy.choices[0].text);
+  assert.notEqual(withSql.choices[0].text, (await beam(model)).choices[0].text);
+  // Wider beams with the adapter: n sequences, the best first.
+  const wide = await sdk.completions.create({ model: 'poet', prompt, max_tokens: 8, temperature: 0, n: 3, use_beam_search: true });
+  assert.equal(wide.choices.length, 3);
+});
+
+test('the pooling routes on a decoder run as a pooling model apply the adapter the model names', async () => {
+  const pooler = await startServer(['--runner', 'pooling', '--enable-lora', '--max-loras', '2',
+    '--kv-cache-memory-bytes', String(64 << 20), '--lora-modules', `sql=${oracle}/sql.gguf`, `poet=${oracle}/poet-peft`],
+  { modelPath: `${oracle}/base.gguf` });
+  try {
+    const client = new OpenAI({ baseURL: `http://127.0.0.1:${pooler.port}/v1`, apiKey: 'x', maxRetries: 0 });
+    const input = ['Once upon a time', 'SELECT name FROM users'];
+    const embed = (name, text = input) => client.embeddings.create({ model: name, input: text, encoding_format: 'float' });
+    const [withSql, withPoet, base] = await Promise.all([embed('sql'), embed('poet'), embed(model)]);
+    assert.equal(withSql.model, 'sql');
+    const dot = (a, b) => a.reduce((sum, x, i) => sum + x * b[i], 0);
+    for (let i = 0; i < input.length; ++i) {
+      assert.ok(dot(withSql.data[i].embedding, base.data[i].embedding) < 0.999, `sql changed nothing on ${input[i]}`);
+      assert.ok(dot(withPoet.data[i].embedding, withSql.data[i].embedding) < 0.999);
+      // Alone, the same vector as in the batch (mixed with the other adapters' requests).
+      const alone = (await embed('sql', input[i])).data[0].embedding;
+      alone.forEach((x, k) => assert.ok(Math.abs(x - withSql.data[i].embedding[k]) < 1e-5));
+    }
+    // /score (a bi-encoder): the cosine of the adapter's embeddings.
+    const score = await post('/score', { model: 'sql', text_1: input[0], text_2: [input[1]] }, pooler.port);
+    assert.equal(score.status, 200, score.text);
+    const scored = JSON.parse(score.text);
+    assert.equal(scored.model, 'sql');
+    assert.ok(Math.abs(scored.data[0].score - dot(withSql.data[0].embedding, withSql.data[1].embedding)) < 1e-5);
+    const pooling = await post('/pooling', { model: 'poet', input: input[0] }, pooler.port);
+    assert.equal(pooling.status, 200, pooling.text);
+    await assert.rejects(embed('no-such-adapter'), OpenAI.NotFoundError);
+  } finally {
+    await stopServer(pooler);
+  }
+});

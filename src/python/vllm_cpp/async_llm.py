@@ -143,17 +143,15 @@ class AsyncLLM:
                 self._core.abort(request_id)
 
     async def encode(self, prompt: PromptType, pooling_params: PoolingParams, request_id: str,
-                     lora_request: None = None, trace_headers: None = None, priority: int = 0,
+                     lora_request: Optional[LoRARequest] = None, trace_headers: None = None,
+                     priority: int = 0,
                      truncate_prompt_tokens: Optional[int] = None,
                      tokenization_kwargs: Optional[dict] = None
                      ) -> AsyncGenerator[PoolingRequestOutput, None]:
         """Pooling models: yields the request's one PoolingRequestOutput (the pooler's raw output,
         pooling_params.task "encode"; "embed" and "classify" give those tasks' outputs). A
         pooling request finishes in the step that computes its prompt: cancelling the generator
-        drops its output."""
-        if lora_request is not None:
-            raise NotImplementedError("lora_request with encode is not supported by vllm-cpp yet: "
-                                      "pooling runs the base model")
+        drops its output. lora_request (enable_lora, decoder models): the adapter it runs."""
         if not isinstance(pooling_params, PoolingParams):
             raise TypeError(f"pooling_params must be a PoolingParams, not "
                             f"{type(pooling_params).__name__}")
@@ -175,7 +173,7 @@ class AsyncLLM:
 
         await self._admit(lambda: self._core.submit_pooling(
             request_id, engine_prompt, task, pooling_params._to_core(truncate_prompt_tokens),
-            finish))
+            finish, core_lora_request(lora_request)))
         row, error, rejected = await done
         if row is None:
             raise (ValueError if rejected else RuntimeError)(error)

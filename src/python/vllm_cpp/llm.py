@@ -14,7 +14,8 @@ from .beam_search import BeamSearchOutput, BeamSearchParams, beam_search_output_
 from .engine_args import EngineArgs
 from .inputs import PromptType, TokensPrompt, is_single_prompt, parse_prompt
 from .llm_engine import LLMEngine
-from .lora.request import LoRARequest, lora_requests_per_prompt
+from .lora.request import (LoRARequest, beam_search_lora_requests, core_lora_requests,
+                           lora_requests_per_prompt)
 from .metrics import Metric
 from .outputs import RequestOutput
 from .pooling import (ClassificationRequestOutput, EmbeddingRequestOutput, PoolingParams,
@@ -84,37 +85,40 @@ class LLM:
                          lora_list)
 
     def beam_search(self, prompts: list[PromptType], params: BeamSearchParams,
-                    lora_request: None = None, use_tqdm: bool = False,
+                    lora_request: Union[LoRARequest, list[LoRARequest], None] = None,
+                    use_tqdm: bool = False,
                     concurrency_limit: Optional[int] = None) -> list[BeamSearchOutput]:
         """vLLM's beam search: per prompt, its best params.beam_width sequences, best first
-        (each sequence's tokens and text include the prompt's)."""
-        if lora_request is not None:
-            raise NotImplementedError("lora_request with beam_search is not supported by vllm-cpp "
-                                      "yet (generate and chat take it)")
+        (each sequence's tokens and text include the prompt's). lora_request (enable_lora): one
+        adapter for every prompt, or a list of one per prompt; every beam runs with its prompt's."""
         if not isinstance(params, BeamSearchParams):
             raise TypeError(f"params must be a BeamSearchParams, not {type(params).__name__}")
         core_params = params._to_core()
         engine_prompts = [parse_prompt(prompt)[0] for prompt in prompts]
-        outputs = self.llm_engine._core.beam_search(engine_prompts, core_params)
+        outputs = self.llm_engine._core.beam_search(
+            engine_prompts, core_params, beam_search_lora_requests(lora_request, len(prompts)))
         return [beam_search_output_from_core(output) for output in outputs]
 
     def embed(self, prompts: Union[PromptType, Sequence[PromptType]], *,
               truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = True,
               pooling_params: Optional[PoolingParams] = None,
-              lora_request: None = None) -> list[EmbeddingRequestOutput]:
-        """Pooling models (runner="pooling"): one embedding per prompt, in order."""
+              lora_request: Union[LoRARequest, Sequence[Optional[LoRARequest]], None] = None
+              ) -> list[EmbeddingRequestOutput]:
+        """Pooling models (runner="pooling"): one embedding per prompt, in order. lora_request
+        (enable_lora, decoder models): one adapter for every prompt, or one per prompt."""
         return self._pool("embed", prompts, pooling_params, truncate_prompt_tokens, lora_request)
 
     def classify(self, prompts: Union[PromptType, Sequence[PromptType]], *, use_tqdm: bool = True,
                  pooling_params: Optional[PoolingParams] = None,
-                 lora_request: None = None) -> list[ClassificationRequestOutput]:
+                 lora_request: Union[LoRARequest, Sequence[Optional[LoRARequest]], None] = None
+                 ) -> list[ClassificationRequestOutput]:
         """Sequence-classification models: each prompt's class probabilities."""
         return self._pool("classify", prompts, pooling_params, None, lora_request)
 
     def encode(self, prompts: Union[PromptType, Sequence[PromptType]],
                pooling_params: Optional[PoolingParams] = None, *,
                truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = True,
-               lora_request: None = None,
+               lora_request: Union[LoRARequest, Sequence[Optional[LoRARequest]], None] = None,
                pooling_task: Optional[str] = None) -> list[PoolingRequestOutput]:
         """The pooler's raw output per prompt (pooling_task "encode"; "embed" and "classify"
         give those tasks' outputs)."""
@@ -126,27 +130,28 @@ class LLM:
     def score(self, data_1: Union[str, Sequence[str]], data_2: Union[str, Sequence[str]], /, *,
               truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = True,
               pooling_params: Optional[PoolingParams] = None,
-              lora_request: None = None) -> list[ScoringRequestOutput]:
+              lora_request: Union[LoRARequest, Sequence[Optional[LoRARequest]], None] = None
+              ) -> list[ScoringRequestOutput]:
         """data_1 (one text, or one per data_2 text) against each of data_2: a cross-encoder
-        reads each pair as one sequence, an embedding model scores cosine similarity."""
-        if lora_request is not None:
-            raise NotImplementedError("lora_request with score is not supported by vllm-cpp yet: "
-                                      "pooling runs the base model")
+        reads each pair as one sequence, an embedding model scores cosine similarity.
+        lora_request: one adapter for every pair, or one per pair (both texts of a pair run
+        with it)."""
         text_1 = [data_1] if isinstance(data_1, str) else list(data_1)
         text_2 = [data_2] if isinstance(data_2, str) else list(data_2)
         params = (pooling_params or PoolingParams())._to_core(truncate_prompt_tokens)
-        return scoring_outputs_from_core(self.llm_engine._core.score(text_1, text_2, params))
+        loras = core_lora_requests(lora_requests_per_prompt(lora_request, len(text_2)))
+        return scoring_outputs_from_core(self.llm_engine._core.score(text_1, text_2, params,
+                                                                     loras))
 
     def _pool(self, task: str, prompts: Union[PromptType, Sequence[PromptType]],
               pooling_params: Optional[PoolingParams], truncate_prompt_tokens: Optional[int],
-              lora_request: None) -> list[PoolingRequestOutput]:
-        if lora_request is not None:
-            raise NotImplementedError("lora_request with pooling is not supported by vllm-cpp yet: "
-                                      "pooling runs the base model")
+              lora_request: Union[LoRARequest, Sequence[Optional[LoRARequest]], None]
+              ) -> list[PoolingRequestOutput]:
         prompt_list = [prompts] if is_single_prompt(prompts) else list(prompts)
         engine_prompts = [parse_prompt(prompt)[0] for prompt in prompt_list]
         params = (pooling_params or PoolingParams())._to_core(truncate_prompt_tokens)
-        rows = self.llm_engine._core.pool(task, engine_prompts, params)
+        loras = core_lora_requests(lora_requests_per_prompt(lora_request, len(prompt_list)))
+        rows = self.llm_engine._core.pool(task, engine_prompts, params, loras)
         return pooling_outputs_from_core(task, rows)
 
     def chat(self, messages: Union[Conversation, list[Conversation]],

@@ -71,23 +71,19 @@ Expected<std::vector<AsyncLLM::PoolingInput>> ParsePoolingInputs(const Json& bod
 
 std::optional<ApiError> CheckPoolingRoute(const ServingContext& context, const Json& body,
                                           const std::string& task, const std::string& api_name,
-                                          std::string* model) {
+                                          std::string* model,
+                                          std::optional<LoraRequest>* lora_request) {
   auto requested = GetString(body, "model");
   if (!requested.ok()) return ApiError::BadRequest(requested.error(), "model");
   const std::string name = requested->value_or("");
-  if (!context.Serves(name)) {
-    if (context.lora_adapters.Find(name)) {
-      return ApiError::BadRequest(
-          "The " + api_name + " API runs the base model only, not LoRA adapter `" + name + "`",
-          "model");
-    }
+  if (!context.ResolveModel(name, lora_request)) {
     return ApiError::NotFound("The model `" + name + "` does not exist.");
   }
   const std::vector<std::string> tasks = context.engine.pooling_tasks();
   if (std::find(tasks.begin(), tasks.end(), task) == tasks.end()) {
     return ApiError::BadRequest("The model does not support " + api_name + " API");
   }
-  *model = context.served_model_names.front();
+  *model = context.ResponseModelName(*lora_request);
   return std::nullopt;
 }
 
@@ -144,7 +140,8 @@ Json PoolingListResponse(const ResponseStamp& stamp, const std::string& model, J
 
 void RunPoolingJob(ServingContext& context, const std::shared_ptr<ResponseWriter>& writer,
                    const std::string& id, std::vector<AsyncLLM::PoolingInput> inputs,
-                   const std::string& task, const PoolingParams& params, PoolingRespond respond) {
+                   const std::string& task, const PoolingParams& params,
+                   const std::optional<LoraRequest>& lora_request, PoolingRespond respond) {
   if (auto too_many = CheckSequenceCount(context, inputs.size(), 1)) {
     return PostError(writer, *too_many);
   }
@@ -169,9 +166,11 @@ void RunPoolingJob(ServingContext& context, const std::shared_ptr<ResponseWriter
     const std::string request_id = id + "-" + std::to_string(i);
     auto* pair = std::get_if<std::pair<std::string, std::string>>(&inputs[i]);
     if (task == "score" && pair != nullptr) {
-      context.engine.SubmitScore(request_id, std::move(*pair), params, std::move(done));
+      context.engine.SubmitScore(request_id, std::move(*pair), params, std::move(done),
+                                 lora_request);
     } else {
-      context.engine.SubmitPooling(request_id, std::move(inputs[i]), task, params, std::move(done));
+      context.engine.SubmitPooling(request_id, std::move(inputs[i]), task, params, std::move(done),
+                                   lora_request);
     }
   }
 }

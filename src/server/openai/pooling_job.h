@@ -26,11 +26,13 @@ Expected<std::vector<AsyncLLM::PoolingInput>> ParsePoolingInputs(const Json& bod
                                                                  const char* field,
                                                                  ApiError* error);
 
-// The request's "model" (404 when not served) and `task` (400 "The model does not support
-// <api_name> API" when the model does not do it); *model is the name to answer with.
+// The request's "model" (the base's, or a LoRA adapter's, set in *lora_request; 404 when neither)
+// and `task` (400 "The model does not support <api_name> API" when the model does not do it);
+// *model is the name to answer with.
 std::optional<ApiError> CheckPoolingRoute(const ServingContext& context, const Json& body,
                                           const std::string& task, const std::string& api_name,
-                                          std::string* model);
+                                          std::string* model,
+                                          std::optional<LoraRequest>* lora_request);
 
 // truncate_prompt_tokens and the task's PoolingParams fields present in the body.
 Expected<PoolingParams> ParsePoolingParams(const Json& body, ApiError* error);
@@ -49,11 +51,12 @@ Json PoolingListResponse(const ResponseStamp& stamp, const std::string& model, J
                          const std::vector<PoolingRequestOutput>& outputs);
 
 // Submits one engine request per input (SubmitPooling, or SubmitScore for text pairs with task
-// "score"), then posts `respond(outputs)` (in input order) as a 200, or the first failure (a
-// refusal: 400 with the engine's message).
+// "score"), each with `lora_request`, then posts `respond(outputs)` (in input order) as a 200, or
+// the first failure (a refusal: 400 with the engine's message).
 using PoolingRespond = std::function<Json(const std::vector<PoolingRequestOutput>& outputs)>;
 void RunPoolingJob(ServingContext& context, const std::shared_ptr<ResponseWriter>& writer,
                    const std::string& id, std::vector<AsyncLLM::PoolingInput> inputs,
-                   const std::string& task, const PoolingParams& params, PoolingRespond respond);
+                   const std::string& task, const PoolingParams& params,
+                   const std::optional<LoraRequest>& lora_request, PoolingRespond respond);
 
 }  // namespace vllm::server

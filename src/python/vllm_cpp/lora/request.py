@@ -87,3 +87,22 @@ def core_lora_request(lora_request: Optional[LoRARequest]) -> Optional[_core.Lor
     if not isinstance(lora_request, LoRARequest):
         raise TypeError(f"lora_request must be a LoRARequest, not {type(lora_request).__name__}")
     return lora_request._to_core()
+
+
+def core_lora_requests(lora_requests: list[Optional[LoRARequest]]
+                       ) -> list[Optional[_core.LoraRequest]]:
+    """The engine form of each prompt's adapter, for the calls that take one per prompt."""
+    return [core_lora_request(request) for request in lora_requests]
+
+
+def beam_search_lora_requests(lora_request: Any, num_prompts: int
+                              ) -> list[Optional[_core.LoraRequest]]:
+    """beam_search()'s lora_request, as vLLM checks it: None, one for every prompt, or a list of
+    one per prompt; the engine form of each prompt's adapter."""
+    if lora_request is None or isinstance(lora_request, LoRARequest):
+        return core_lora_requests([lora_request] * num_prompts)
+    if not isinstance(lora_request, (list, tuple)):
+        raise TypeError(f"Invalid lora_request type {type(lora_request)}")
+    if len(lora_request) != num_prompts:
+        raise ValueError("Lora request list should be the same length as the prompts")
+    return core_lora_requests(list(lora_request))

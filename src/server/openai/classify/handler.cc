@@ -10,7 +10,9 @@ namespace vllm::server {
 void HandleClassify(ServingContext& context, const RequestMeta& meta,
                     const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
   std::string model;
-  if (auto error = CheckPoolingRoute(context, body, "classify", "Classification", &model)) {
+  std::optional<LoraRequest> lora_request;
+  if (auto error =
+          CheckPoolingRoute(context, body, "classify", "Classification", &model, &lora_request)) {
     return PostError(writer, *error);
   }
   ApiError error;
@@ -20,7 +22,7 @@ void HandleClassify(ServingContext& context, const RequestMeta& meta,
   if (!params.ok()) return PostError(writer, error);
   const ResponseStamp stamp = MakeResponseStamp(meta, "classify");
   const std::vector<std::string> labels = context.engine.classifier_labels();
-  RunPoolingJob(context, writer, stamp.id, std::move(*inputs), "classify", *params,
+  RunPoolingJob(context, writer, stamp.id, std::move(*inputs), "classify", *params, lora_request,
                 [stamp, model, labels](const std::vector<PoolingRequestOutput>& outputs) {
                   Json data = Json::array();
                   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -10,7 +10,9 @@ void HandleVectorRoute(ServingContext& context, const RequestMeta& meta,
                        const std::shared_ptr<ResponseWriter>& writer, const Json& body,
                        const VectorRoute& route) {
   std::string model;
-  if (auto error = CheckPoolingRoute(context, body, route.task, route.name, &model)) {
+  std::optional<LoraRequest> lora_request;
+  if (auto error =
+          CheckPoolingRoute(context, body, route.task, route.name, &model, &lora_request)) {
     return PostError(writer, *error);
   }
   ApiError error;
@@ -19,6 +21,7 @@ void HandleVectorRoute(ServingContext& context, const RequestMeta& meta,
   const ResponseStamp stamp = MakeResponseStamp(meta, route.id_prefix);
   const bool base64 = request->base64;
   RunPoolingJob(context, writer, stamp.id, std::move(request->inputs), route.task, request->params,
+                lora_request,
                 [stamp, model, base64, route](const std::vector<PoolingRequestOutput>& outputs) {
                   return VectorListResponse(stamp, model, outputs, base64, route.object,
                                             route.field);

@@ -11,7 +11,8 @@ namespace vllm::server {
 void HandleRerank(ServingContext& context, const RequestMeta& meta,
                   const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
   std::string model;
-  if (auto error = CheckPoolingRoute(context, body, "score", "Rerank", &model)) {
+  std::optional<LoraRequest> lora_request;
+  if (auto error = CheckPoolingRoute(context, body, "score", "Rerank", &model, &lora_request)) {
     return PostError(writer, *error);
   }
   auto query = GetString(body, "query");
@@ -51,7 +52,7 @@ void HandleRerank(ServingContext& context, const RequestMeta& meta,
   for (const std::string& document : documents)
     pairs.emplace_back(std::make_pair(**query, document));
   const ResponseStamp stamp = MakeResponseStamp(meta, "rerank");
-  RunPoolingJob(context, writer, stamp.id, std::move(pairs), "score", *params,
+  RunPoolingJob(context, writer, stamp.id, std::move(pairs), "score", *params, lora_request,
                 [stamp, model, documents, top_n,
                  return_documents](const std::vector<PoolingRequestOutput>& outputs) {
                   std::vector<size_t> order(outputs.size());

@@ -8,7 +8,8 @@ namespace vllm::server {
 void HandleScore(ServingContext& context, const RequestMeta& meta,
                  const std::shared_ptr<ResponseWriter>& writer, const Json& body) {
   std::string model;
-  if (auto error = CheckPoolingRoute(context, body, "score", "Score", &model)) {
+  std::optional<LoraRequest> lora_request;
+  if (auto error = CheckPoolingRoute(context, body, "score", "Score", &model, &lora_request)) {
     return PostError(writer, *error);
   }
   auto text_1 = GetStringOrList(body, "text_1");
@@ -33,7 +34,7 @@ void HandleScore(ServingContext& context, const RequestMeta& meta,
   }
   const ResponseStamp stamp = MakeResponseStamp(meta, "score");
   RunPoolingJob(
-      context, writer, stamp.id, std::move(pairs), "score", *params,
+      context, writer, stamp.id, std::move(pairs), "score", *params, lora_request,
       [stamp, model](const std::vector<PoolingRequestOutput>& outputs) {
         Json data = Json::array();
         for (size_t i = 0; i < outputs.size(); ++i) {
