@@ -6,7 +6,9 @@ packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev
   # The Python package (pybind11) and its tests; sentencepiece writes the Unigram tokenizer
   # references the conformance tests compare against; numpy runs the quantized-HF oracle's
   # checkpoint generator.
-  python3-dev pybind11-dev python3-pytest python3-sentencepiece python3-protobuf python3-numpy)
+  python3-dev pybind11-dev python3-pytest python3-sentencepiece python3-protobuf python3-numpy
+  # Open MPI: the ranks of tensor parallelism (src/dist), their launch (mpirun) and transports.
+  openmpi-bin libopenmpi-dev)
 missing=()
 # The e2e tests' client needs node and npm (any recent nodejs package provides both).
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)

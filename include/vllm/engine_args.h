@@ -56,6 +56,10 @@ struct EngineArgs {
   // -t/--threads: worker threads, 0 (one per CPU) or 1 to ThreadPool::MaxThreads() (a few per
   // CPU); anything else is refused.
   int num_threads = 0;
+  // -tp/--tensor-parallel-size: the ranks (MPI processes) one model is split across, 1 to 64.
+  // Above 1 the process must be rank 0 or a worker of an MPI job of that many ranks, which the
+  // CLI starts (README, "Tensor parallel").
+  int tensor_parallel_size = 1;
   // --dtype auto|float32|bfloat16|float16: the linear weights' type (auto: as stored).
   std::string dtype = "auto";
   // -q/--quantization q8_0 / q6_k / q4_k: quantize the linear weights at load (empty: none); or

@@ -13,6 +13,7 @@
 
 #include "cli/generate_command.h"
 #include "cli/speculative_config_flag.h"
+#include "cli/tensor_parallel_launch.h"
 #include "engine/llm_engine.h"
 #include "model/model_config.h"
 #include "vllm/llm.h"
@@ -168,7 +169,10 @@ void RegisterBenchEngineCommands(CLI::App& bench) {
       ->capture_default_str();
   throughput->add_option("--json-schema", options->json_schema_path,
                          "JSON Schema file for the constrained requests");
-  throughput->callback([options] { std::exit(RunThroughput(*options)); });
+  throughput->callback([options] {
+    if (auto exit_code = RunTensorParallelRanks(&options->engine)) std::exit(*exit_code);
+    std::exit(RunThroughput(*options));
+  });
 
   CLI::App* latency = bench.add_subcommand("latency", "Latency of one batch, as vLLM's");
   AddEngineOptions(*latency, options->engine);
@@ -178,7 +182,10 @@ void RegisterBenchEngineCommands(CLI::App& bench) {
   latency->add_option("--num-iters-warmup", options->num_iters_warmup)->capture_default_str();
   latency->add_option("--num-iters", options->num_iters)->capture_default_str();
   latency->add_option("--seed", options->seed)->capture_default_str();
-  latency->callback([options] { std::exit(RunLatency(*options)); });
+  latency->callback([options] {
+    if (auto exit_code = RunTensorParallelRanks(&options->engine)) std::exit(*exit_code);
+    std::exit(RunLatency(*options));
+  });
 }
 
 }  // namespace vllm

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/generate_command.h"
+#include "cli/tensor_parallel_launch.h"
 #include "server/openai/chat/protocol.h"
 #include "server/request_limits.h"
 #include "tokenizer/tokenizer.h"
@@ -88,7 +89,10 @@ void RegisterChatCommand(CLI::App& app) {
   command->add_option("--top-p", options->sampling.top_p)->capture_default_str();
   command->add_option("--top-k", options->sampling.top_k)->capture_default_str();
   command->add_option("--seed", options->seed, "Random seed");
-  command->callback([options] { std::exit(RunChat(*options)); });
+  command->callback([options] {
+    if (auto exit_code = RunTensorParallelRanks(&options->engine)) std::exit(*exit_code);
+    std::exit(RunChat(*options));
+  });
 }
 
 }  // namespace vllm

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <cstdlib>
 
@@ -20,7 +21,7 @@ struct CpuResourcesTest : ::testing::Test {
 TEST_F(CpuResourcesTest, ThreadsBindGivesOneThreadPerListedCpuUnlessThreadsAreGiven) {
   EXPECT_EQ(*CountCpusInList("0-3,8"), 5);
   EXPECT_EQ(*CountCpusInList("2"), 1);
-  EXPECT_THAT(CountCpusInList("0-3|4-7").error(), HasSubstr("issue 46"));
+  EXPECT_THAT(CountCpusInList("0-3|4-7").error(), HasSubstr("needs tensor parallelism (-tp)"));
   EXPECT_FALSE(CountCpusInList("3-1").ok());
   EXPECT_FALSE(CountCpusInList("a").ok());
   ::setenv("VLLM_CPU_OMP_THREADS_BIND", "0-1", 1);
@@ -36,7 +37,34 @@ TEST_F(CpuResourcesTest, ThreadsBindGivesOneThreadPerListedCpuUnlessThreadsAreGi
   EXPECT_EQ(automatic.num_threads, 0);
   ::setenv("VLLM_CPU_OMP_THREADS_BIND", "0-3|4-7", 1);
   EXPECT_THAT(ApplyThreadsBind(/*threads_given=*/false, &automatic).message(),
-              HasSubstr("tensor parallelism"));
+              HasSubstr("2 CPU lists ('|' separates one per rank) for -tp 1"));
+}
+
+// One list per rank: checked before mpirun starts the ranks, applied by each rank.
+TEST_F(CpuResourcesTest, TensorParallelRanksEachTakeTheirList) {
+  cpu_set_t before;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(before), &before), 0);
+  ::setenv("VLLM_CPU_OMP_THREADS_BIND", "0|0", 1);
+  EngineArgs parallel;
+  parallel.tensor_parallel_size = 2;
+  ASSERT_TRUE(ApplyThreadsBind(/*threads_given=*/false, &parallel).ok());
+  EXPECT_EQ(parallel.num_threads, 0);  // not a rank yet
+  ::setenv("VLLM_CPU_OMP_THREADS_BIND", "0|x", 1);
+  EXPECT_THAT(ApplyThreadsBind(/*threads_given=*/false, &parallel).message(),
+              HasSubstr("expected CPU numbers"));
+  ::setenv("VLLM_CPU_OMP_THREADS_BIND", "0|0", 1);
+  ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  ::setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  Status applied = ApplyThreadsBind(/*threads_given=*/false, &parallel);
+  cpu_set_t pinned;
+  ::sched_getaffinity(0, sizeof(pinned), &pinned);
+  ::sched_setaffinity(0, sizeof(before), &before);
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  ::unsetenv("OMPI_COMM_WORLD_RANK");
+  ASSERT_TRUE(applied.ok()) << applied.message();
+  EXPECT_EQ(parallel.num_threads, 1);
+  EXPECT_EQ(CPU_COUNT(&pinned), 1);
+  EXPECT_TRUE(CPU_ISSET(0, &pinned));
 }
 
 }  // namespace

@@ -12,7 +12,9 @@
 
 #include "cli/human_readable_int.h"
 #include "cli/lora_flags.h"
+#include "cli/parallelism_flags.h"
 #include "cli/speculative_config_flag.h"
+#include "cli/tensor_parallel_launch.h"
 #include "common/logging.h"
 #include "engine/llm_engine.h"
 #include "engine/task_flag.h"
@@ -158,6 +160,7 @@ std::string ReadChatTemplate(const std::string& flag, const std::string& model_t
 }
 
 void AddEngineOptions(CLI::App& command, EngineArgs& args) {
+  AddParallelismOptions(command, args);
   command
       .add_option("model,-m,--model", args.model,
                   "GGUF model file, Hugging Face model directory, or model id (org/name, "
@@ -398,6 +401,7 @@ void RegisterGenerateCommand(CLI::App& app) {
       std::cerr << "error: give --prompt or --prompts-file\n";
       std::exit(1);
     }
+    if (auto exit_code = RunTensorParallelRanks(&options->engine)) std::exit(*exit_code);
     std::exit(file->count() > 0 ? RunFile(*options) : RunOne(*options));
   });
 }

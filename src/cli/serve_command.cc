@@ -14,6 +14,7 @@
 #include "cli/generate_command.h"
 #include "cli/guided_decoding_flags.h"
 #include "cli/lora_flags.h"
+#include "cli/tensor_parallel_launch.h"
 #include "cli/vllm_serve_flags.h"
 #include "common/logging.h"
 #include "server/api_router.h"
@@ -449,6 +450,7 @@ void RegisterServeCommand(CLI::App& app) {
       std::cerr << "error: " << ready.message() << "\n";
       std::exit(1);
     }
+    if (auto exit_code = RunTensorParallelRanks(&options->engine)) std::exit(*exit_code);
     std::exit(RunServer(*options));
   });
 }

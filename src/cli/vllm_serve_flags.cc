@@ -18,7 +18,7 @@ constexpr auto kIgnored = ServeFlagUse::kIgnored;
 constexpr auto kRefused = ServeFlagUse::kRefused;
 
 constexpr std::string_view kNoParallel =
-    "tensor, pipeline and data parallelism are not available in this build yet (issue 46)";
+    "pipeline and data parallelism are not implemented yet (issue 46)";
 constexpr std::string_view kNoPython = "this build runs no Python code, so no Python class loads";
 constexpr std::string_view kNoMultimodal = "no multimodal model runs in this build yet";
 constexpr std::string_view kNoGpu = "a GPU setting: nothing to tune on CPU";
@@ -165,9 +165,13 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--reasoning-parser", "", kValue, kImplemented, "", ""},
     {"--distributed-executor-backend", "", kValue, kIgnored, "mp|uni",
      "the engine runs in this process"},
-    {"--pipeline-parallel-size", "-pp", kValue, kRefused, "1", kNoParallel},
-    {"--tensor-parallel-size", "-tp", kValue, kRefused, "1", kNoParallel},
-    {"--data-parallel-size", "-dp", kValue, kRefused, "1", kNoParallel},
+    {"--pipeline-parallel-size", "-pp", kValue, kRefused, "1",
+     "pipeline parallelism is not implemented yet (issue 46)"},
+    {"--tensor-parallel-size", "-tp", kValue, kImplemented, "",
+     "ranks are Open MPI processes: started on this host by the command, or by mpirun -H across "
+     "hosts (README, Tensor parallel)"},
+    {"--data-parallel-size", "-dp", kValue, kRefused, "1",
+     "data parallelism is not implemented yet (issue 46)"},
     {"--data-parallel-rank", "-dpn", kValue, kRefused, "0", kNoParallel},
     {"--data-parallel-start-rank", "-dpr", kValue, kRefused, "0", kNoParallel},
     {"--data-parallel-size-local", "-dpl", kValue, kRefused, "1", kNoParallel},

@@ -77,14 +77,14 @@ struct ServeApp {
 
 TEST(VllmServeFlagsTest, AcceptsVllmFlagsWithTheirValuesAndWarnsOnlyWhereTheyDiffer) {
   ServeApp serve;
-  serve.Parse({"m.gguf", "--enforce-eager", "--swap-space", "16", "--no-trust-remote-code", "-tp",
+  serve.Parse({"m.gguf", "--enforce-eager", "--swap-space", "16", "--no-trust-remote-code", "-dp",
                "1", "--pipeline-parallel-size=1", "--cuda-graph-sizes", "1", "2", "4",
                "--tokenizer", "t", "--enable-chunked-prefill", "-O3"});
   EXPECT_EQ(serve.tokenizer, "t");
   EXPECT_EQ(serve.given->values.at("--enforce-eager"), "true");
   EXPECT_EQ(serve.given->values.at("--swap-space"), "16");
   EXPECT_EQ(serve.given->values.at("--trust-remote-code"), "false");
-  EXPECT_EQ(serve.given->values.at("--tensor-parallel-size"), "1");
+  EXPECT_EQ(serve.given->values.at("--data-parallel-size"), "1");
   EXPECT_EQ(serve.given->values.at("--cuda-graph-sizes"), "1 2 4");
   EXPECT_EQ(serve.given->values.at("--compilation-config"), "3");
   EXPECT_TRUE(CheckGivenFlags(*serve.given).ok());
@@ -92,12 +92,12 @@ TEST(VllmServeFlagsTest, AcceptsVllmFlagsWithTheirValuesAndWarnsOnlyWhereTheyDif
 
 TEST(VllmServeFlagsTest, RefusesWhatCannotBeHonouredNamingTheFlag) {
   ServeApp parallel;
-  parallel.Parse({"m.gguf", "-tp=2"});
+  parallel.Parse({"m.gguf", "-pp=2"});
   Status refused = CheckGivenFlags(*parallel.given);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.message(),
-              HasSubstr("--tensor-parallel-size 2: tensor, pipeline and data parallelism are not "
-                        "available in this build yet (issue 46)"));
+              HasSubstr("--pipeline-parallel-size 2: pipeline parallelism is not implemented yet "
+                        "(issue 46)"));
   ServeApp prompt_adapter;
   prompt_adapter.Parse({"m.gguf", "--enable-prompt-adapter"});
   EXPECT_THAT(CheckGivenFlags(*prompt_adapter.given).message(),

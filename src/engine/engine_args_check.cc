@@ -5,6 +5,7 @@
 
 #include "common/logging.h"
 #include "common/thread_pool.h"
+#include "engine/tensor_parallel_step.h"
 #include "sampling/logprobs_mode.h"
 
 namespace vllm {
@@ -12,6 +13,11 @@ namespace vllm {
 Status CheckEngineArgs(const EngineArgs& args) {
   if (Status threads = ThreadPool::CheckNumThreads(args.num_threads); !threads.ok()) {
     return Error{"num_threads (-t/--threads) " + threads.message()};
+  }
+  if (args.tensor_parallel_size < 1 || args.tensor_parallel_size > kMaxTensorParallelSize) {
+    return Error{"tensor_parallel_size (-tp/--tensor-parallel-size) must be 1 to " +
+                 std::to_string(kMaxTensorParallelSize) + ", got " +
+                 std::to_string(args.tensor_parallel_size)};
   }
   if (args.max_logprobs < -1) {
     return Error{"max_logprobs must be -1 (no limit) or at least 0, got " +

@@ -88,6 +88,8 @@ class EngineCore {
   Status Sleep();
   Status WakeUp();
   bool is_sleeping() const { return !runner_->has_kv_cache(); }
+  // The runner's KV storage (null while sleeping), for a tensor-parallel model's other ranks.
+  const KvStorage* kv_storage() const { return runner_->kv_cache(); }
   // Forgets every cached prefix block; false (nothing done) while some request holds blocks.
   bool ResetPrefixCache() { return kv_cache_->ResetPrefixCache(); }
 

@@ -4,8 +4,10 @@
 #include <filesystem>
 
 #include "common/available_memory.h"
+#include "dist/mpi_communicator.h"
 #include "engine/attention_dtype_override.h"
 #include "engine/engine_args_check.h"
+#include "engine/engine_model.h"
 #include "engine/generation_config.h"
 #include "engine/kv_cache_memory.h"
 #include "engine/llm_engine_impl.h"
@@ -13,6 +15,8 @@
 #include "engine/pooling_tasks.h"
 #include "engine/prompt_embeds_request.h"
 #include "engine/skip_tokenizer_init.h"
+#include "engine/tensor_parallel_model.h"
+#include "engine/tensor_parallel_step.h"
 #include "model/hf_overrides.h"
 #include "model/kv_cache_dtype.h"
 #include "model/model_loader.h"
@@ -94,26 +98,39 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   std::unique_ptr<LLMEngine> engine(new LLMEngine());
   Impl& impl = *engine->impl_;
   impl.pool = std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
-  auto linear_type = LinearTypeFor(args.dtype, args.quantization);
-  if (!linear_type) return Error{linear_type.error()};
-  auto parsed_overrides = ParseHfOverrides(args.hf_overrides);
-  if (!parsed_overrides) return Error{parsed_overrides.error()};
-  auto hf_overrides =
-      AddRopeOverrides(std::move(*parsed_overrides), args.rope_scaling, args.rope_theta);
-  if (!hf_overrides) return Error{hf_overrides.error()};
-  auto paths = ResolveModelPaths(args);
-  if (!paths) return Error{paths.error()};
-  auto pooler_config_flag = ParsePoolerConfigFlag(args.pooler_config);
-  if (!pooler_config_flag) return Error{pooler_config_flag.error()};
-  auto model = LoadModelFromPath(paths->model,
-                                 {.pool = impl.pool.get(),
-                                  .linear_type = *linear_type,
-                                  .max_model_len = args.max_model_len,
-                                  .pooler_config_flag = *pooler_config_flag,
-                                  .hf_config_dir = paths->hf_config},
-                                 *hf_overrides, args.quantization);
-  if (!model) return Error{model.error()};
-  impl.model = std::move(*model);
+  // Tensor parallel: this process is rank 0 of the job (the others run RunTensorParallelWorker).
+  dist::Communicator* tensor_parallel = nullptr;
+  if (args.tensor_parallel_size > 1) {
+    auto ranks = JoinTensorParallelRanks(args.tensor_parallel_size);
+    if (!ranks) return Error{ranks.error()};
+    if ((*ranks)->rank() != 0) {
+      return Error{"tensor parallel: the engine runs on rank 0; rank " +
+                   std::to_string((*ranks)->rank()) + " runs RunTensorParallelWorker"};
+    }
+    if (args.enable_lora) {
+      return Error{"--enable-lora: LoRA adapters are not supported with tensor parallelism yet"};
+    }
+    tensor_parallel = *ranks;
+  }
+  auto engine_model = LoadEngineModel(args, impl.pool.get(), tensor_parallel);
+  if (!engine_model) return Error{engine_model.error()};
+  const ModelPaths& paths = engine_model->paths;
+  const std::optional<GgmlType>& linear_type = engine_model->linear_type;
+  impl.model = std::move(engine_model->loaded);
+  TensorParallelModel* tensor_parallel_model = nullptr;
+  if (tensor_parallel != nullptr) {
+    auto wrapped = std::make_unique<TensorParallelModel>(
+        std::move(impl.model.model),
+        TensorParallelModel::Options{.ranks = tensor_parallel, .on_workers_stopped = [] {
+                                       if (auto world = dist::MpiCommunicator::World()) {
+                                         (*world)->FinalizeAtExit();
+                                       }
+                                     }});
+    tensor_parallel_model = wrapped.get();
+    impl.model.model = std::move(wrapped);
+    // Every rank's shard loaded before this one says it is ready (RunTensorParallelWorker).
+    VLLM_RETURN_IF_ERROR(tensor_parallel->Barrier());
+  }
   if (args.enable_prompt_embeds && !impl.model.model->accepts_input_embeds()) {
     return Error{"--enable-prompt-embeds: the " + impl.model_config().architecture +
                  " model does not take prompt embeddings here"};
@@ -128,27 +145,32 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
     // An unknown mode is refused even so, as vLLM's argument choices refuse it.
     if (auto mode = ParseTokenizerMode(args.tokenizer_mode); !mode) return Error{mode.error()};
   } else {
-    VLLM_RETURN_IF_ERROR(
-        engine->LoadTokenizer(paths->model, paths->tokenizer, args.tokenizer_mode));
+    VLLM_RETURN_IF_ERROR(engine->LoadTokenizer(paths.model, paths.tokenizer, args.tokenizer_mode));
   }
   auto generation_config =
-      LoadGenerationConfig(args, impl.model.is_directory() ? paths->model : std::string());
+      LoadGenerationConfig(args, impl.model.is_directory() ? paths.model : std::string());
   if (!generation_config) return Error{generation_config.error()};
   impl.default_sampling_params = std::move(generation_config->default_sampling_params);
   impl.generation_eos_ids = std::move(generation_config->eos_token_ids);
   // --kv-cache-dtype auto becomes the model's activation dtype, which the core cannot see.
   auto kv_cache_dtype =
-      ParseKvCacheDtype(kv_cache_dtype_name, AutoKvCacheDtype(impl.model, *linear_type));
+      ParseKvCacheDtype(kv_cache_dtype_name, AutoKvCacheDtype(impl.model, linear_type));
   if (!kv_cache_dtype) return Error{kv_cache_dtype.error()};
   EngineArgs core_args = args;
   core_args.kv_cache_dtype = kernels::KvCacheDtypeName(*kv_cache_dtype);
   auto kv_cache_memory_bytes = kv_cache_memory->BytesBeside(StoredWeightBytes(impl.model));
   if (!kv_cache_memory_bytes) return Error{kv_cache_memory_bytes.error()};
   core_args.kv_cache_memory_bytes = *kv_cache_memory_bytes;
-  if (!paths->draft_model.empty()) core_args.speculative_config->model = paths->draft_model;
+  if (!paths.draft_model.empty()) core_args.speculative_config->model = paths.draft_model;
   auto core = EngineCore::Create(*impl.model.model, core_args, impl.pool.get());
   if (!core) return Error{core.error()};
   impl.core = std::move(*core);
+  if (tensor_parallel_model != nullptr) {
+    if (impl.core->is_pooling()) {
+      return Error{"pooling models are not supported with tensor parallelism yet"};
+    }
+    VLLM_RETURN_IF_ERROR(tensor_parallel_model->AnnounceKvStorage(*impl.core->kv_storage()));
+  }
   if (impl.core->is_pooling()) {
     auto tasks = SupportedPoolingTasks(args, impl.model_config());
     if (!tasks) return Error{tasks.error()};

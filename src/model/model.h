@@ -16,6 +16,10 @@
 
 namespace vllm {
 
+namespace dist {
+class Communicator;
+}  // namespace dist
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -65,6 +69,11 @@ struct ModelLoadOptions {
   // vLLM's --hf-config-path: the directory whose config.json describes a model directory's
   // weights instead of its own (empty: the model's). LoadModelFromPath refuses it for GGUF.
   std::string hf_config_dir;
+  // Tensor parallel (--tensor-parallel-size): this rank's shard of a decoder (tensor_parallel.h),
+  // whose config() is the rank-local one and whose Forward makes the group's collectives, so every
+  // rank calls Forward with the same batches. Null or a group of one: the whole model. Pooling
+  // models refuse it; it must outlive the model.
+  dist::Communicator* tensor_parallel = nullptr;
 };
 
 class TensorSource;

@@ -1,9 +1,14 @@
 #include "model/model_loader.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <filesystem>
 
 #include "common/allocator_tuning.h"
 #include "common/join.h"
+#include "dist/communicator.h"
 #include "formats/gguf_split_set.h"
 #include "model/gguf_hf_overrides.h"
 #include "model/hf_overrides.h"
@@ -18,6 +23,19 @@ Status CheckClassifierBuilt(const Model& model) {
   const ModelConfig& config = model.config();
   if (config.pooler.classifier_token_ids.empty() || config.num_labels > 0) return Status::Ok();
   return Error{"classifier_from_token is not supported for architecture " + config.architecture};
+}
+
+// A tensor-parallel rank has packed its slices into memory of its own and reads only its
+// vocabulary rows of the embedding in place, but copying column slices read every page of those
+// tensors: the file's pages leave the rank's resident set. On a read-only private file mapping
+// MADV_DONTNEED keeps the page cache (shared with the other ranks) and refaults a later read.
+void DropFilePages(const GgufFile& file) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  for (const GgufTensor& tensor : file.tensors()) {
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(tensor.data) / page * page;
+    const uintptr_t end = reinterpret_cast<uintptr_t>(tensor.data) + tensor.num_bytes;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
 }
 
 }  // namespace
@@ -66,6 +84,9 @@ Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoad
   auto model = LoadModel(GgufTensorSource(*loaded.gguf), *config, options);
   if (!model) return Error{path + ": " + model.error()};
   loaded.model = std::move(*model);
+  if (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1) {
+    DropFilePages(*loaded.gguf);
+  }
   VLLM_RETURN_IF_ERROR(CheckClassifierBuilt(*loaded.model));
   return loaded;
 }

@@ -16,6 +16,8 @@ const std::vector<ModelShape>& KnownModelShapes() {
       {"smollm2-135m", 576, 30, 9, 3, 1536, 8192, 100000.0f, true},
       {"llama-tiny", 128, 4, 4, 2, 384, 1024, 10000.0f, false},
       {"llama-d256", 256, 3, 8, 4, 768, 1024, 10000.0f, false},  // the quantized oracles' shape
+      // Tensor parallel 2 of K-quants: 256 columns per rank of attn_output; 2 KV heads.
+      {"llama-d512", 512, 2, 8, 2, 1024, 1024, 10000.0f, false},
       {"qwen3-0.6b", 1024, 28, 16, 8, 3072, 40960, 1000000.0f, true, "qwen3", 128},
       {"qwen2-tiny", 128, 4, 4, 2, 384, 1024, 1000000.0f, true, "qwen2"},
       {"qwen3-tiny", 128, 4, 4, 2, 384, 1024, 1000000.0f, true, "qwen3", 64},

@@ -43,7 +43,8 @@ struct ModelShape {
 // qwen3-30b-a3b, gpt-oss-20b, gemma2-2b, gemma3-1b, gemma3-4b, phi4-mini) and test shapes of 4
 // layers, dim 128 (llama-tiny, qwen2-tiny, qwen3-tiny, mixtral-tiny, qwen3moe-tiny, gemma2-tiny,
 // gpt-oss-tiny, phi3-tiny; gemma3-tiny has 6), gemma2-27b-tiny (46 layers of dim 128) or 3 layers,
-// rows of 256 for K-quants (llama-d256); pooling models: qwen3-embedding-0.6b, embeddinggemma-300m,
+// rows of 256 for K-quants (llama-d256; llama-d512, 2 layers, for K-quants split over 2
+// tensor-parallel ranks); pooling models: qwen3-embedding-0.6b, embeddinggemma-300m,
 // and test shapes qwen3-embedding-tiny, qwen3-reranker-tiny (qwen3-tiny with a rank head),
 // embeddinggemma-tiny (6 layers of dim 128, window 8).
 const std::vector<ModelShape>& KnownModelShapes();

@@ -1,5 +1,7 @@
 #include "model/registry.h"
 
+#include "dist/communicator.h"
+
 namespace vllm {
 
 const std::vector<const Architecture*>& Architectures() {
@@ -50,6 +52,13 @@ Expected<std::unique_ptr<Model>> LoadModel(const TensorSource& source, const Mod
   }
   ModelConfig flagged = config;
   ApplyPoolerConfigFlag(options.pooler_config_flag, &flagged.pooler);
+  if (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1 &&
+      (flagged.is_encoder || flagged.bidirectional_attention ||
+       flagged.pooler.is_pooling_checkpoint || flagged.num_labels > 0 ||
+       !flagged.pooler.classifier_token_ids.empty())) {
+    return Error{"pooling model " + config.architecture +
+                 " with tensor parallel is not supported yet"};
+  }
   return architecture->create(source, flagged, options);
 }
 

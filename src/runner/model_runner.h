@@ -137,6 +137,7 @@ class ModelRunner {
   void ReleaseKvCache();
   Status RestoreKvCache();
   bool has_kv_cache() const { return kv_ != nullptr; }
+  const KvStorage* kv_cache() const { return kv_.get(); }  // null while released
 
  private:
   ModelRunner(Model& model, std::unique_ptr<KvStorage> kv, ThreadPool* pool)

@@ -2,15 +2,18 @@
 
 #include <memory>
 
+#include "dist/communicator.h"
 #include "model/layers/encoder_attention.h"
 #include "model/layers/paged_attention.h"
 #include "model/layers/tensor_ops.h"
 
 namespace vllm {
 
-Status AttentionBlock::Load(WeightLoader& loader, int64_t layer, const ModelConfig& config) {
+Status AttentionBlock::Load(WeightLoader& loader, int64_t layer, const ModelConfig& config,
+                            dist::Communicator* tensor_parallel) {
   const std::string prefix = "blk." + std::to_string(layer) + ".";
   layer_ = layer;
+  tensor_parallel_ = tensor_parallel;
   num_heads_ = config.num_heads;
   num_kv_heads_ = config.num_kv_heads;
   head_dim_ = config.head_dim;
@@ -39,9 +42,9 @@ Status AttentionBlock::Load(WeightLoader& loader, int64_t layer, const ModelConf
   return Status::Ok();
 }
 
-void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Rope& rope,
-                             KvStorage& kv, ThreadPool& pool, float* out,
-                             const LoraSegments* lora) const {
+Status AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Rope& rope,
+                               KvStorage& kv, ThreadPool& pool, float* out,
+                               const LoraSegments* lora) const {
   const LayerLora layer_lora{lora, layer_};
   const int64_t num_tokens = batch.num_tokens();
   const int64_t q_size = num_heads_ * head_dim_;
@@ -84,9 +87,13 @@ void AttentionBlock::Forward(const float* x, const ForwardBatch& batch, const Ro
                    kv, pool, attn.get());
   }
   kernels::Linear(*wo_, attn.get(), num_tokens, out, pool);
-  if (!wo_bias_.empty()) AddRowBias(wo_bias_, num_tokens, out);
   const int64_t hidden = wo_->rows();
+  if (tensor_parallel_ != nullptr) {
+    VLLM_RETURN_IF_ERROR(tensor_parallel_->AllReduceSum(out, num_tokens * hidden));
+  }
+  if (!wo_bias_.empty()) AddRowBias(wo_bias_, num_tokens, out);
   layer_lora.Apply(lora::LoraTarget::kO, 0, num_tokens, attn.get(), q_size, out, hidden, pool);
+  return Status::Ok();
 }
 
 }  // namespace vllm

@@ -5,7 +5,8 @@
 // the output projection attn_output (with attn_output.bias when present). Bidirectional decoders
 // (config.bidirectional_attention) attend over each whole prompt of the batch instead, with no KV
 // cache (EncoderAttention; a sliding-window layer's window is symmetric, sliding_window / 2 on
-// either side).
+// either side). A tensor-parallel rank's block holds its heads (tensor_parallel.h): the output
+// projection's partial sums are all-reduced over the group, then the bias is added.
 #pragma once
 
 #include <cstdint>
@@ -26,14 +27,20 @@
 
 namespace vllm {
 
+namespace dist {
+class Communicator;
+}  // namespace dist
+
 class AttentionBlock {
  public:
-  Status Load(WeightLoader& loader, int64_t layer, const ModelConfig& config);
+  // `config`: the rank-local one under `tensor_parallel` (its heads).
+  Status Load(WeightLoader& loader, int64_t layer, const ModelConfig& config,
+              dist::Communicator* tensor_parallel = nullptr);
 
   // x: [num_tokens, hidden] (normed) → out: [num_tokens, hidden], with the q, k, v and o
-  // products of the batch's LoRA adapters (null: none).
-  void Forward(const float* x, const ForwardBatch& batch, const Rope& rope, KvStorage& kv,
-               ThreadPool& pool, float* out, const LoraSegments* lora = nullptr) const;
+  // products of the batch's LoRA adapters (null: none). Errors only from the collective.
+  Status Forward(const float* x, const ForwardBatch& batch, const Rope& rope, KvStorage& kv,
+                 ThreadPool& pool, float* out, const LoraSegments* lora = nullptr) const;
 
  private:
   int64_t layer_ = 0;
@@ -42,6 +49,7 @@ class AttentionBlock {
   float scale_ = 0.0f, logit_softcap_ = 0.0f;
   int64_t sliding_window_ = 0;
   bool bidirectional_ = false;
+  dist::Communicator* tensor_parallel_ = nullptr;
   QkvProjection qkv_;
   std::vector<float> q_norm_, k_norm_;         // [head_dim]; empty: no Q/K norm
   std::vector<float> sinks_;                   // [num_heads]; empty: no sinks

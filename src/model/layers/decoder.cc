@@ -1,5 +1,8 @@
 #include "model/layers/decoder.h"
 
+#include <algorithm>
+
+#include "dist/communicator.h"
 #include "model/layers/paged_attention.h"
 #include "model/layers/tensor_ops.h"
 #include "model/load_progress.h"
@@ -14,7 +17,7 @@ Decoder::Decoder(const ModelConfig& config, ThreadPool& pool, DecoderOptions opt
 Status Decoder::Load(const TensorSource& source, std::optional<GgmlType> linear_type) {
   WeightLoader loader(source, linear_type);
   const int64_t hidden = config_.hidden_size;
-  VLLM_RETURN_IF_ERROR(ends_.Load(loader, config_, options_.embedding_scale));
+  VLLM_RETURN_IF_ERROR(ends_.Load(loader, config_, options_.embedding_scale, tensor_parallel_));
   layers_.resize(config_.num_layers);
   LoadProgress progress(config_.num_layers);
   int64_t expert_bytes = 0;  // routers and experts
@@ -27,7 +30,7 @@ Status Decoder::Load(const TensorSource& source, std::optional<GgmlType> linear_
     Layer& layer = layers_[i];
     VLLM_RETURN_IF_ERROR(
         Assign(loader.Vector(prefix + "attn_norm.weight", hidden), &layer.attn_norm));
-    VLLM_RETURN_IF_ERROR(layer.attention.Load(loader, i, config_));
+    VLLM_RETURN_IF_ERROR(layer.attention.Load(loader, i, config_, tensor_parallel_));
     const std::string ffn_norm = prefix + options_.ffn_norm_name + ".weight";
     if (options_.ffn_norm_name != "post_attention_norm") {
       VLLM_RETURN_IF_ERROR(
@@ -46,6 +49,7 @@ Status Decoder::Load(const TensorSource& source, std::optional<GgmlType> linear_
                                            options_.gate_activation));
     }
     VLLM_RETURN_IF_ERROR(optional_norm(prefix + "post_ffw_norm.weight", &layer.post_ffw_norm));
+    if (shard_ != nullptr) shard_->ReleaseCopies();  // the layer packed its own copies
     progress.Step();
   }
   // A token reads only its num_experts_per_token experts (the small routers are counted in the
@@ -57,11 +61,17 @@ Status Decoder::Load(const TensorSource& source, std::optional<GgmlType> linear_
   return Status::Ok();
 }
 
+Status Decoder::LoadShard(std::unique_ptr<TensorParallelSource> shard, dist::Communicator* group,
+                          std::optional<GgmlType> linear_type) {
+  shard_ = std::move(shard);
+  tensor_parallel_ = group;
+  return Load(*shard_, linear_type);
+}
+
 Status Decoder::Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) {
   std::vector<float> x;  // [num_tokens, hidden]
   VLLM_RETURN_IF_ERROR(RunLayers(batch, kv, &x));
-  ends_.Logits(x.data(), batch.logits_indices, pool_, logits);
-  return Status::Ok();
+  return ends_.Logits(x.data(), batch.logits_indices, pool_, logits);
 }
 
 Status Decoder::ForwardHidden(const ForwardBatch& batch, KvStorage& kv, float* hidden) {
@@ -72,6 +82,12 @@ Status Decoder::ForwardHidden(const ForwardBatch& batch, KvStorage& kv, float* h
 }
 
 Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<float>* residual) {
+  // Every rank sees the same batch, so all refuse it before any collective.
+  if (tensor_parallel_ != nullptr &&
+      std::any_of(batch.seq_loras.begin(), batch.seq_loras.end(),
+                  [](const lora::LoraWeights* adapter) { return adapter != nullptr; })) {
+    return Error{"LoRA adapters with tensor parallel are not supported yet"};
+  }
   VLLM_RETURN_IF_ERROR(ValidateForwardBatch(batch, kv, config_));
   const int64_t num_tokens = batch.num_tokens();
   const int64_t hidden = config_.hidden_size;
@@ -106,7 +122,7 @@ Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<
     });
   };
 
-  ends_.Embed(batch.token_ids, x.data());
+  VLLM_RETURN_IF_ERROR(ends_.Embed(batch.token_ids, x.data()));
   for (const InputEmbedsRows& rows : batch.input_embeds) {
     ends_.ReplaceRows(rows.values, options_.input_embeds_scaled,
                       x.data() + int64_t{rows.first_row} * hidden);
@@ -116,12 +132,16 @@ Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<
   const LoraSegments* lora = lora_segments.empty() ? nullptr : &lora_segments;
   for (int64_t l = 0; l < config_.num_layers; ++l) {
     const Layer& layer = layers_[l];
-    layer.attention.Forward(normed.data(), batch, rope_(l), kv, pool_, projected.data(), lora);
+    VLLM_RETURN_IF_ERROR(
+        layer.attention.Forward(normed.data(), batch, rope_(l), kv, pool_, projected.data(), lora));
     add_and_norm(&layer.post_attention_norm, &layer.ffn_norm);
     if (layer.moe) {
       layer.moe->Forward(normed.data(), num_tokens, pool_, projected.data());
     } else {
       layer.mlp->Forward(normed.data(), num_tokens, pool_, projected.data(), {lora, l});
+    }
+    if (tensor_parallel_ != nullptr) {  // the FFN's partial sums (down's columns, experts' too)
+      VLLM_RETURN_IF_ERROR(tensor_parallel_->AllReduceSum(projected.data(), num_tokens * hidden));
     }
     add_and_norm(&layer.post_ffw_norm,
                  l + 1 < config_.num_layers ? &layers_[l + 1].attn_norm : nullptr);
@@ -133,9 +153,18 @@ Expected<std::unique_ptr<Model>> CreateDecoder(const TensorSource& source,
                                                const ModelConfig& config,
                                                const ModelLoadOptions& options,
                                                DecoderOptions decoder_options, LayerRope rope) {
-  auto model =
-      std::make_unique<Decoder>(config, *options.pool, std::move(decoder_options), std::move(rope));
-  VLLM_RETURN_IF_ERROR(model->Load(source, options.linear_type));
+  dist::Communicator* group = options.tensor_parallel;
+  if (group == nullptr || group->size() == 1) {
+    auto model = std::make_unique<Decoder>(config, *options.pool, std::move(decoder_options),
+                                           std::move(rope));
+    VLLM_RETURN_IF_ERROR(model->Load(source, options.linear_type));
+    return std::unique_ptr<Model>(std::move(model));
+  }
+  auto shard = TensorParallelSource::Create(source, config, group->rank(), group->size());
+  if (!shard) return Error{shard.error()};
+  auto model = std::make_unique<Decoder>((*shard)->local_config(), *options.pool,
+                                         std::move(decoder_options), std::move(rope));
+  VLLM_RETURN_IF_ERROR(model->LoadShard(std::move(*shard), group, options.linear_type));
   return std::unique_ptr<Model>(std::move(model));
 }
 

@@ -6,6 +6,9 @@
 // mixture of experts (when the config has experts), and the norm before the FFN is ffn_norm (or
 // post_attention_norm in gpt-oss's naming); then the final norm and the output head over the rows
 // whose logits are wanted. The architecture supplies the rotary embedding of each layer.
+// With ModelLoadOptions::tensor_parallel the decoder is one rank's shard (tensor_parallel.h): its
+// layers hold their slices and the residual stream, replicated on every rank, gets each
+// attention's and FFN's partial sums all-reduced over the group.
 #pragma once
 
 #include <functional>
@@ -20,6 +23,7 @@
 #include "model/layers/moe.h"
 #include "model/layers/rope.h"
 #include "model/model.h"
+#include "model/tensor_parallel.h"
 #include "model/tensor_source.h"
 
 namespace vllm {
@@ -42,6 +46,10 @@ class Decoder : public Model {
   Decoder(const ModelConfig& config, ThreadPool& pool, DecoderOptions options, LayerRope rope);
 
   Status Load(const TensorSource& source, std::optional<GgmlType> linear_type);
+  // Loads `group`'s rank's shard from `shard` (made for this decoder's config), which the decoder
+  // keeps: its slices are the embedding's rows.
+  Status LoadShard(std::unique_ptr<TensorParallelSource> shard, dist::Communicator* group,
+                   std::optional<GgmlType> linear_type);
   const ModelConfig& config() const override { return config_; }
   int64_t weight_bytes() const override { return weight_bytes_; }
   bool accepts_input_embeds() const override { return true; }
@@ -70,6 +78,8 @@ class Decoder : public Model {
   LayerRope rope_;
   EmbeddingAndHead ends_;
   std::vector<Layer> layers_;
+  dist::Communicator* tensor_parallel_ = nullptr;  // null: the whole model
+  std::unique_ptr<TensorParallelSource> shard_;
   int64_t weight_bytes_ = 0;
 };
 

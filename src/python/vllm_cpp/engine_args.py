@@ -17,7 +17,9 @@ from . import _core
 
 # vLLM fields vllm-cpp does not implement: the values each accepts, and what to do instead.
 _UNSUPPORTED = {
-    "tensor_parallel_size": ((1,), "tensor parallelism is not implemented yet"),
+    "tensor_parallel_size": ((1,), "tensor parallelism runs as Open MPI ranks that the vllm-cpp "
+                             "command starts (`vllm-cpp serve MODEL -tp N`, or generate / chat / "
+                             "bench); LLM() runs in this one Python process"),
     "pipeline_parallel_size": ((1,), "pipeline parallelism is not implemented yet"),
     "data_parallel_size": ((1,), "data parallelism is not implemented yet"),
     "swap_space": ((4,), "preempted requests are recomputed, never swapped"),

@@ -1,0 +1,28 @@
+// The model the engine's arguments name, loaded as LLMEngine loads it: --dtype / --quantization,
+// --hf-overrides with the rope shorthands, --pooler-config, --hf-config-path, --max-model-len. A
+// tensor-parallel worker rank loads its shard through the same function, so every rank builds the
+// same model.
+#pragma once
+
+#include <optional>
+
+#include "common/ggml_type.h"
+#include "common/thread_pool.h"
+#include "dist/communicator.h"
+#include "engine/model_paths.h"
+#include "model/model_loader.h"
+#include "vllm/engine_args.h"
+
+namespace vllm {
+
+struct EngineModel {
+  ModelPaths paths;                     // the resolved model, tokenizer and draft model
+  std::optional<GgmlType> linear_type;  // LinearTypeFor(args.dtype, args.quantization)
+  LoadedModel loaded;
+};
+
+// `tensor_parallel`: this rank's group (null: the whole model in this process).
+Expected<EngineModel> LoadEngineModel(const EngineArgs& args, ThreadPool* pool,
+                                      dist::Communicator* tensor_parallel);
+
+}  // namespace vllm

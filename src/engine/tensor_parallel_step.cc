@@ -1,0 +1,65 @@
+#include "engine/tensor_parallel_step.h"
+
+#include <string>
+
+#include "dist/mpi_communicator.h"
+#include "dist/mpi_world.h"
+
+namespace vllm {
+namespace {
+
+struct MessageHeader {
+  int64_t kind = 0;
+  int64_t num_bytes = 0;
+};
+
+}  // namespace
+
+Status SendTensorParallelMessage(dist::Communicator& ranks, TensorParallelMessage kind,
+                                 std::span<const uint8_t> payload) {
+  MessageHeader header{.kind = static_cast<int64_t>(kind),
+                       .num_bytes = static_cast<int64_t>(payload.size())};
+  VLLM_RETURN_IF_ERROR(ranks.Broadcast(&header, sizeof(header), 0));
+  if (payload.empty()) return Status::Ok();
+  // Broadcast writes on receivers only; the root's bytes are read.
+  return ranks.Broadcast(const_cast<uint8_t*>(payload.data()), header.num_bytes, 0);
+}
+
+Expected<ReceivedTensorParallelMessage> ReceiveTensorParallelMessage(dist::Communicator& ranks) {
+  MessageHeader header;
+  VLLM_RETURN_IF_ERROR(ranks.Broadcast(&header, sizeof(header), 0));
+  if (header.kind < static_cast<int64_t>(TensorParallelMessage::kKvStorage) ||
+      header.kind > static_cast<int64_t>(TensorParallelMessage::kShutdown) ||
+      header.num_bytes < 0) {
+    return Error{"tensor parallel: malformed message from rank 0 (kind " +
+                 std::to_string(header.kind) + ", " + std::to_string(header.num_bytes) + " bytes)"};
+  }
+  ReceivedTensorParallelMessage message{.kind = static_cast<TensorParallelMessage>(header.kind)};
+  message.payload.resize(static_cast<size_t>(header.num_bytes));
+  if (header.num_bytes > 0) {
+    VLLM_RETURN_IF_ERROR(ranks.Broadcast(message.payload.data(), header.num_bytes, 0));
+  }
+  return message;
+}
+
+Expected<dist::Communicator*> JoinTensorParallelRanks(int tensor_parallel_size) {
+  const std::string size = std::to_string(tensor_parallel_size);
+  auto world = dist::MpiWorldFromEnvironment();
+  if (!world) return Error{world.error()};
+  if (!world->has_value()) {
+    return Error{"tensor_parallel_size " + size + " runs as " + size +
+                 " MPI ranks: `vllm-cpp serve|generate|chat|bench MODEL -tp " + size +
+                 "` starts them on this host, `mpirun -H host1,host2 -np " + size +
+                 " vllm-cpp serve MODEL -tp " + size +
+                 "` across hosts; this process was not started by either"};
+  }
+  if ((*world)->size != tensor_parallel_size) {
+    return Error{"tensor_parallel_size " + size + " needs an MPI job of " + size +
+                 " ranks; mpirun started " + std::to_string((*world)->size)};
+  }
+  auto communicator = dist::MpiCommunicator::World();
+  if (!communicator) return Error{communicator.error()};
+  return static_cast<dist::Communicator*>(*communicator);
+}
+
+}  // namespace vllm
