@@ -123,6 +123,14 @@ VLLM_X86_KERNEL void AxpyF32RowsAvx512(const float* alphas, int64_t num_rows, co
 VLLM_X86_KERNEL void DotBf16RowsAvx512(const uint16_t* a, int64_t num_rows, const float* b,
                                        int64_t n, float* out);
 VLLM_X86_KERNEL void AxpyBf16Avx512(float alpha, const uint16_t* x, int64_t n, float* y);
+// The LoRA product of a bf16 adapter for num_rows (1 to 4) rows at once, reading each chunk of A
+// and Bᵀ once for all of them. Shrink: t[k * rank + r] = DotBf16RowsAvx512 of A's row r
+// ([rank, n]) with x[k]. Expand: y[k][c] += the sum over r in order of t[k * rank + r] · Bᵀ[r, c]
+// from 0 by AxpyBf16Avx512's FMAs, for c < out (Bᵀ: [rank, out]). Each row's bits are its own.
+VLLM_X86_KERNEL void LoraShrinkBf16Avx512(const uint16_t* a, int64_t rank, const float* const* x,
+                                          int num_rows, int64_t n, float* t);
+VLLM_X86_KERNEL void LoraExpandBf16Avx512(const uint16_t* b_transposed, int64_t rank, int64_t out,
+                                          const float* t, float* const* y, int num_rows);
 // RmsNorm (ops.h) per path: AVX-512 bit for bit the scalar one.
 void RmsNormScalar(const float* x, const float* weight, int64_t m, int64_t n, float eps,
                    float* out);

@@ -34,12 +34,27 @@ struct LoraProductShape {
 };
 
 // y[r, :] += (x[r, :] · Aᵀ) · Bᵀ for every row r of every segment, in parallel over runs of a
-// segment's rows: a run reads A once and each block of B once for all its rows (from L1 after the
-// first). A row's arithmetic depends only on its own values and its adapter (DotF32Rows or
-// DotBf16Rows over in_features, then over the rank, in a fixed order), never on the segment's
-// size, the runs or the thread count. The expand of an f32 B dots each B row with t (the
-// oracle's exact path); that of a bf16 Bᵀ adds t[r] · Bᵀ[r, :] for r = 0, 1, ... in turn.
+// segment's rows: a run reads A once and each block of B once for all its rows (on AVX-512 bf16
+// adapters, in tiles of the run's rows against several rows of A and columns of Bᵀ). A row's
+// arithmetic depends only on its own values and its adapter (DotF32Rows or DotBf16Rows over
+// in_features, then over the rank, in a fixed order), never on the segment's size, the runs or the
+// thread count. The expand of an f32 B dots each B row with t (the oracle's exact path); that of a
+// bf16 Bᵀ adds t[r] · Bᵀ[r, :] for r = 0, 1, ... in turn.
 void LoraShrinkExpand(std::span<const LoraSegment> segments, const LoraProductShape& shape,
                       const float* x, float* y, ThreadPool& pool);
+
+// One product of a group that reads the same x (q, k and v of one layer; gate and up): its
+// adapters' segments and its output, out_features wide at y_stride.
+struct LoraOutput {
+  std::span<const LoraSegment> segments;
+  int64_t out_features = 0;
+  float* y = nullptr;
+  int64_t y_stride = 0;
+};
+
+// LoraShrinkExpand for every output of the group in one pool call, x's rows in_features wide at
+// x_stride: a row's bits are what LoraShrinkExpand gives it for that output alone.
+void LoraShrinkExpandGroup(std::span<const LoraOutput> outputs, const float* x, int64_t in_features,
+                           int64_t x_stride, ThreadPool& pool);
 
 }  // namespace vllm::kernels

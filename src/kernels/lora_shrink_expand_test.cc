@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -197,6 +198,69 @@ TEST(LoraShrinkExpandTest, DotBf16RowsEqualsDotF32RowsOnTheWidenedRows) {
     DotBf16Rows(a_bf16.data(), num_rows, v.data(), n, from_bf16.data());
     for (int64_t r = 0; r < num_rows; ++r) {
       ASSERT_EQ(from_bf16[r], from_f32[r]) << "n " << n << " row " << r;
+    }
+  }
+}
+
+// The group form (q, k and v of one x in one call) gives every row of every output exactly its
+// documented arithmetic: t = DotBf16Rows of A with the row, then the expand summed from 0 by
+// AxpyBf16 over r in order and added to y; for ranks that are no multiple of the tiles' 4, widths
+// that end in partial chunks and partial tiles, and segments of 1 to 6 rows.
+TEST(LoraShrinkExpandTest, GroupRowsAreTheirDotsAndAxpysBitForBit) {
+  const int64_t in = 37, num_rows = 12;
+  const std::vector<float> x = RandomNormalValues(num_rows * in, 51);
+  struct Adapter {
+    int64_t rank, out;
+    std::vector<uint16_t> a, b_transposed;
+  };
+  // Outputs 0 and 1, each with two adapters of ranks 6 and 16 (5 and 3 on output 1).
+  const int64_t outs[2] = {150, 29};
+  const int64_t ranks[2][2] = {{6, 16}, {5, 3}};
+  std::vector<Adapter> adapters;
+  for (int o = 0; o < 2; ++o) {
+    for (int s = 0; s < 2; ++s) {
+      const int64_t rank = ranks[o][s];
+      adapters.push_back({rank, outs[o], ToBf16(RandomNormalValues(rank * in, 52 + 2 * o + s)),
+                          ToBf16(RandomNormalValues(rank * outs[o], 62 + 2 * o + s))});
+    }
+  }
+  const std::vector<int32_t> rows_first = {0, 2, 3, 5, 8, 11}, rows_second = {1, 6, 7};
+  const std::vector<int32_t>* segment_rows[2] = {&rows_first, &rows_second};
+  std::vector<std::vector<LoraSegment>> segments(2);
+  for (int o = 0; o < 2; ++o) {
+    for (int s = 0; s < 2; ++s) {
+      const Adapter& adapter = adapters[2 * o + s];
+      segments[o].push_back({adapter.a.data(), adapter.b_transposed.data(), adapter.rank,
+                             *segment_rows[s], LoraWeightType::kBf16});
+    }
+  }
+  const std::vector<float> y0_before = RandomNormalValues(num_rows * outs[0], 71);
+  const std::vector<float> y1_before = RandomNormalValues(num_rows * outs[1], 72);
+  std::vector<float> y0 = y0_before, y1 = y1_before;
+  const std::vector<LoraOutput> outputs = {{segments[0], outs[0], y0.data(), outs[0]},
+                                           {segments[1], outs[1], y1.data(), outs[1]}};
+  ThreadPool pool({.num_threads = 3});
+  LoraShrinkExpandGroup(outputs, x.data(), in, in, pool);
+  for (int o = 0; o < 2; ++o) {
+    const std::vector<float>& before = o == 0 ? y0_before : y1_before;
+    const std::vector<float>& got = o == 0 ? y0 : y1;
+    const int64_t out = outs[o];
+    for (int64_t row = 0; row < num_rows; ++row) {
+      std::vector<float> want(before.begin() + row * out, before.begin() + (row + 1) * out);
+      for (int s = 0; s < 2; ++s) {
+        const std::vector<int32_t>& rows = *segment_rows[s];
+        if (std::find(rows.begin(), rows.end(), row) == rows.end()) continue;
+        const Adapter& adapter = adapters[2 * o + s];
+        std::vector<float> t(adapter.rank), delta(out, 0.0f);
+        DotBf16Rows(adapter.a.data(), adapter.rank, x.data() + row * in, in, t.data());
+        for (int64_t r = 0; r < adapter.rank; ++r) {
+          AxpyBf16(t[r], adapter.b_transposed.data() + r * out, out, delta.data());
+        }
+        AxpyF32(1.0f, delta.data(), out, want.data());
+      }
+      for (int64_t c = 0; c < out; ++c) {
+        ASSERT_EQ(got[row * out + c], want[c]) << "output " << o << " row " << row << " col " << c;
+      }
     }
   }
 }

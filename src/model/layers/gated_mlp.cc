@@ -51,8 +51,8 @@ void GatedMlp::ForwardChunk(const float* x, int64_t row_begin, int64_t num_token
   } else {
     const auto up = std::make_unique_for_overwrite<float[]>(num_tokens * ffn_);
     GateAndUp(x, num_tokens, pool, gate.get(), up.get());
-    lora.Apply(LoraTarget::kGate, row_begin, row_end, x, hidden, gate.get(), ffn_, pool);
-    lora.Apply(LoraTarget::kUp, row_begin, row_end, x, hidden, up.get(), ffn_, pool);
+    lora.Apply({{LoraTarget::kGate, gate.get(), ffn_}, {LoraTarget::kUp, up.get(), ffn_}},
+               row_begin, row_end, x, hidden, pool);
     // Parallel over the tokens: a row's arithmetic is the same on every thread.
     pool.ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <vector>
 
 #include "common/thread_pool.h"
@@ -16,6 +18,14 @@
 #include "model/forward_batch.h"
 
 namespace vllm {
+
+// One target of a group that reads the same x (q, k and v; gate and up): its output rows at y,
+// the target's out_features wide at y_stride.
+struct LoraTargetOutput {
+  lora::LoraTarget target;
+  float* y;
+  int64_t y_stride;
+};
 
 class LoraSegments {
  public:
@@ -31,6 +41,9 @@ class LoraSegments {
   // x's rows are the target's in_features wide at x_stride, y's out_features at y_stride.
   void Apply(int64_t layer, lora::LoraTarget target, int64_t row_begin, int64_t row_end,
              const float* x, int64_t x_stride, float* y, int64_t y_stride, ThreadPool& pool) const;
+  // Apply for every target of `outputs`, which all read x, in one pool call.
+  void Apply(int64_t layer, std::span<const LoraTargetOutput> outputs, int64_t row_begin,
+             int64_t row_end, const float* x, int64_t x_stride, ThreadPool& pool) const;
 
  private:
   struct Segment {
@@ -54,6 +67,14 @@ struct LayerLora {
              int64_t x_stride, float* y, int64_t y_stride, ThreadPool& pool) const {
     if (segments != nullptr) {
       segments->Apply(layer, target, row_begin, row_end, x, x_stride, y, y_stride, pool);
+    }
+  }
+  // The same for several targets that read x (LoraSegments::Apply's group form).
+  void Apply(std::initializer_list<LoraTargetOutput> outputs, int64_t row_begin, int64_t row_end,
+             const float* x, int64_t x_stride, ThreadPool& pool) const {
+    if (segments != nullptr) {
+      segments->Apply(layer, std::span(outputs.begin(), outputs.size()), row_begin, row_end, x,
+                      x_stride, pool);
     }
   }
 };

@@ -50,9 +50,10 @@ void QkvProjection::Forward(const float* x, int64_t num_tokens, ThreadPool& pool
     SplitAndAddBias(fused.get(), num_tokens, pool, q, k, v);
   }
   const int64_t hidden = wqkv_ != nullptr ? wqkv_->cols() : wq_->cols();
-  lora.Apply(lora::LoraTarget::kQ, 0, num_tokens, x, hidden, q, q_size_, pool);
-  lora.Apply(lora::LoraTarget::kK, 0, num_tokens, x, hidden, k, kv_size_, pool);
-  lora.Apply(lora::LoraTarget::kV, 0, num_tokens, x, hidden, v, kv_size_, pool);
+  lora.Apply({{lora::LoraTarget::kQ, q, q_size_},
+              {lora::LoraTarget::kK, k, kv_size_},
+              {lora::LoraTarget::kV, v, kv_size_}},
+             0, num_tokens, x, hidden, pool);
 }
 
 void QkvProjection::SplitAndAddBias(const float* fused, int64_t num_tokens, ThreadPool& pool,
