@@ -8,9 +8,12 @@
 // value q − 8; Q5's q with the 5th bit; Q4_Z's nibble plus 32 − z) with the dot starting at −bias ·
 // Σ x_q, as the AVX-512 kernels do with their biases; the grid types look their signed values up
 // with vpshufb and move each value's sign onto x (|v| · sign(x, v), |v| ≤ 127), where the AVX-512
-// kernels add 128 to the grid: the same integers either way.
+// kernels add 128 to the grid: the same integers either way. From kMinUnpackedRows x rows on, the
+// types with unsigned codes unpack them once per 8 records of a group for a block of 64 x rows
+// (UnpackedGroupTiles; Q4_0, `bench gemm` m = 512: 0.57× the streaming tiles' CPU time).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "kernels/cpu/packed_nibbles_avx2.h"
@@ -182,20 +185,137 @@ struct ChunkSums {
   }
 };
 
+// With many x rows (kMinUnpackedRows), the unsigned codes of a type with one chunk per record are
+// unpacked once per kSpanRecords records of a group for a block of up to 64 x rows (Q4_0, Q4_1,
+// Q4_Z, Q5_0, Q5_1: Map's codes, scale and min lanes), and tiles of the block's rows run over them
+// from L1 with ChunkSums' arithmetic in its order, so the same bits.
+constexpr int64_t kSpanRecords = 8;
+
+struct UnpackedSpan256 {
+  __m256i q[kSpanRecords][kHalvesPerGroup][8];
+  __m256 scales[kSpanRecords][kHalvesPerGroup];
+  __m256 mins[kSpanRecords][kHalvesPerGroup];
+};
+
+template <typename Codes>
+void UnpackSpan256(const typename Codes::Record* records, int64_t num_records,
+                   UnpackedSpan256& unpacked) {
+  for (int64_t i = 0; i < num_records; ++i) {
+    PrefetchChunk(records[i], 0);
+#pragma GCC unroll 2
+    for (int half = 0; half < kHalvesPerGroup; ++half) {
+      const Codes codes(records[i], half);
+      const uint8_t* nibbles = Codes::Nibbles(records[i], 0);
+      ForEachIndex<8>([&]<int K>() {
+        unpacked.q[i][half][K] = codes.template Map<K>(NibbleCodes<K>(nibbles, half));
+      });
+      unpacked.scales[i][half] = Codes::Scales(records[i], 0, half);
+      if constexpr (Codes::kMins) unpacked.mins[i][half] = HalfLanes256(records[i].m, half);
+    }
+  }
+}
+
+// acc[r][8 half + l] (W row 8 half + l of the group, the tile's x row r) += the chunks of records
+// [first, + num_records) of the span: ChunkSums' dots and FMAs, for both halves at once, each
+// weight vector loaded once for the tile's R x rows.
+template <typename Codes, int R>
+void AddUnpackedSpan256(const UnpackedSpan256& unpacked, int64_t first, int64_t num_records,
+                        const XTile<typename Codes::Terms, R>& x,
+                        float (*acc)[kNibbleRowsPerGroup]) {
+  __m256 sums[kHalvesPerGroup][R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
+    for (int half = 0; half < kHalvesPerGroup; ++half) {
+      sums[half][r] = _mm256_load_ps(acc[r] + half * kRowsPerHalf);
+    }
+  }
+  for (int64_t i = 0; i < num_records; ++i) {
+    const int64_t xb = first + i;
+    const typename Codes::Terms* terms = x.terms + xb * x.stride;
+    int32_t starts[R];
+    const int8_t* x_values[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      starts[r] = terms[r].start;
+      x_values[r] = x.blocks[r][xb].qs;
+    }
+    const __m256i* codes[kHalvesPerGroup] = {unpacked.q[i][0], unpacked.q[i][1]};
+    __m256i dots[kHalvesPerGroup][R];
+    UnpackedGroupDots<R, Codes::kVectorsPerSum, 8>(codes, x_values, starts, dots);
+#pragma GCC unroll 2
+    for (int half = 0; half < kHalvesPerGroup; ++half) {
+      const __m256 scales = unpacked.scales[i][half];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        sums[half][r] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots[half][r]),
+                            _mm256_mul_ps(scales, _mm256_set1_ps(terms[r].x_scale)), sums[half][r]);
+        if constexpr (Codes::kMins) {
+          sums[half][r] = _mm256_fmadd_ps(unpacked.mins[i][half],
+                                          _mm256_set1_ps(terms[r].scaled_sum), sums[half][r]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
+    for (int half = 0; half < kHalvesPerGroup; ++half) {
+      _mm256_store_ps(acc[r] + half * kRowsPerHalf, sums[half][r]);
+    }
+  }
+}
+
+// The streaming tiles below kMinUnpackedRows x rows, else spans of kSpanRecords records unpacked
+// once per block of x rows (UnpackedGroupTiles).
+template <typename Codes>
+void NibbleRows256(const PackedWeightView& w, const PreparedActivations& x, int64_t row_begin,
+                   int64_t row_end, float* y) {
+  using Record = typename Codes::Record;
+  if (x.m < kMinUnpackedRows) {
+    GroupTiles<ChunkSums, Codes>(w, x, row_begin, row_end, y);
+    return;
+  }
+  const int64_t num_records = w.cols / kQuantBlockSize;
+  const int64_t num_spans = (num_records + kSpanRecords - 1) / kSpanRecords;
+  alignas(32) UnpackedSpan256 unpacked;
+  const auto span_size = [&](int64_t span) {
+    return std::min(kSpanRecords, num_records - span * kSpanRecords);
+  };
+  UnpackedGroupTiles<typename Codes::Terms, UnpackedTileRows(Codes::kVectorsPerSum)>(
+      x, row_begin, row_end, w.rows, num_spans,
+      [&](int64_t group, int64_t span) {
+        UnpackSpan256<Codes>(
+            reinterpret_cast<const Record*>(w.data) + group * num_records + span * kSpanRecords,
+            span_size(span), unpacked);
+      },
+      [&]<int R>(int64_t span, const XTile<typename Codes::Terms, R>& xt,
+                 float(*acc)[kNibbleRowsPerGroup]) {
+        AddUnpackedSpan256<Codes, R>(unpacked, span * kSpanRecords, span_size(span), xt, acc);
+      },
+      y);
+}
+
+template <typename Codes>
+PackedKernels UnpackedNibbleKernels256() {
+  return {PrepareNibbleTerms<typename Codes::Terms>, NibbleRows256<Codes>};
+}
+
 }  // namespace
 
 PackedKernels NibbleKernelsAvx2(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_0:
-      return GroupKernels<ChunkSums, PlainCodes<PackedIq4NlRecord, false>>();
+      return UnpackedNibbleKernels256<PlainCodes<PackedIq4NlRecord, false>>();
     case GgmlType::kQ4_1:
-      return GroupKernels<ChunkSums, PlainCodes<PackedQ4_1Record, true>>();
+      return UnpackedNibbleKernels256<PlainCodes<PackedQ4_1Record, true>>();
     case GgmlType::kQ4_Z:
-      return GroupKernels<ChunkSums, ZeroPointCodes>();
+      return UnpackedNibbleKernels256<ZeroPointCodes>();
     case GgmlType::kQ5_0:
-      return GroupKernels<ChunkSums, FifthBitCodes<PackedQ5_0Record>>();
+      return UnpackedNibbleKernels256<FifthBitCodes<PackedQ5_0Record>>();
     case GgmlType::kQ5_1:
-      return GroupKernels<ChunkSums, FifthBitCodes<PackedQ5_1Record>>();
+      return UnpackedNibbleKernels256<FifthBitCodes<PackedQ5_1Record>>();
     case GgmlType::kIQ4_NL:
       return GroupKernels<ChunkSums, GridCodes<PackedIq4NlRecord, kIq4NlValues>>();
     case GgmlType::kIQ4_XS:

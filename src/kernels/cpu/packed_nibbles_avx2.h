@@ -9,8 +9,11 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+#include <any>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "kernels/cpu/packed_nibble_tiles.h"
 
@@ -129,6 +132,50 @@ class HalfDots {
   __m256i pairs_[R];
 };
 
+// HalfDots for both halves of a group at once over unpacked codes, in plain registers: the dots
+// of kVectors weight vectors, codes[h][k] half h's unsigned codes of vector k, with x rows whose
+// 4 values of vector k are x[r] + 4 k (signed), row r's dots starting at start[r]. Exact
+// integers, as HalfDots' (the same bound on kVectorsPerSum).
+template <int R, int kVectorsPerSum, int kVectors>
+[[gnu::always_inline]] inline void UnpackedGroupDots(const __m256i* const (&codes)[kHalvesPerGroup],
+                                                     const int8_t* const (&x)[R],
+                                                     const int32_t (&start)[R],
+                                                     __m256i (&dots)[kHalvesPerGroup][R]) {
+  __m256i pairs[kHalvesPerGroup][R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    dots[0][r] = dots[1][r] = _mm256_set1_epi32(start[r]);
+  }
+#pragma GCC unroll 8
+  for (int k = 0; k < kVectors; ++k) {
+    const __m256i low_rows = _mm256_load_si256(codes[0] + k);
+    const __m256i high_rows = _mm256_load_si256(codes[1] + k);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      int32_t four;
+      std::memcpy(&four, x[r] + 4 * k, sizeof(four));
+      const __m256i x_four = _mm256_set1_epi32(four);
+      const __m256i low_pairs = _mm256_maddubs_epi16(low_rows, x_four);
+      const __m256i high_pairs = _mm256_maddubs_epi16(high_rows, x_four);
+      if (k % kVectorsPerSum == 0) {
+        pairs[0][r] = low_pairs;
+        pairs[1][r] = high_pairs;
+      } else {
+        pairs[0][r] = _mm256_add_epi16(pairs[0][r], low_pairs);
+        pairs[1][r] = _mm256_add_epi16(pairs[1][r], high_pairs);
+      }
+      // An empty asm keeps each pair sum a chain: GCC otherwise reassociates the int16 adds into
+      // a tree, computes every product of the dot first and spills them (16 registers).
+      asm("" : "+x"(pairs[0][r]), "+x"(pairs[1][r]));
+      if (k % kVectorsPerSum == kVectorsPerSum - 1) {
+        const __m256i ones = _mm256_set1_epi16(1);
+        dots[0][r] = _mm256_add_epi32(dots[0][r], _mm256_madd_epi16(pairs[0][r], ones));
+        dots[1][r] = _mm256_add_epi32(dots[1][r], _mm256_madd_epi16(pairs[1][r], ones));
+      }
+    }
+  }
+}
+
 // Writes a tile's sums: acc[half][r] holds x row first_x_row + r's outputs for the 8 weight rows
 // group · 16 + half · 8 + [0, 8); y: [m, num_rows].
 template <int R>
@@ -180,6 +227,59 @@ void GroupTiles(const PackedWeightView& w, const PreparedActivations& x, int64_t
       [&]<int R, int G>(int64_t group, int64_t first_x_row, const XTile<Terms, R>& xt) {
         GroupTile<Sums, Codes, R>(w, group, first_x_row, xt, y);
       });
+}
+
+// x rows from which the kernels that unpack their codes once per block of x rows take over from
+// the streaming tiles (GroupTiles), which unpack every weight vector again for each kTileRows x
+// rows and overflow AVX2's 16 registers with codes, masks, dots, pair sums and sums.
+constexpr int64_t kMinUnpackedRows = 16;
+// x rows per tile over unpacked codes, both halves of a group at once, for a type whose int16 pair
+// sums take kVectorsPerSum weight vectors: 3 where one pair sum spans a whole part (6 pair sums,
+// 6 sums, 2 weight vectors and an x broadcast in registers), else 1 (the int32 dots stay live
+// beside the pair sums: 2 x rows spilled them).
+constexpr int UnpackedTileRows(int vectors_per_sum) { return vectors_per_sum == 8 ? 3 : 1; }
+
+// y: [m, w.rows] for the groups of W rows [row_begin, row_end), x in ForEachNibbleTile's blocks of
+// 64 rows: per group, each of its num_spans spans of records unpacked once for the block
+// (unpack(group, span)), then tiles of kRows x rows (then 2, then 1) over it
+// (add.template operator()<R>(span, XTile, acc): acc[r][16] the sums of the tile's x row r, in
+// memory), the sums written to y at the end. The tiling never changes an element's arithmetic.
+template <typename Terms, int kRows, typename Unpack, typename Add>
+void UnpackedGroupTiles(const PreparedActivations& x, int64_t row_begin, int64_t row_end,
+                        int64_t num_rows, int64_t num_spans, const Unpack& unpack, const Add& add,
+                        float* y) {
+  const int64_t entries = x.cols / kQuantBlockSize / ChunksPerTerms<Terms>();
+  const auto& terms = std::any_cast<const std::vector<Terms>&>(x.packed_terms);
+  alignas(32) float acc[kNibbleXRowsPerBlock][kNibbleRowsPerGroup];
+  for (int64_t x_begin = 0; x_begin < x.m; x_begin += kNibbleXRowsPerBlock) {
+    const int64_t x_end = std::min(x_begin + kNibbleXRowsPerBlock, x.m);
+    const int64_t stride = x_end - x_begin;
+    const Terms* block_terms = terms.data() + x_begin * entries;
+    for (int64_t group = row_begin / kNibbleRowsPerGroup; group < row_end / kNibbleRowsPerGroup;
+         ++group) {
+      std::fill_n(&acc[0][0], stride * kNibbleRowsPerGroup, 0.0f);
+      for (int64_t span = 0; span < num_spans; ++span) {
+        unpack(group, span);
+        auto passes = [&]<int R>(int64_t& first_x_row) {
+          for (; first_x_row + R <= x_end; first_x_row += R) {
+            add.template operator()<R>(
+                span, XTile<Terms, R>::Of(x, block_terms, x_begin, stride, first_x_row),
+                acc + (first_x_row - x_begin));
+          }
+        };
+        int64_t first_x_row = x_begin;
+        passes.template operator()<kRows>(first_x_row);
+        if constexpr (kRows > 2) passes.template operator()<2>(first_x_row);
+        passes.template operator()<1>(first_x_row);
+      }
+      for (int64_t i = 0; i < stride; ++i) {
+        float* out = y + (x_begin + i) * num_rows + group * kNibbleRowsPerGroup;
+        for (int half = 0; half < kHalvesPerGroup; ++half) {
+          _mm256_storeu_ps(out + half * kRowsPerHalf, _mm256_load_ps(acc[i] + half * kRowsPerHalf));
+        }
+      }
+    }
+  }
 }
 
 // The kernels of a type whose records read as Codes: GroupTiles, with the x terms Codes read.
