@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/finished_token_ids.h"
 #include "engine/llm_engine.h"
 #include "engine/test_engine_args.h"
 #include "formats/gguf_file.h"
@@ -95,18 +96,7 @@ std::vector<std::vector<int32_t>> GreedyTokens(LLMEngine& engine,
         engine.AddRequest(std::to_string(i), prompts[i], Checked(params), {.lora_request = lora});
     EXPECT_TRUE(added.ok()) << added.message();
   }
-  std::vector<std::vector<int32_t>> tokens(prompts.size());
-  while (engine.HasUnfinishedRequests()) {
-    auto outputs = engine.Step();
-    if (!outputs.ok()) {
-      ADD_FAILURE() << outputs.error();
-      break;
-    }
-    for (const RequestOutput& output : *outputs) {
-      if (output.finished) tokens[std::stoul(output.request_id)] = output.outputs[0].token_ids;
-    }
-  }
-  return tokens;
+  return StepToFinishedTokenIds(engine, prompts.size());
 }
 
 TEST(LoraBeamSearchTest, WidthOneWithAnAdapterIsThatAdaptersGreedyOutput) {

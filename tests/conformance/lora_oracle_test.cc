@@ -15,6 +15,7 @@
 
 #include "common/expected.h"
 #include "common/thread_pool.h"
+#include "engine/finished_token_ids.h"
 #include "engine/llm_engine.h"
 #include "engine/lora_adapters.h"
 #include "model/model_loader.h"
@@ -164,18 +165,7 @@ std::vector<std::vector<int32_t>> GreedyTokenIds(LLMEngine& engine,
                                 {.lora_request = cases[i].lora})
                     .ok());
   }
-  std::vector<std::vector<int32_t>> token_ids(cases.size());
-  while (engine.HasUnfinishedRequests()) {
-    auto outputs = engine.Step();
-    if (!outputs.ok()) {
-      ADD_FAILURE() << outputs.error();
-      break;
-    }
-    for (const RequestOutput& output : *outputs) {
-      if (output.finished) token_ids[std::stoul(output.request_id)] = output.outputs[0].token_ids;
-    }
-  }
-  return token_ids;
+  return StepToFinishedTokenIds(engine, cases.size());
 }
 
 // A KV cache of a few blocks (requests preempted and recomputed) and a budget of 8 tokens a step

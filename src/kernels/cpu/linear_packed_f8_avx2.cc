@@ -98,6 +98,22 @@ inline __m256 HalfStepMulAdd(__m256 acc, __m256i pairs, const float* x_cols) {
   return _mm256_fmadd_ps(even, _mm256_set1_ps(x_cols[0]), acc);
 }
 
+// sums[h][r] += block b's 16 half steps of half h times x row r: one chain per (half, x row).
+template <int R, typename Steps>
+[[gnu::always_inline]] inline void AddBlockHalfSteps(const Steps& steps, const float* (&x_rows)[R],
+                                                     int64_t b, __m256 (&sums)[kHalves][R]) {
+#pragma GCC unroll 16
+  for (int k = 0; k < kF8StepsPerBlock; ++k) {
+#pragma GCC unroll 2
+    for (int h = 0; h < kHalves; ++h) {
+      const __m256i pairs = steps.HalfStep(h, b, k);
+      for (int r = 0; r < R; ++r) {
+        sums[h][r] = HalfStepMulAdd(sums[h][r], pairs, x_rows[r] + b * kQuantBlockSize + 2 * k);
+      }
+    }
+  }
+}
+
 // One group (rows keeping one scale) × R x rows from `first_x_row`, as the AVX-512
 // OneScaleGroupsTimesRows.
 template <int R, typename Steps>
@@ -114,16 +130,7 @@ void OneScaleGroupTimesRows(const PackedWeightView& w, const Steps& steps,
   }
   for (int64_t b = 0; b < num_blocks; ++b) {
     steps.Prefetch(b);
-#pragma GCC unroll 16
-    for (int k = 0; k < kF8StepsPerBlock; ++k) {
-#pragma GCC unroll 2
-      for (int h = 0; h < kHalves; ++h) {
-        const __m256i pairs = steps.HalfStep(h, b, k);
-        for (int r = 0; r < R; ++r) {
-          sums[h][r] = HalfStepMulAdd(sums[h][r], pairs, x_rows[r] + b * kQuantBlockSize + 2 * k);
-        }
-      }
-    }
+    AddBlockHalfSteps(steps, x_rows, b, sums);
   }
   for (int h = 0; h < kHalves; ++h) {
     const __m256 scales = HalfScales(records, 0, h);
@@ -153,16 +160,7 @@ void BlockScaledGroupTimesRows(const PackedWeightView& w, const Steps& steps,
     for (int h = 0; h < kHalves; ++h) {
       for (int r = 0; r < R; ++r) sums[h][r] = _mm256_setzero_ps();
     }
-#pragma GCC unroll 16
-    for (int k = 0; k < kF8StepsPerBlock; ++k) {
-#pragma GCC unroll 2
-      for (int h = 0; h < kHalves; ++h) {
-        const __m256i pairs = steps.HalfStep(h, b, k);
-        for (int r = 0; r < R; ++r) {
-          sums[h][r] = HalfStepMulAdd(sums[h][r], pairs, x_rows[r] + b * kQuantBlockSize + 2 * k);
-        }
-      }
-    }
+    AddBlockHalfSteps(steps, x_rows, b, sums);
     for (int h = 0; h < kHalves; ++h) {
       const __m256 scales = HalfScales(records, b, h);
       for (int r = 0; r < R; ++r) totals[h][r] = _mm256_fmadd_ps(sums[h][r], scales, totals[h][r]);

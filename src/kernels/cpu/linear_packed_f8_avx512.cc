@@ -128,6 +128,24 @@ inline __m512 BlockScales(const uint8_t* records, int64_t b) {
       reinterpret_cast<const float*>(records + b * kF8RecordBytes + kF8CodeBytesPerRecord));
 }
 
+// sums[g][r] += block b's 16 steps of group g times x row r: one chain per (group, x row).
+template <typename Math, int R, int G, typename Steps, typename XRow>
+[[gnu::always_inline]] inline void AddBlockSteps(const Steps& steps, const XRow (&x_rows)[R],
+                                                 int64_t b, __m512 (&sums)[G][R]) {
+#pragma GCC unroll 16
+  for (int k = 0; k < kF8StepsPerBlock; ++k) {
+    typename Math::Weights weights[G];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) weights[g] = Math::Load(steps.Step(g, b, k));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const auto* x_cols = x_rows[r] + b * kQuantBlockSize + 2 * k;
+#pragma GCC unroll 2
+      for (int g = 0; g < G; ++g) sums[g][r] = Math::MulAdd(sums[g][r], weights[g], x_cols);
+    }
+  }
+}
+
 // G groups of 16 W rows from `group` (rows keeping one scale) × R x rows from `first_x_row`: each
 // (group, x row)'s sum from zero over every step, times the rows' scales once at the end.
 template <typename Math, int R, int G, typename Steps>
@@ -146,18 +164,7 @@ void OneScaleGroupsTimesRows(const PackedWeightView& w, const Steps& steps,
   for (int64_t b = 0; b < num_blocks; ++b) {
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) steps.Prefetch(g, b);
-#pragma GCC unroll 16
-    for (int k = 0; k < kF8StepsPerBlock; ++k) {
-      typename Math::Weights weights[G];
-#pragma GCC unroll 2
-      for (int g = 0; g < G; ++g) weights[g] = Math::Load(steps.Step(g, b, k));
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const auto* x_cols = x_rows[r] + b * kQuantBlockSize + 2 * k;
-#pragma GCC unroll 2
-        for (int g = 0; g < G; ++g) sums[g][r] = Math::MulAdd(sums[g][r], weights[g], x_cols);
-      }
-    }
+    AddBlockSteps<Math>(steps, x_rows, b, sums);
   }
 #pragma GCC unroll 2
   for (int g = 0; g < G; ++g) {
@@ -192,18 +199,7 @@ void BlockScaledGroupsTimesRows(const PackedWeightView& w, const Steps& steps,
       steps.Prefetch(g, b);
       for (int r = 0; r < R; ++r) sums[g][r] = _mm512_setzero_ps();
     }
-#pragma GCC unroll 16
-    for (int k = 0; k < kF8StepsPerBlock; ++k) {
-      typename Math::Weights weights[G];
-#pragma GCC unroll 2
-      for (int g = 0; g < G; ++g) weights[g] = Math::Load(steps.Step(g, b, k));
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const auto* x_cols = x_rows[r] + b * kQuantBlockSize + 2 * k;
-#pragma GCC unroll 2
-        for (int g = 0; g < G; ++g) sums[g][r] = Math::MulAdd(sums[g][r], weights[g], x_cols);
-      }
-    }
+    AddBlockSteps<Math>(steps, x_rows, b, sums);
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
       const __m512 scales = BlockScales(records + g * num_blocks * kF8RecordBytes, b);
