@@ -60,6 +60,9 @@ struct EngineArgs {
   // Above 1 the process must be rank 0 or a worker of an MPI job of that many ranks, which the
   // CLI starts (README, "Tensor parallel").
   int tensor_parallel_size = 1;
+  // -pp/--pipeline-parallel-size: the stages (MPI ranks) one model's layers are split across, 1
+  // to 64 (README, "Pipeline parallel"); not with tensor_parallel_size > 1 yet.
+  int pipeline_parallel_size = 1;
   // --dtype auto|float32|bfloat16|float16: the linear weights' type (auto: as stored).
   std::string dtype = "auto";
   // -q/--quantization q8_0 / q6_k / q4_k: quantize the linear weights at load (empty: none); or

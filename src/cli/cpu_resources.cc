@@ -12,6 +12,7 @@
 
 #include "common/logging.h"
 #include "dist/mpi_world.h"
+#include "engine/tensor_parallel_step.h"
 
 namespace vllm {
 namespace {
@@ -57,10 +58,9 @@ Status ApplyRankCpuLists(const std::string& bind, bool threads_given, EngineArgs
     if (bar == std::string::npos) break;
     start = bar + 1;
   }
-  if (static_cast<int>(rank_cpus.size()) != args->tensor_parallel_size) {
+  if (static_cast<int>(rank_cpus.size()) != NumModelRanks(*args)) {
     return Error{where + std::to_string(rank_cpus.size()) +
-                 " CPU lists ('|' separates one per rank) for -tp " +
-                 std::to_string(args->tensor_parallel_size)};
+                 " CPU lists ('|' separates one per rank) for " + ParallelSizeFlag(*args)};
   }
   auto world = dist::MpiWorldFromEnvironment();
   if (!world) return Error{world.error()};
@@ -77,7 +77,7 @@ Status ApplyRankCpuLists(const std::string& bind, bool threads_given, EngineArgs
     return Error{where + "cannot pin rank " + std::to_string(rank) + ": " + std::strerror(errno)};
   }
   if (!threads_given) args->num_threads = static_cast<int>(cpus.size());
-  VLLM_LOG(kInfo) << "tensor parallel rank " << rank << ": pinned to " << cpus.size()
+  VLLM_LOG(kInfo) << ParallelismName(*args) << " rank " << rank << ": pinned to " << cpus.size()
                   << " CPUs (VLLM_CPU_OMP_THREADS_BIND's list " << rank << ")";
   return Status::Ok();
 }
@@ -87,7 +87,7 @@ Status ApplyRankCpuLists(const std::string& bind, bool threads_given, EngineArgs
 Expected<int> CountCpusInList(const std::string& list) {
   const std::string where = "VLLM_CPU_OMP_THREADS_BIND='" + list + "': ";
   if (list.find('|') != std::string::npos) {
-    return Error{where + "one CPU list per rank needs tensor parallelism (-tp)"};
+    return Error{where + "one CPU list per rank needs tensor or pipeline parallelism (-tp, -pp)"};
   }
   auto cpus = CpusInList(list, where);
   if (!cpus) return Error{cpus.error()};

@@ -21,7 +21,8 @@ struct CpuResourcesTest : ::testing::Test {
 TEST_F(CpuResourcesTest, ThreadsBindGivesOneThreadPerListedCpuUnlessThreadsAreGiven) {
   EXPECT_EQ(*CountCpusInList("0-3,8"), 5);
   EXPECT_EQ(*CountCpusInList("2"), 1);
-  EXPECT_THAT(CountCpusInList("0-3|4-7").error(), HasSubstr("needs tensor parallelism (-tp)"));
+  EXPECT_THAT(CountCpusInList("0-3|4-7").error(),
+              HasSubstr("needs tensor or pipeline parallelism (-tp, -pp)"));
   EXPECT_FALSE(CountCpusInList("3-1").ok());
   EXPECT_FALSE(CountCpusInList("a").ok());
   ::setenv("VLLM_CPU_OMP_THREADS_BIND", "0-1", 1);

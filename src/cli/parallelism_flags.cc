@@ -27,8 +27,11 @@ void AddParallelismOptions(CLI::App& command, EngineArgs& args) {
                   "-tp: the MPI ranks the model is split across (1 to 64), started on this host "
                   "with Open MPI, or run under mpirun -H host1,host2 -np N across hosts")
       ->capture_default_str();
-  AddRefusedSize(command, "--pipeline-parallel-size",
-                 "pipeline parallelism is not implemented yet (issue 46)");
+  command
+      .add_option("--pipeline-parallel-size", args.pipeline_parallel_size,
+                  "-pp: the stages (MPI ranks) the model's layers are split across (1 to 64), "
+                  "started as -tp's ranks are; not with -tp above 1 yet")
+      ->capture_default_str();
   AddRefusedSize(command, "--data-parallel-size",
                  "data parallelism is not implemented yet (issue 46)");
 }

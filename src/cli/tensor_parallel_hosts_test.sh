@@ -49,6 +49,12 @@ grep -A1 "Data for node: 127.0.0.2" "$work/run.out" | grep -q "Process rank: 1" 
   fail "the job map does not put rank 1 on node 127.0.0.2"
 grep -qx "127.0.0.2" "$work/agent_hosts.log" || fail "the launch agent was not asked for 127.0.0.2"
 
+# Pipeline parallel launches the same way: two stages on the two hosts, the same text.
+OMPI_MCA_btl=self,tcp timeout 60 "${hosts[@]}" "$binary" generate "$model" "${run_args[@]}" \
+  -pp 2 >"$work/run.out" 2>"$work/run.err" || fail "mpirun -H ... generate -pp 2 failed"
+[[ "$(cat "$work/run.out")" == "$one" ]] || fail "-pp 2 on two hosts differs"
+grep -q "pipeline stage 1 of 2 (layers 3-4)" "$work/run.err" || fail "no stage 1 on the hosts"
+
 # Shared memory allowed too: it cannot start without a second rank on the node, so the ranks
 # connect over TCP, and the text is the same.
 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_base_verbose=100 timeout 60 "${hosts[@]}" \

@@ -17,6 +17,7 @@
 #include "common/logging.h"
 #include "dist/mpi_world.h"
 #include "engine/engine_args_check.h"
+#include "engine/tensor_parallel_step.h"
 #include "engine/tensor_parallel_worker.h"
 
 namespace vllm {
@@ -49,12 +50,13 @@ std::vector<std::string> OwnCommandLine() {
 }
 
 // Becomes `mpirun -np N ... <this binary> <this command line>`; returns only when it cannot.
-int RelaunchUnderMpirun(int num_ranks) {
+// `parallelism`: "tensor parallel" or "pipeline parallel", for the messages.
+int RelaunchUnderMpirun(int num_ranks, const std::string& parallelism) {
   const std::vector<std::string> own = OwnCommandLine();
   std::error_code error;
   const std::filesystem::path binary = std::filesystem::read_symlink("/proc/self/exe", error);
   if (own.empty() || error) {
-    std::cerr << "error: tensor parallel: cannot read this process's command line\n";
+    std::cerr << "error: " << parallelism << ": cannot read this process's command line\n";
     return 1;
   }
   std::vector<std::string> command = {"mpirun", "-np", std::to_string(num_ranks),
@@ -74,12 +76,12 @@ int RelaunchUnderMpirun(int num_ranks) {
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
   std::string joined;
   for (const std::string& arg : command) joined += (joined.empty() ? "" : " ") + arg;
-  VLLM_LOG(kInfo) << "tensor parallel: starting " << num_ranks << " ranks: " << joined;
+  VLLM_LOG(kInfo) << parallelism << ": starting " << num_ranks << " ranks: " << joined;
   std::vector<char*> argv;
   for (std::string& arg : command) argv.push_back(arg.data());
   argv.push_back(nullptr);
   ::execvp(argv[0], argv.data());
-  std::cerr << "error: tensor parallel: cannot run mpirun (" << std::strerror(errno)
+  std::cerr << "error: " << parallelism << ": cannot run mpirun (" << std::strerror(errno)
             << "): install Open MPI (openmpi-bin, as scripts/setup.sh does)\n";
   return 1;
 }
@@ -92,10 +94,12 @@ std::optional<int> RunTensorParallelRanks(EngineArgs* args) {
     std::cerr << "error: " << world.error() << "\n";
     return 1;
   }
-  if (args->tensor_parallel_size == 1) {
+  const int num_ranks = NumModelRanks(*args);
+  if (num_ranks == 1) {
     if (world->has_value() && (*world)->size > 1) {
       std::cerr << "error: mpirun started " << (*world)->size << " ranks; give -tp "
-                << (*world)->size << " to split the model across them\n";
+                << (*world)->size << " (or -pp " << (*world)->size
+                << ") to split the model across them\n";
       return 1;
     }
     return std::nullopt;
@@ -104,11 +108,11 @@ std::optional<int> RunTensorParallelRanks(EngineArgs* args) {
     std::cerr << "error: " << checked.message() << "\n";
     return 1;
   }
-  if (!world->has_value()) return RelaunchUnderMpirun(args->tensor_parallel_size);
+  if (!world->has_value()) return RelaunchUnderMpirun(num_ranks, ParallelismName(*args));
   const dist::MpiWorld& job = **world;
-  if (job.size != args->tensor_parallel_size) {
-    std::cerr << "error: -tp " << args->tensor_parallel_size << " needs "
-              << args->tensor_parallel_size << " MPI ranks; mpirun started " << job.size << "\n";
+  if (job.size != num_ranks) {
+    std::cerr << "error: " << ParallelSizeFlag(*args) << " needs " << num_ranks
+              << " MPI ranks; mpirun started " << job.size << "\n";
     return 1;
   }
   if (args->num_threads == 0) {
@@ -120,7 +124,8 @@ std::optional<int> RunTensorParallelRanks(EngineArgs* args) {
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGTERM, SIG_IGN);
   if (Status worker = RunTensorParallelWorker(*args); !worker.ok()) {
-    std::cerr << "error: tensor parallel rank " << job.rank << ": " << worker.message() << "\n";
+    std::cerr << "error: " << ParallelismName(*args) << " rank " << job.rank << ": "
+              << worker.message() << "\n";
     return 1;
   }
   return 0;

@@ -1,7 +1,7 @@
-// How `vllm-cpp serve|generate|chat|bench ... -tp N` becomes N ranks. On one host the command
-// starts them itself: it re-executes its own command line under `mpirun -np N` (bound one rank
-// per NUMA node with --bind-to numa when the host has N of them, else --bind-to none), and each
-// rank finds itself in OMPI_COMM_WORLD_*; across hosts the user runs `mpirun -H a,b -np N
+// How `vllm-cpp serve|generate|chat|bench ... -tp N` (or -pp N) becomes N ranks. On one host the
+// command starts them itself: it re-executes its own command line under `mpirun -np N` (bound one
+// rank per NUMA node with --bind-to numa when the host has N of them, else --bind-to none), and
+// each rank finds itself in OMPI_COMM_WORLD_*; across hosts the user runs `mpirun -H a,b -np N
 // vllm-cpp serve ... -tp N`, which is detected the same way and not relaunched. Rank 0 runs the
 // command (the server, the prompts) and its engine joins the job; the other ranks run their shard
 // of each step (engine/tensor_parallel_worker.h).

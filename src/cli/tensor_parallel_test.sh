@@ -51,25 +51,7 @@ port=$(served_port "$work/serve.log")
 completion=$(curl -sS "http://127.0.0.1:$port/v1/completions" -H "Content-Type: application/json" \
   -d '{"model": "stories", "prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}')
 [[ "$completion" == *'there was a little girl'* ]] || { echo "completion: $completion"; exit 1; }
-worker=""
-for pid in $(pgrep -P "$server_pid"); do
-  if tr '\0' '\n' <"/proc/$pid/environ" | grep -qx "OMPI_COMM_WORLD_RANK=1"; then worker=$pid; fi
-done
-[[ -n "$worker" ]] || { cat "$work/serve.log"; echo "no rank 1 under mpirun $server_pid"; exit 1; }
-kill -9 "$worker"
-status=0
-for _ in $(seq 1 300); do
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if kill -0 "$server_pid" 2>/dev/null; then
-  cat "$work/serve.log"
-  echo "serve -tp 2 still runs 30 s after its rank 1 was killed"
-  exit 1
-fi
-wait "$server_pid" || status=$?
-server_pid=""
-[[ "$status" != 0 ]] || { cat "$work/serve.log"; echo "serve -tp 2 exited 0 after a rank died"; exit 1; }
+expect_exit_after_rank_killed "serve -tp 2"
 
 # Bad sizes stop at start with the reason.
 expect_error "tensor_parallel_size (-tp/--tensor-parallel-size) must be 1 to 64, got 0" \
@@ -80,5 +62,5 @@ expect_error "Total number of attention heads (8) must be divisible by tensor pa
   "$binary" generate "$model" -tp 3 -t 1 --prompt hi
 expect_error "tensor parallel size 2: blk.0.attn_output.weight has 128 input columns per rank" \
   "$binary" generate "$shared/oracles/models/tiny-llama-d256-q4_k_m.gguf" -tp 2 -t 1 --prompt hi
-expect_error "--pipeline-parallel-size 2: pipeline parallelism is not implemented yet" \
-  "$binary" chat "$model" -pp 2
+expect_error "tensor and pipeline parallel together are not supported yet" \
+  "$binary" chat "$model" -tp 2 -pp 2

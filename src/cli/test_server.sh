@@ -39,3 +39,27 @@ stop_server() {
   wait "$server_pid" || true
   server_pid=""
 }
+
+# expect_exit_after_rank_killed WHAT: kills MPI rank 1 among the children of the server
+# start_server left running (a job started by `serve -tp/-pp N`), then expects the whole job to end
+# within 30 s with a non-zero status; WHAT names the job in the failure messages.
+expect_exit_after_rank_killed() {
+  local what="$1" worker="" pid status=0
+  for pid in $(pgrep -P "$server_pid"); do
+    if tr '\0' '\n' <"/proc/$pid/environ" | grep -qx "OMPI_COMM_WORLD_RANK=1"; then worker=$pid; fi
+  done
+  [[ -n "$worker" ]] || { cat "$work/serve.log"; echo "no rank 1 under $server_pid"; exit 1; }
+  kill -9 "$worker"
+  for _ in $(seq 1 300); do
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$server_pid" 2>/dev/null; then
+    cat "$work/serve.log"
+    echo "$what still runs 30 s after its rank 1 was killed"
+    exit 1
+  fi
+  wait "$server_pid" || status=$?
+  server_pid=""
+  [[ "$status" != 0 ]] || { cat "$work/serve.log"; echo "$what exited 0 after a rank died"; exit 1; }
+}

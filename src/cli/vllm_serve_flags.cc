@@ -17,8 +17,7 @@ constexpr auto kMapped = ServeFlagUse::kMapped;
 constexpr auto kIgnored = ServeFlagUse::kIgnored;
 constexpr auto kRefused = ServeFlagUse::kRefused;
 
-constexpr std::string_view kNoParallel =
-    "pipeline and data parallelism are not implemented yet (issue 46)";
+constexpr std::string_view kNoParallel = "data parallelism is not implemented yet (issue 46)";
 constexpr std::string_view kNoPython = "this build runs no Python code, so no Python class loads";
 constexpr std::string_view kNoMultimodal = "no multimodal model runs in this build yet";
 constexpr std::string_view kNoGpu = "a GPU setting: nothing to tune on CPU";
@@ -165,8 +164,9 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--reasoning-parser", "", kValue, kImplemented, "", ""},
     {"--distributed-executor-backend", "", kValue, kIgnored, "mp|uni",
      "the engine runs in this process"},
-    {"--pipeline-parallel-size", "-pp", kValue, kRefused, "1",
-     "pipeline parallelism is not implemented yet (issue 46)"},
+    {"--pipeline-parallel-size", "-pp", kValue, kImplemented, "",
+     "stages are Open MPI processes, as -tp's ranks (README, Pipeline parallel); not with -tp "
+     "above 1 yet"},
     {"--tensor-parallel-size", "-tp", kValue, kImplemented, "",
      "ranks are Open MPI processes: started on this host by the command, or by mpirun -H across "
      "hosts (README, Tensor parallel)"},

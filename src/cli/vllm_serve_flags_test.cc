@@ -78,7 +78,7 @@ struct ServeApp {
 TEST(VllmServeFlagsTest, AcceptsVllmFlagsWithTheirValuesAndWarnsOnlyWhereTheyDiffer) {
   ServeApp serve;
   serve.Parse({"m.gguf", "--enforce-eager", "--swap-space", "16", "--no-trust-remote-code", "-dp",
-               "1", "--pipeline-parallel-size=1", "--cuda-graph-sizes", "1", "2", "4",
+               "1", "--data-parallel-size-local=1", "--cuda-graph-sizes", "1", "2", "4",
                "--tokenizer", "t", "--enable-chunked-prefill", "-O3"});
   EXPECT_EQ(serve.tokenizer, "t");
   EXPECT_EQ(serve.given->values.at("--enforce-eager"), "true");
@@ -92,11 +92,11 @@ TEST(VllmServeFlagsTest, AcceptsVllmFlagsWithTheirValuesAndWarnsOnlyWhereTheyDif
 
 TEST(VllmServeFlagsTest, RefusesWhatCannotBeHonouredNamingTheFlag) {
   ServeApp parallel;
-  parallel.Parse({"m.gguf", "-pp=2"});
+  parallel.Parse({"m.gguf", "-dp=2"});
   Status refused = CheckGivenFlags(*parallel.given);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.message(),
-              HasSubstr("--pipeline-parallel-size 2: pipeline parallelism is not implemented yet "
+              HasSubstr("--data-parallel-size 2: data parallelism is not implemented yet "
                         "(issue 46)"));
   ServeApp prompt_adapter;
   prompt_adapter.Parse({"m.gguf", "--enable-prompt-adapter"});

@@ -92,8 +92,8 @@ awk -v value="$raw_logit" 'BEGIN { exit !(value > 0) }' || { echo "raw logit: $r
 grep -q -- "--task generate is deprecated" "$work/log" || { cat "$work/log"; echo "no --task warning"; exit 1; }
 stop_server
 
-expect_error "--pipeline-parallel-size 2: pipeline parallelism is not implemented yet (issue 46)" \
-  "$vllm" serve "$model" -pp 2
+expect_error "pipeline_parallel_size (-pp/--pipeline-parallel-size) must be 1 to 64, got 0" \
+  "$vllm" serve "$model" -pp 0
 expect_error "--data-parallel-size 2: data parallelism is not implemented yet (issue 46)" \
   "$vllm" generate "$model" -dp 2 --prompt hi
 expect_error "tensor_parallel_size (-tp/--tensor-parallel-size) must be 1 to 64, got 65" \

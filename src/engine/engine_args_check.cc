@@ -19,6 +19,16 @@ Status CheckEngineArgs(const EngineArgs& args) {
                  std::to_string(kMaxTensorParallelSize) + ", got " +
                  std::to_string(args.tensor_parallel_size)};
   }
+  if (args.pipeline_parallel_size < 1 || args.pipeline_parallel_size > kMaxTensorParallelSize) {
+    return Error{"pipeline_parallel_size (-pp/--pipeline-parallel-size) must be 1 to " +
+                 std::to_string(kMaxTensorParallelSize) + ", got " +
+                 std::to_string(args.pipeline_parallel_size)};
+  }
+  if (args.tensor_parallel_size > 1 && args.pipeline_parallel_size > 1) {
+    return Error{"tensor_parallel_size " + std::to_string(args.tensor_parallel_size) +
+                 " with pipeline_parallel_size " + std::to_string(args.pipeline_parallel_size) +
+                 ": tensor and pipeline parallel together are not supported yet; give one"};
+  }
   if (args.max_logprobs < -1) {
     return Error{"max_logprobs must be -1 (no limit) or at least 0, got " +
                  std::to_string(args.max_logprobs)};

@@ -1,12 +1,24 @@
 #include "engine/engine_model.h"
 
+#include <cstdlib>
+#include <string>
+
 #include "model/hf_overrides.h"
 #include "model/pooler_config_flag.h"
 
 namespace vllm {
+namespace {
+
+// vLLM's VLLM_PP_LAYER_PARTITION (empty when unset).
+std::string PipelineLayerPartition() {
+  const char* partition = std::getenv("VLLM_PP_LAYER_PARTITION");
+  return partition == nullptr ? std::string() : std::string(partition);
+}
+
+}  // namespace
 
 Expected<EngineModel> LoadEngineModel(const EngineArgs& args, ThreadPool* pool,
-                                      dist::Communicator* tensor_parallel) {
+                                      dist::Communicator* model_ranks) {
   EngineModel model;
   auto linear_type = LinearTypeFor(args.dtype, args.quantization);
   if (!linear_type) return Error{linear_type.error()};
@@ -21,14 +33,17 @@ Expected<EngineModel> LoadEngineModel(const EngineArgs& args, ThreadPool* pool,
   model.paths = std::move(*paths);
   auto pooler_config_flag = ParsePoolerConfigFlag(args.pooler_config);
   if (!pooler_config_flag) return Error{pooler_config_flag.error()};
-  auto loaded = LoadModelFromPath(model.paths.model,
-                                  {.pool = pool,
-                                   .linear_type = model.linear_type,
-                                   .max_model_len = args.max_model_len,
-                                   .pooler_config_flag = *pooler_config_flag,
-                                   .hf_config_dir = model.paths.hf_config,
-                                   .tensor_parallel = tensor_parallel},
-                                  *hf_overrides, args.quantization);
+  auto loaded = LoadModelFromPath(
+      model.paths.model,
+      {.pool = pool,
+       .linear_type = model.linear_type,
+       .max_model_len = args.max_model_len,
+       .pooler_config_flag = *pooler_config_flag,
+       .hf_config_dir = model.paths.hf_config,
+       .tensor_parallel = args.tensor_parallel_size > 1 ? model_ranks : nullptr,
+       .pipeline_parallel = args.pipeline_parallel_size > 1 ? model_ranks : nullptr,
+       .pipeline_layer_partition = PipelineLayerPartition()},
+      *hf_overrides, args.quantization);
   if (!loaded) return Error{loaded.error()};
   model.loaded = std::move(*loaded);
   return model;

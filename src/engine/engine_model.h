@@ -21,8 +21,9 @@ struct EngineModel {
   LoadedModel loaded;
 };
 
-// `tensor_parallel`: this rank's group (null: the whole model in this process).
+// `model_ranks`: the group this rank is one of, splitting the model as args'
+// tensor_parallel_size or pipeline_parallel_size say (null: the whole model in this process).
 Expected<EngineModel> LoadEngineModel(const EngineArgs& args, ThreadPool* pool,
-                                      dist::Communicator* tensor_parallel);
+                                      dist::Communicator* model_ranks);
 
 }  // namespace vllm

@@ -98,30 +98,32 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   std::unique_ptr<LLMEngine> engine(new LLMEngine());
   Impl& impl = *engine->impl_;
   impl.pool = std::make_unique<ThreadPool>(ThreadPool::Options{.num_threads = args.num_threads});
-  // Tensor parallel: this process is rank 0 of the job (the others run RunTensorParallelWorker).
-  dist::Communicator* tensor_parallel = nullptr;
-  if (args.tensor_parallel_size > 1) {
-    auto ranks = JoinTensorParallelRanks(args.tensor_parallel_size);
+  // Tensor or pipeline parallel: this process is rank 0 of the job (the others run
+  // RunTensorParallelWorker).
+  dist::Communicator* model_ranks = nullptr;
+  if (NumModelRanks(args) > 1) {
+    auto ranks = JoinModelRanks(args);
     if (!ranks) return Error{ranks.error()};
     if ((*ranks)->rank() != 0) {
-      return Error{"tensor parallel: the engine runs on rank 0; rank " +
+      return Error{ParallelismName(args) + ": the engine runs on rank 0; rank " +
                    std::to_string((*ranks)->rank()) + " runs RunTensorParallelWorker"};
     }
     if (args.enable_lora) {
-      return Error{"--enable-lora: LoRA adapters are not supported with tensor parallelism yet"};
+      return Error{"--enable-lora: LoRA adapters are not supported with " + ParallelismName(args) +
+                   " yet"};
     }
-    tensor_parallel = *ranks;
+    model_ranks = *ranks;
   }
-  auto engine_model = LoadEngineModel(args, impl.pool.get(), tensor_parallel);
+  auto engine_model = LoadEngineModel(args, impl.pool.get(), model_ranks);
   if (!engine_model) return Error{engine_model.error()};
   const ModelPaths& paths = engine_model->paths;
   const std::optional<GgmlType>& linear_type = engine_model->linear_type;
   impl.model = std::move(engine_model->loaded);
   TensorParallelModel* tensor_parallel_model = nullptr;
-  if (tensor_parallel != nullptr) {
+  if (model_ranks != nullptr) {
     auto wrapped = std::make_unique<TensorParallelModel>(
         std::move(impl.model.model),
-        TensorParallelModel::Options{.ranks = tensor_parallel, .on_workers_stopped = [] {
+        TensorParallelModel::Options{.ranks = model_ranks, .on_workers_stopped = [] {
                                        if (auto world = dist::MpiCommunicator::World()) {
                                          (*world)->FinalizeAtExit();
                                        }
@@ -129,7 +131,7 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
     tensor_parallel_model = wrapped.get();
     impl.model.model = std::move(wrapped);
     // Every rank's shard loaded before this one says it is ready (RunTensorParallelWorker).
-    VLLM_RETURN_IF_ERROR(tensor_parallel->Barrier());
+    VLLM_RETURN_IF_ERROR(model_ranks->Barrier());
   }
   if (args.enable_prompt_embeds && !impl.model.model->accepts_input_embeds()) {
     return Error{"--enable-prompt-embeds: the " + impl.model_config().architecture +
@@ -167,7 +169,7 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   impl.core = std::move(*core);
   if (tensor_parallel_model != nullptr) {
     if (impl.core->is_pooling()) {
-      return Error{"pooling models are not supported with tensor parallelism yet"};
+      return Error{"pooling models are not supported with " + ParallelismName(args) + " yet"};
     }
     VLLM_RETURN_IF_ERROR(tensor_parallel_model->AnnounceKvStorage(*impl.core->kv_storage()));
   }

@@ -1,6 +1,7 @@
-// Rank 0's model in a tensor-parallel engine: the engine, the runner and the sampler use it as any
-// Model, and each Forward first sends the step to the other ranks (tensor_parallel_step.h), then
-// runs rank 0's shard, which ends with the whole vocabulary's logits on every rank.
+// Rank 0's model in a tensor- or pipeline-parallel engine: the engine, the runner and the sampler
+// use it as any Model, and each Forward first sends the step to the other ranks
+// (tensor_parallel_step.h), then runs rank 0's shard (or first stage), which ends with the whole
+// vocabulary's logits on rank 0.
 #pragma once
 
 #include <functional>
@@ -33,6 +34,9 @@ class TensorParallelModel final : public Model {
   // returns once they have: the engine calls it once its storage exists, so that the first step
   // does not wait for theirs.
   Status AnnounceKvStorage(const KvStorage& kv);
+  KvStorage::Options KvStorageOptionsOf(const KvStorage::Options& whole) const override {
+    return shard_->KvStorageOptionsOf(whole);
+  }
   bool accepts_input_embeds() const override { return shard_->accepts_input_embeds(); }
   int64_t weight_bytes() const override { return shard_->weight_bytes(); }
 

@@ -42,20 +42,36 @@ Expected<ReceivedTensorParallelMessage> ReceiveTensorParallelMessage(dist::Commu
   return message;
 }
 
-Expected<dist::Communicator*> JoinTensorParallelRanks(int tensor_parallel_size) {
-  const std::string size = std::to_string(tensor_parallel_size);
+int NumModelRanks(const EngineArgs& args) {
+  return args.tensor_parallel_size * args.pipeline_parallel_size;
+}
+
+std::string ParallelismName(const EngineArgs& args) {
+  return args.pipeline_parallel_size > 1 ? "pipeline parallel" : "tensor parallel";
+}
+
+std::string ParallelSizeFlag(const EngineArgs& args) {
+  return args.pipeline_parallel_size > 1 ? "-pp " + std::to_string(args.pipeline_parallel_size)
+                                         : "-tp " + std::to_string(args.tensor_parallel_size);
+}
+
+Expected<dist::Communicator*> JoinModelRanks(const EngineArgs& args) {
+  const std::string size = std::to_string(NumModelRanks(args));
+  const std::string field =
+      args.pipeline_parallel_size > 1 ? "pipeline_parallel_size " : "tensor_parallel_size ";
+  const std::string flag = ParallelSizeFlag(args);
   auto world = dist::MpiWorldFromEnvironment();
   if (!world) return Error{world.error()};
   if (!world->has_value()) {
-    return Error{"tensor_parallel_size " + size + " runs as " + size +
-                 " MPI ranks: `vllm-cpp serve|generate|chat|bench MODEL -tp " + size +
+    return Error{field + size + " runs as " + size +
+                 " MPI ranks: `vllm-cpp serve|generate|chat|bench MODEL " + flag +
                  "` starts them on this host, `mpirun -H host1,host2 -np " + size +
-                 " vllm-cpp serve MODEL -tp " + size +
+                 " vllm-cpp serve MODEL " + flag +
                  "` across hosts; this process was not started by either"};
   }
-  if ((*world)->size != tensor_parallel_size) {
-    return Error{"tensor_parallel_size " + size + " needs an MPI job of " + size +
-                 " ranks; mpirun started " + std::to_string((*world)->size)};
+  if ((*world)->size != NumModelRanks(args)) {
+    return Error{field + size + " needs an MPI job of " + size + " ranks; mpirun started " +
+                 std::to_string((*world)->size)};
   }
   auto communicator = dist::MpiCommunicator::World();
   if (!communicator) return Error{communicator.error()};

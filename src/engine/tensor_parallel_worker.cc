@@ -29,7 +29,7 @@ Status RunTensorParallelWorkerLoop(Model& shard, dist::Communicator& ranks) {
         options->num_kv_heads = config.num_kv_heads;
         options->head_dim = config.head_dim;
         kv.reset();  // the old storage's memory first
-        auto created = KvStorage::Create(*options);
+        auto created = KvStorage::Create(shard.KvStorageOptionsOf(*options));
         if (!created)
           return Error{"tensor parallel rank " + std::to_string(ranks.rank()) + ": " +
                        created.error()};
@@ -55,13 +55,13 @@ Status RunTensorParallelWorkerLoop(Model& shard, dist::Communicator& ranks) {
 
 Status RunTensorParallelWorker(const EngineArgs& args) {
   VLLM_RETURN_IF_ERROR(CheckEngineArgs(args));
-  auto ranks = JoinTensorParallelRanks(args.tensor_parallel_size);
+  auto ranks = JoinModelRanks(args);
   if (!ranks) return Error{ranks.error()};
   ThreadPool pool(ThreadPool::Options{.num_threads = args.num_threads});
   auto model = LoadEngineModel(args, &pool, *ranks);
   if (!model) return Error{model.error()};
-  VLLM_LOG(kInfo) << "tensor parallel rank " << (*ranks)->rank() << " of " << (*ranks)->size()
-                  << ": shard loaded, " << pool.num_threads() << " threads";
+  VLLM_LOG(kInfo) << ParallelismName(args) << " rank " << (*ranks)->rank() << " of "
+                  << (*ranks)->size() << ": shard loaded, " << pool.num_threads() << " threads";
   VLLM_RETURN_IF_ERROR((*ranks)->Barrier());  // met by rank 0 once its shard is loaded
   VLLM_RETURN_IF_ERROR(RunTensorParallelWorkerLoop(*model->loaded.model, **ranks));
   auto world = dist::MpiCommunicator::World();

@@ -285,8 +285,7 @@ Expected<std::unique_ptr<HfTensorSource>> HfTensorSource::Create(
     view.shape.assign(tensor.shape.rbegin(), tensor.shape.rend());  // ggml order
     view.data = static_cast<const uint8_t*>(tensor.data);
     view.num_bytes = tensor.num_bytes;
-    const bool offset_norm =
-        architecture.hf_norms_offset_by_one && name.ends_with("norm.weight");
+    const bool offset_norm = architecture.hf_norms_offset_by_one && name.ends_with("norm.weight");
     if (offset_norm && view.shape.size() != 1) {
       return Error{"tensor '" + tensor.name + "' must be a 1-D float vector"};
     }

@@ -57,4 +57,19 @@ KvCacheLayout SingleGroupKvCacheLayout(int64_t num_layers) {
   return KvCacheLayoutFromWindows(std::vector<int64_t>(num_layers, 0));
 }
 
+KvCacheLayout StageKvCacheLayout(const KvCacheLayout& whole, int64_t first_layer,
+                                 int64_t end_layer) {
+  KvCacheLayout stage = whole;
+  stage.group_size = 1;
+  std::fill(stage.place_in_group.begin(), stage.place_in_group.end(), 0);
+  for (const KvCacheLayout::Group& group : whole.groups) {
+    int32_t places = 0;
+    for (int64_t layer : group.layers) {
+      if (layer >= first_layer && layer < end_layer) stage.place_in_group[layer] = places++;
+    }
+    stage.group_size = std::max<int64_t>(stage.group_size, places);
+  }
+  return stage;
+}
+
 }  // namespace vllm

@@ -47,5 +47,13 @@ KvCacheLayout KvCacheLayoutOf(const ModelConfig& config);
 // One full-attention group of all layers, whatever their windows: every block of a sequence is
 // kept (vLLM's --disable-hybrid-kv-cache-manager, and models without sliding layers).
 KvCacheLayout SingleGroupKvCacheLayout(int64_t num_layers);
+// What a pipeline stage of layers [first_layer, end_layer) keeps of `whole`: the same groups (one
+// block id, one table per group as before), each block holding only the stage's layers of its
+// group, at places renumbered from 0 in layer order; group_size is the most any group has (at
+// least 1); the other layers' places are 0 and never used. It depends on `whole`'s groups only, so
+// it is the same whichever stage's layout it is made from.
+//   whole: group 0 = layers 0 1 2 3 (places 0..3)   stage of layers [2, 4): places 0 1, size 2
+KvCacheLayout StageKvCacheLayout(const KvCacheLayout& whole, int64_t first_layer,
+                                 int64_t end_layer);
 
 }  // namespace vllm

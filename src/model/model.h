@@ -47,6 +47,12 @@ class Model {
     return Error{"model " + config().architecture + " has no classification head"};
   }
 
+  // The KV storage this model keeps when `whole` shapes one for every layer (a pipeline stage:
+  // blocks of its own layers only, StageKvCacheLayout). The default keeps `whole`.
+  virtual KvStorage::Options KvStorageOptionsOf(const KvStorage::Options& whole) const {
+    return whole;
+  }
+
   // Whether Forward honours ForwardBatch::input_embeds (prompt embeddings).
   virtual bool accepts_input_embeds() const { return false; }
 
@@ -74,6 +80,13 @@ struct ModelLoadOptions {
   // rank calls Forward with the same batches. Null or a group of one: the whole model. Pooling
   // models refuse it; it must outlive the model.
   dist::Communicator* tensor_parallel = nullptr;
+  // Pipeline parallel (--pipeline-parallel-size): this rank's stage of a decoder
+  // (pipeline_parallel.h), rank r of the group running stage r; every rank calls Forward with the
+  // same batches and the first stage's logits are the model's. Null or a group of one: every
+  // layer. Pooling models refuse it; it must outlive the model. Not with tensor_parallel (yet).
+  dist::Communicator* pipeline_parallel = nullptr;
+  // vLLM's VLLM_PP_LAYER_PARTITION: the stages' layer counts ("4,4"); empty: vLLM's even split.
+  std::string pipeline_layer_partition;
 };
 
 class TensorSource;

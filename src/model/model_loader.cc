@@ -84,7 +84,8 @@ Expected<LoadedModel> LoadModelFromPath(const std::string& path, const ModelLoad
   auto model = LoadModel(GgufTensorSource(*loaded.gguf), *config, options);
   if (!model) return Error{path + ": " + model.error()};
   loaded.model = std::move(*model);
-  if (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1) {
+  if ((options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1) ||
+      (options.pipeline_parallel != nullptr && options.pipeline_parallel->size() > 1)) {
     DropFilePages(*loaded.gguf);
   }
   VLLM_RETURN_IF_ERROR(CheckClassifierBuilt(*loaded.model));

@@ -52,12 +52,14 @@ Expected<std::unique_ptr<Model>> LoadModel(const TensorSource& source, const Mod
   }
   ModelConfig flagged = config;
   ApplyPoolerConfigFlag(options.pooler_config_flag, &flagged.pooler);
-  if (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1 &&
-      (flagged.is_encoder || flagged.bidirectional_attention ||
-       flagged.pooler.is_pooling_checkpoint || flagged.num_labels > 0 ||
-       !flagged.pooler.classifier_token_ids.empty())) {
+  const bool split =
+      (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1) ||
+      (options.pipeline_parallel != nullptr && options.pipeline_parallel->size() > 1);
+  if (split && (flagged.is_encoder || flagged.bidirectional_attention ||
+                flagged.pooler.is_pooling_checkpoint || flagged.num_labels > 0 ||
+                !flagged.pooler.classifier_token_ids.empty())) {
     return Error{"pooling model " + config.architecture +
-                 " with tensor parallel is not supported yet"};
+                 " with tensor or pipeline parallel is not supported yet"};
   }
   return architecture->create(source, flagged, options);
 }

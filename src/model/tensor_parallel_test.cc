@@ -24,132 +24,27 @@
 #include "dist/thread_communicator.h"
 #include "model/hf_export.h"
 #include "model/model_loader.h"
+#include "model/parallel_steps_for_test.h"
 #include "model/random_model.h"
 
 namespace vllm {
 namespace {
 
+using parallel_test::kBlockSize;
+using parallel_test::kVocabSize;
+using parallel_test::MakePrompts;
+using parallel_test::OneThread;
+using parallel_test::OnRanks;
+using parallel_test::Prompt;
+using parallel_test::RandomModelFile;
+using parallel_test::RunSteps;
+using parallel_test::RunWhole;
+using parallel_test::StepsResult;
+
 // |sharded - whole| ≤ kLogitTolerance · max(1, max |whole logit|) over a run's logits. Measured:
 // at most 3e-7 of the largest |logit| (f32, q4_K; llama, qwen, gemma, phi3 and MoE shapes), 0 for
 // q8_0.
 constexpr float kLogitTolerance = 1e-5f;
-constexpr int64_t kBlockSize = 16;
-constexpr int64_t kVocabSize = 32000;  // VocabPath()'s, every random model's here
-
-std::string VocabPath() {
-  return std::string(VLLM_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf";
-}
-
-// A random model file, removed with the object.
-class RandomModelFile {
- public:
-  RandomModelFile(const std::string& shape, const std::string& dtype, int64_t num_layers = 0)
-      : path_(::testing::TempDir() + "/tensor_parallel_" + shape + "_" + dtype + "_" +
-              std::to_string(::getpid()) + ".gguf") {
-    status_ = WriteRandomModel({.shape = shape,
-                                .dtype = dtype,
-                                .vocab_path = VocabPath(),
-                                .output_path = path_,
-                                .seed = 46,
-                                .num_layers_override = num_layers});
-  }
-  ~RandomModelFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-  const Status& status() const { return status_; }
-
- private:
-  std::string path_;
-  Status status_;
-};
-
-struct Prompt {
-  std::vector<int32_t> tokens;
-  std::vector<int32_t> blocks;  // its block table
-};
-
-// Prompts of these lengths, each with blocks of its own for `max_new` more tokens.
-std::vector<Prompt> MakePrompts(const std::vector<int>& lengths, int64_t vocab, int max_new) {
-  std::vector<Prompt> prompts;
-  int32_t next_block = 1;
-  uint32_t state = 12345;
-  for (int length : lengths) {
-    Prompt prompt;
-    for (int i = 0; i < length; ++i) {
-      state = state * 1664525u + 1013904223u;
-      prompt.tokens.push_back(static_cast<int32_t>((state >> 8) % vocab));
-    }
-    for (int b = 0; b < (length + max_new + kBlockSize - 1) / kBlockSize; ++b) {
-      prompt.blocks.push_back(next_block++);
-    }
-    prompts.push_back(std::move(prompt));
-  }
-  return prompts;
-}
-
-// One run's logits per step ([num_prompts, vocab]) and greedy tokens per step.
-struct StepsResult {
-  std::vector<std::vector<float>> logits;
-  std::vector<std::vector<int32_t>> tokens;
-  std::string error;
-};
-
-// Prefills every prompt in one batch, then decodes `num_decode_steps` batched steps, each row
-// taking its greedy token.
-StepsResult RunSteps(Model& model, std::vector<Prompt> prompts, int num_decode_steps) {
-  StepsResult run;
-  const ModelConfig& config = model.config();
-  auto kv = KvStorage::Create({.num_layers = config.num_layers,
-                               .num_blocks = 64,
-                               .block_size = kBlockSize,
-                               .num_kv_heads = config.num_kv_heads,
-                               .head_dim = config.head_dim});
-  if (!kv) return {.error = kv.error()};
-  std::vector<int32_t> num_computed(prompts.size(), 0);
-  for (int step = 0; step <= num_decode_steps; ++step) {
-    ForwardBatch batch;
-    for (size_t s = 0; s < prompts.size(); ++s) {
-      const auto new_tokens = std::span<const int32_t>(prompts[s].tokens).subspan(num_computed[s]);
-      Status appended =
-          AppendSequence(new_tokens, num_computed[s], {&prompts[s].blocks, 1}, kBlockSize, batch);
-      if (!appended.ok()) return {.error = appended.message()};
-      batch.logits_indices.push_back(static_cast<int32_t>(batch.token_ids.size()) - 1);
-      num_computed[s] = static_cast<int32_t>(prompts[s].tokens.size());
-    }
-    std::vector<float> logits(prompts.size() * config.vocab_size);
-    Status status = model.Forward(batch, **kv, logits.data());
-    if (!status.ok()) return {.error = status.message()};
-    std::vector<int32_t> greedy;
-    for (size_t s = 0; s < prompts.size(); ++s) {
-      const float* row = logits.data() + s * config.vocab_size;
-      greedy.push_back(static_cast<int32_t>(std::max_element(row, row + config.vocab_size) - row));
-      prompts[s].tokens.push_back(greedy.back());
-    }
-    run.logits.push_back(std::move(logits));
-    run.tokens.push_back(std::move(greedy));
-  }
-  return run;
-}
-
-ThreadPool::Options OneThread() { return {.num_threads = 1}; }
-
-StepsResult RunWhole(const std::string& path, const std::vector<Prompt>& prompts,
-                     int num_decode_steps) {
-  ThreadPool pool(OneThread());
-  auto loaded = LoadModelFromPath(path, {.pool = &pool});
-  if (!loaded) return {.error = loaded.error()};
-  return RunSteps(*loaded->model, prompts, num_decode_steps);
-}
-
-// `fn(rank's communicator)` on one thread per rank.
-template <typename Fn>
-void OnRanks(int num_ranks, Fn fn) {
-  auto communicators = dist::CreateThreadCommunicators(num_ranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < num_ranks; ++r) {
-    threads.emplace_back([&, r] { fn(*communicators[r]); });
-  }
-  for (std::thread& thread : threads) thread.join();
-}
 
 // Each rank's run of the same steps on its shard.
 std::vector<StepsResult> RunSharded(const std::string& path, int num_ranks,
@@ -310,8 +205,9 @@ TEST(TensorParallelErrorsTest, ColumnSlicesMustFillWholeBlocks) {
 TEST(TensorParallelErrorsTest, PoolingModelsAreRefused) {
   RandomModelFile file("qwen3-embedding-tiny", "f32", 1);
   ASSERT_TRUE(file.status().ok()) << file.status().message();
-  EXPECT_EQ(ShardLoadError(file.path(), 2),
-            file.path() + ": pooling model qwen3 with tensor parallel is not supported yet");
+  EXPECT_EQ(
+      ShardLoadError(file.path(), 2),
+      file.path() + ": pooling model qwen3 with tensor or pipeline parallel is not supported yet");
 }
 
 TEST(TensorParallelErrorsTest, LoraIsRefusedOnEveryRank) {
@@ -340,7 +236,7 @@ TEST(TensorParallelErrorsTest, LoraIsRefusedOnEveryRank) {
     errors[comm.rank()] = status.ok() ? "" : status.message();
   });
   for (const std::string& error : errors) {
-    EXPECT_EQ(error, "LoRA adapters with tensor parallel are not supported yet");
+    EXPECT_EQ(error, "LoRA adapters with tensor or pipeline parallel are not supported yet");
   }
 }
 

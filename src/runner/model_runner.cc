@@ -14,13 +14,13 @@ constexpr int kSamplingChunksPerThread = 4;
 
 Expected<std::unique_ptr<ModelRunner>> ModelRunner::Create(Model& model, const Options& options) {
   const ModelConfig& config = model.config();
-  auto kv = KvStorage::Create({.num_layers = config.num_layers,
-                               .num_blocks = options.num_kv_blocks,
-                               .block_size = options.block_size,
-                               .num_kv_heads = config.num_kv_heads,
-                               .head_dim = config.head_dim,
-                               .dtype = options.kv_cache_dtype,
-                               .layout = options.kv_cache_layout});
+  auto kv = KvStorage::Create(model.KvStorageOptionsOf({.num_layers = config.num_layers,
+                                                        .num_blocks = options.num_kv_blocks,
+                                                        .block_size = options.block_size,
+                                                        .num_kv_heads = config.num_kv_heads,
+                                                        .head_dim = config.head_dim,
+                                                        .dtype = options.kv_cache_dtype,
+                                                        .layout = options.kv_cache_layout}));
   if (!kv) return Error{kv.error()};
   const KvStorage::Options target_kv = (*kv)->options();
   std::unique_ptr<ModelRunner> runner(new ModelRunner(model, std::move(*kv), options.pool));

@@ -12,20 +12,25 @@ namespace vllm {
 
 Decoder::Decoder(const ModelConfig& config, ThreadPool& pool, DecoderOptions options,
                  LayerRope rope)
-    : config_(config), pool_(pool), options_(std::move(options)), rope_(std::move(rope)) {}
+    : config_(config),
+      pool_(pool),
+      options_(std::move(options)),
+      rope_(std::move(rope)),
+      stage_{.first_layer = 0, .end_layer = config.num_layers} {}
 
 Status Decoder::Load(const TensorSource& source, std::optional<GgmlType> linear_type) {
   WeightLoader loader(source, linear_type);
   const int64_t hidden = config_.hidden_size;
-  VLLM_RETURN_IF_ERROR(ends_.Load(loader, config_, options_.embedding_scale, tensor_parallel_));
-  layers_.resize(config_.num_layers);
-  LoadProgress progress(config_.num_layers);
+  VLLM_RETURN_IF_ERROR(
+      ends_.Load(loader, config_, options_.embedding_scale, tensor_parallel_, stage_.is_last()));
+  layers_.resize(config_.num_layers);  // only the stage's are loaded
+  LoadProgress progress(stage_.end_layer - stage_.first_layer);
   int64_t expert_bytes = 0;  // routers and experts
   auto optional_norm = [&](const std::string& name, std::vector<float>* out) -> Status {
     if (!loader.Has(name)) return Status::Ok();
     return Assign(loader.Vector(name, hidden), out);
   };
-  for (int64_t i = 0; i < config_.num_layers; ++i) {
+  for (int64_t i = stage_.first_layer; i < stage_.end_layer; ++i) {
     const std::string prefix = "blk." + std::to_string(i) + ".";
     Layer& layer = layers_[i];
     VLLM_RETURN_IF_ERROR(
@@ -69,32 +74,37 @@ Status Decoder::LoadShard(std::unique_ptr<TensorParallelSource> shard, dist::Com
 }
 
 Status Decoder::Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) {
+  if (pipeline_ != nullptr) return ForwardStage(batch, kv, logits);
   std::vector<float> x;  // [num_tokens, hidden]
   VLLM_RETURN_IF_ERROR(RunLayers(batch, kv, &x));
   return ends_.Logits(x.data(), batch.logits_indices, pool_, logits);
 }
 
 Status Decoder::ForwardHidden(const ForwardBatch& batch, KvStorage& kv, float* hidden) {
+  if (pipeline_ != nullptr) return Error{"hidden states with pipeline parallel"};
   std::vector<float> x;  // [num_tokens, hidden]
   VLLM_RETURN_IF_ERROR(RunLayers(batch, kv, &x));
   ends_.FinalNorm(x.data(), batch.num_tokens(), hidden);
   return Status::Ok();
 }
 
-Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<float>* residual) {
+Status Decoder::CheckParallelBatch(const ForwardBatch& batch, const KvStorage& kv) const {
   // Every rank sees the same batch, so all refuse it before any collective.
-  if (tensor_parallel_ != nullptr &&
+  if ((tensor_parallel_ != nullptr || pipeline_ != nullptr) &&
       std::any_of(batch.seq_loras.begin(), batch.seq_loras.end(),
                   [](const lora::LoraWeights* adapter) { return adapter != nullptr; })) {
-    return Error{"LoRA adapters with tensor parallel are not supported yet"};
+    return Error{"LoRA adapters with tensor or pipeline parallel are not supported yet"};
   }
-  VLLM_RETURN_IF_ERROR(ValidateForwardBatch(batch, kv, config_));
+  return ValidateForwardBatch(batch, kv, config_);
+}
+
+Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<float>* residual) {
+  VLLM_RETURN_IF_ERROR(CheckParallelBatch(batch, kv));
   const int64_t num_tokens = batch.num_tokens();
   const int64_t hidden = config_.hidden_size;
   const float eps = config_.rms_norm_eps;
   // Activations, each [num_tokens, hidden].
   std::vector<float>& x = *residual;
-  x.assign(num_tokens * hidden, 0.0f);
   std::vector<float> normed(num_tokens * hidden);
   std::vector<float> projected(num_tokens * hidden);
   // Over token rows in parallel (each row's arithmetic the same whatever the split): the
@@ -122,15 +132,19 @@ Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<
     });
   };
 
-  VLLM_RETURN_IF_ERROR(ends_.Embed(batch.token_ids, x.data()));
-  for (const InputEmbedsRows& rows : batch.input_embeds) {
-    ends_.ReplaceRows(rows.values, options_.input_embeds_scaled,
-                      x.data() + int64_t{rows.first_row} * hidden);
-  }
-  add_and_norm(nullptr, layers_.empty() ? nullptr : &layers_[0].attn_norm);
+  if (stage_.is_first()) {
+    x.assign(num_tokens * hidden, 0.0f);
+    VLLM_RETURN_IF_ERROR(ends_.Embed(batch.token_ids, x.data()));
+    for (const InputEmbedsRows& rows : batch.input_embeds) {
+      ends_.ReplaceRows(rows.values, options_.input_embeds_scaled,
+                        x.data() + int64_t{rows.first_row} * hidden);
+    }
+  }  // else x holds the previous stage's residual stream
+  const int64_t first = stage_.first_layer, end = stage_.end_layer;
+  add_and_norm(nullptr, first < end ? &layers_[first].attn_norm : nullptr);
   const LoraSegments lora_segments(batch);  // grouped once, used by every layer
   const LoraSegments* lora = lora_segments.empty() ? nullptr : &lora_segments;
-  for (int64_t l = 0; l < config_.num_layers; ++l) {
+  for (int64_t l = first; l < end; ++l) {
     const Layer& layer = layers_[l];
     VLLM_RETURN_IF_ERROR(
         layer.attention.Forward(normed.data(), batch, rope_(l), kv, pool_, projected.data(), lora));
@@ -143,8 +157,7 @@ Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<
     if (tensor_parallel_ != nullptr) {  // the FFN's partial sums (down's columns, experts' too)
       VLLM_RETURN_IF_ERROR(tensor_parallel_->AllReduceSum(projected.data(), num_tokens * hidden));
     }
-    add_and_norm(&layer.post_ffw_norm,
-                 l + 1 < config_.num_layers ? &layers_[l + 1].attn_norm : nullptr);
+    add_and_norm(&layer.post_ffw_norm, l + 1 < end ? &layers_[l + 1].attn_norm : nullptr);
   }
   return Status::Ok();
 }
@@ -154,6 +167,19 @@ Expected<std::unique_ptr<Model>> CreateDecoder(const TensorSource& source,
                                                const ModelLoadOptions& options,
                                                DecoderOptions decoder_options, LayerRope rope) {
   dist::Communicator* group = options.tensor_parallel;
+  dist::Communicator* stages = options.pipeline_parallel;
+  if (stages != nullptr && stages->size() > 1) {
+    if (group != nullptr && group->size() > 1) {
+      return Error{"tensor and pipeline parallel together are not supported yet"};
+    }
+    auto stage = PipelineStageOf(config.num_layers, stages->rank(), stages->size(),
+                                 options.pipeline_layer_partition);
+    if (!stage) return Error{stage.error()};
+    auto model = std::make_unique<Decoder>(config, *options.pool, std::move(decoder_options),
+                                           std::move(rope));
+    VLLM_RETURN_IF_ERROR(model->LoadStage(source, stages, *stage, options.linear_type));
+    return std::unique_ptr<Model>(std::move(model));
+  }
   if (group == nullptr || group->size() == 1) {
     auto model = std::make_unique<Decoder>(config, *options.pool, std::move(decoder_options),
                                            std::move(rope));

@@ -8,7 +8,9 @@
 // whose logits are wanted. The architecture supplies the rotary embedding of each layer.
 // With ModelLoadOptions::tensor_parallel the decoder is one rank's shard (tensor_parallel.h): its
 // layers hold their slices and the residual stream, replicated on every rank, gets each
-// attention's and FFN's partial sums all-reduced over the group.
+// attention's and FFN's partial sums all-reduced over the group. With
+// ModelLoadOptions::pipeline_parallel it is one stage of a pipeline (pipeline_parallel.h): it
+// holds and runs its range of layers, and passes the residual stream on.
 #pragma once
 
 #include <functional>
@@ -23,6 +25,7 @@
 #include "model/layers/moe.h"
 #include "model/layers/rope.h"
 #include "model/model.h"
+#include "model/pipeline_parallel.h"
 #include "model/tensor_parallel.h"
 #include "model/tensor_source.h"
 
@@ -50,9 +53,16 @@ class Decoder : public Model {
   // keeps: its slices are the embedding's rows.
   Status LoadShard(std::unique_ptr<TensorParallelSource> shard, dist::Communicator* group,
                    std::optional<GgmlType> linear_type);
+  // Loads `stage`'s layers (and the embedding on the first stage, the head on the last) as stage
+  // `group->rank()` of `group`, whose ranks are the stages in order.
+  Status LoadStage(const TensorSource& source, dist::Communicator* group, PipelineStage stage,
+                   std::optional<GgmlType> linear_type);
+  // A pipeline stage logs its bubble: the share of its forward time it waited for its input.
+  ~Decoder() override;
   const ModelConfig& config() const override { return config_; }
   int64_t weight_bytes() const override { return weight_bytes_; }
   bool accepts_input_embeds() const override { return true; }
+  KvStorage::Options KvStorageOptionsOf(const KvStorage::Options& whole) const override;
   Status Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) override;
   // Decoders as embedders: the final-normed hidden states of every batch token.
   Status ForwardHidden(const ForwardBatch& batch, KvStorage& kv, float* hidden) override;
@@ -68,9 +78,14 @@ class Decoder : public Model {
     std::vector<float> post_ffw_norm;        // [hidden]; empty: none
   };
 
-  // The layers over the batch: x: [num_tokens, hidden], the residual stream before the final
-  // norm.
+  // The stage's layers over the batch: x: [num_tokens, hidden], the residual stream: the
+  // previous stage's on entry (a stage after the first), after the stage's last layer on return.
   Status RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<float>* x);
+  // Forward as a pipeline stage: the micro-batches of the step through this stage's layers
+  // (pipeline_parallel.h); logits (the whole step's) are filled on the first stage.
+  Status ForwardStage(const ForwardBatch& batch, KvStorage& kv, float* logits);
+  // The checks of a batch every rank of a group makes alike, so that all refuse it together.
+  Status CheckParallelBatch(const ForwardBatch& batch, const KvStorage& kv) const;
 
   ModelConfig config_;
   ThreadPool& pool_;
@@ -80,6 +95,9 @@ class Decoder : public Model {
   std::vector<Layer> layers_;
   dist::Communicator* tensor_parallel_ = nullptr;  // null: the whole model
   std::unique_ptr<TensorParallelSource> shard_;
+  dist::Communicator* pipeline_ = nullptr;  // null: one stage of every layer
+  PipelineStage stage_;
+  double forward_seconds_ = 0, waited_seconds_ = 0;  // a pipeline stage's, for its bubble
   int64_t weight_bytes_ = 0;
 };
 

@@ -9,7 +9,8 @@
 namespace vllm {
 
 Status EmbeddingAndHead::Load(WeightLoader& loader, const ModelConfig& config,
-                              float embedding_scale, dist::Communicator* tensor_parallel) {
+                              float embedding_scale, dist::Communicator* tensor_parallel,
+                              bool with_head) {
   vocab_size_ = config.vocab_size;
   tensor_parallel_ = tensor_parallel;
   vocab_ = tensor_parallel == nullptr
@@ -21,6 +22,7 @@ Status EmbeddingAndHead::Load(WeightLoader& loader, const ModelConfig& config,
   final_logit_softcap_ = config.final_logit_softcap;
   VLLM_RETURN_IF_ERROR(
       Assign(loader.Tensor("token_embd.weight", {hidden_, vocab_.num_rows}), &embedding_));
+  if (!with_head) return Status::Ok();
   VLLM_RETURN_IF_ERROR(Assign(loader.Vector("output_norm.weight", hidden_), &norm_));
   // Tied embeddings when the file has no separate output head.
   const char* head_name = loader.Has("output.weight") ? "output.weight" : "token_embd.weight";

@@ -22,9 +22,10 @@ class EmbeddingAndHead {
   // `embedding_scale` multiplies looked-up rows (Gemma: sqrt(hidden)). With `tensor_parallel`
   // (a group of N), the loader's token_embd and output hold this rank's rows of the vocabulary
   // (VocabShardOf): Embed sums the ranks' rows (a token's row is on one rank, zeros on the others)
-  // and Logits gathers every rank's logits.
+  // and Logits gathers every rank's logits. Without `with_head` (a pipeline stage before the
+  // last) only the embedding is loaded: Logits and FinalNorm must not be called.
   Status Load(WeightLoader& loader, const ModelConfig& config, float embedding_scale = 1.0f,
-              dist::Communicator* tensor_parallel = nullptr);
+              dist::Communicator* tensor_parallel = nullptr, bool with_head = true);
 
   // x: [token_ids.size(), hidden]; token ids are checked by the caller.
   Status Embed(const std::vector<int32_t>& token_ids, float* x) const;

@@ -20,7 +20,9 @@ _UNSUPPORTED = {
     "tensor_parallel_size": ((1,), "tensor parallelism runs as Open MPI ranks that the vllm-cpp "
                              "command starts (`vllm-cpp serve MODEL -tp N`, or generate / chat / "
                              "bench); LLM() runs in this one Python process"),
-    "pipeline_parallel_size": ((1,), "pipeline parallelism is not implemented yet"),
+    "pipeline_parallel_size": ((1,), "pipeline parallelism runs as Open MPI ranks that the "
+                               "vllm-cpp command starts (`vllm-cpp serve MODEL -pp N`, or "
+                               "generate / chat / bench); LLM() runs in this one Python process"),
     "data_parallel_size": ((1,), "data parallelism is not implemented yet"),
     "swap_space": ((4,), "preempted requests are recomputed, never swapped"),
     "cpu_offload_gb": ((0,), "weights stay in memory"),
