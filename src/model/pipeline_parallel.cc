@@ -61,7 +61,7 @@ Expected<PipelineStage> PipelineStageOf(int64_t num_layers, int stage, int num_s
 }
 
 int64_t NumMicroBatches(int64_t num_tokens, int num_stages) {
-  return std::clamp<int64_t>(num_tokens / kMinMicroBatchTokens, 1, int64_t{2} * num_stages);
+  return std::clamp<int64_t>(num_tokens / kMinMicroBatchTokens, 1, int64_t{4} * num_stages);
 }
 
 }  // namespace vllm

@@ -35,10 +35,12 @@ struct PipelineStage {
 Expected<PipelineStage> PipelineStageOf(int64_t num_layers, int stage, int num_stages,
                                         const std::string& partition);
 
-// The micro-batches a step of `num_tokens` is cut into over `num_stages` stages: up to two per
-// stage, each of at least kMinMicroBatchTokens. A smaller step runs whole: its stages would read
-// their weights once per micro-batch while they are bound by reading them (decode), and the
-// overlap would not pay for that.
+// The micro-batches a step of `num_tokens` is cut into over `num_stages` stages: up to four per
+// stage (a bubble of (stages - 1) / (micro-batches + stages - 1) of a step), each of at least
+// kMinMicroBatchTokens. A smaller step runs whole: its stages would read their weights once per
+// micro-batch while they are bound by reading them (decode), and the overlap would not pay for
+// that. (TinyLlama Q4_K_M, 2 stages, 2048-token steps on 2 cores: a bubble of 20 % with two
+// micro-batches per stage, 9-12 % with four, no clear gain with eight.)
 constexpr int64_t kMinMicroBatchTokens = 64;
 int64_t NumMicroBatches(int64_t num_tokens, int num_stages);
 

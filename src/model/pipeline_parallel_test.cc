@@ -99,8 +99,9 @@ TEST(PipelineStageTest, CutsOnlyStepsLargeEnoughToOverlap) {
   EXPECT_EQ(NumMicroBatches(1, 2), 1);
   EXPECT_EQ(NumMicroBatches(127, 2), 1);
   EXPECT_EQ(NumMicroBatches(128, 2), 2);
-  EXPECT_EQ(NumMicroBatches(4096, 2), 4);
-  EXPECT_EQ(NumMicroBatches(4096, 3), 6);
+  EXPECT_EQ(NumMicroBatches(300, 2), 4);
+  EXPECT_EQ(NumMicroBatches(4096, 2), 8);
+  EXPECT_EQ(NumMicroBatches(4096, 3), 12);
 }
 
 // Three sequences (4, 1 and 3 new tokens, the first after 2 computed), logits of each last token
