@@ -164,6 +164,9 @@ class AsyncLLM {
   int64_t num_free_kv_blocks();
   // Counters as of the last step, without waiting for the engine thread.
   EngineStatsSnapshot stats() const;
+  // Why the engine is dead (a rank of its parallel job stopped answering: vLLM's EngineDeadError),
+  // without waiting for the engine thread; nullopt while it runs.
+  std::optional<std::string> dead_error() const;
 
   // The model's tokenizer (immutable; safe to use from any thread); only when has_tokenizer()
   // (false under --skip-tokenizer-init).

@@ -4,7 +4,8 @@
 # micro-batches gives one process's greedy text, over shared memory, over TCP and with three
 # stages, and a prompt alone gives its line of the batch; every shared llama.cpp oracle (K-quants,
 # qwen3moe, phi3, gemma3) keeps llama.cpp's greedy prefixes with -pp 2; serve -pp 2 answers a
-# completion and ends with an error when a stage is killed. Then the start errors of bad sizes.
+# completion and ends with an error when a stage is killed, and answers /health 503 then ends
+# when a stage stops answering. Then the start errors of bad sizes.
 set -euo pipefail
 binary="$1"
 shared="$2"
@@ -77,6 +78,38 @@ completion=$(curl -sS "http://127.0.0.1:$port/v1/completions" -H "Content-Type: 
   -d '{"model": "stories", "prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}')
 [[ "$completion" == *'there was a little girl'* ]] || { echo "completion: $completion"; exit 1; }
 expect_exit_after_rank_killed "serve -pp 2"
+
+# A stage that stops answering (SIGSTOP) without dying: after VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS
+# /health answers 503 with the reason, then the job ends non-zero instead of hanging.
+VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=2 start_server "$work/serve.log" \
+  "Serving .* on http://127.0.0.1:[0-9]" "$binary" serve "$model" --host 127.0.0.1 --port 0 \
+  -pp 2 -t 1 --max-model-len 256
+port=$(served_port "$work/serve.log")
+[[ $(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health") == 200 ]]
+for pid in $(pgrep -P "$server_pid"); do
+  if tr '\0' '\n' <"/proc/$pid/environ" | grep -qx "OMPI_COMM_WORLD_RANK=1"; then kill -STOP "$pid"; fi
+done
+curl -sS -m 60 "http://127.0.0.1:$port/v1/completions" -H "Content-Type: application/json" \
+  -d '{"prompt": "Once upon a time", "max_tokens": 8}' >/dev/null 2>&1 &
+health=""
+for _ in $(seq 1 100); do
+  health=$(curl -sS -m 1 -w ' %{http_code}' "http://127.0.0.1:$port/health" 2>/dev/null || true)
+  [[ "$health" == *" 503" ]] && break
+  sleep 0.1
+done
+[[ "$health" == *"has not finished in 2 s (VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS): a rank stopped answering"*" 503" ]] ||
+  { cat "$work/serve.log"; echo "/health after a stage stopped: $health"; exit 1; }
+status=0
+for _ in $(seq 1 200); do
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "$server_pid" 2>/dev/null && { cat "$work/serve.log"; echo "still runs after a hang"; exit 1; }
+wait "$server_pid" || status=$?
+server_pid=""
+[[ "$status" != 0 ]] || { cat "$work/serve.log"; echo "exited 0 after a stage hung"; exit 1; }
+expect_error "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS='soon': expected a positive number of seconds" \
+  env VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=soon "$binary" generate "$model" -pp 2 -t 1 --prompt hi
 
 # Bad sizes stop at start with the reason.
 expect_error "pipeline_parallel_size (-pp/--pipeline-parallel-size) must be 1 to 64, got 65" \

@@ -537,6 +537,8 @@ EngineStatsSnapshot AsyncLLM::stats() const {
   return impl_->stats;
 }
 
+std::optional<std::string> AsyncLLM::dead_error() const { return impl_->engine->failure(); }
+
 bool AsyncLLM::has_tokenizer() const { return impl_->engine->has_tokenizer(); }
 int64_t AsyncLLM::prompt_vocab_size() const {
   const LLMEngine& engine = *impl_->engine;

@@ -121,13 +121,24 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   impl.model = std::move(engine_model->loaded);
   TensorParallelModel* tensor_parallel_model = nullptr;
   if (model_ranks != nullptr) {
+    auto step_timeout = ExecuteModelTimeout();
+    if (!step_timeout) return Error{step_timeout.error()};
     auto wrapped = std::make_unique<TensorParallelModel>(
         std::move(impl.model.model),
-        TensorParallelModel::Options{.ranks = model_ranks, .on_workers_stopped = [] {
-                                       if (auto world = dist::MpiCommunicator::World()) {
-                                         (*world)->FinalizeAtExit();
-                                       }
-                                     }});
+        TensorParallelModel::Options{.ranks = model_ranks,
+                                     .on_workers_stopped =
+                                         [] {
+                                           if (auto world = dist::MpiCommunicator::World()) {
+                                             (*world)->FinalizeAtExit();
+                                           }
+                                         },
+                                     .step_timeout = *step_timeout,
+                                     .on_hang =
+                                         [] {
+                                           if (auto world = dist::MpiCommunicator::World()) {
+                                             (*world)->Abort(1);
+                                           }
+                                         }});
     tensor_parallel_model = wrapped.get();
     impl.model.model = std::move(wrapped);
     // Every rank's shard loaded before this one says it is ready (RunTensorParallelWorker).
@@ -219,6 +230,7 @@ const SamplingParams& LLMEngine::default_sampling_params() const {
 }
 const ModelConfig& LLMEngine::model_config() const { return impl_->model_config(); }
 EngineStats LLMEngine::stats() const { return impl_->core->stats(); }
+std::optional<std::string> LLMEngine::failure() const { return impl_->model.model->failure(); }
 
 Status LLMEngine::AddRequest(const std::string& request_id, const PromptInput& prompt,
                              const ValidatedSamplingParams& params, const RequestOptions& options) {

@@ -85,6 +85,9 @@ class LLMEngine {
   // auto): SamplingParams' own defaults where it says nothing.
   const SamplingParams& default_sampling_params() const;
   const ModelConfig& model_config() const;
+  // Why the engine can run no more steps (a rank of its parallel job stopped answering), once it
+  // is so (Model::failure); safe to call from any thread.
+  std::optional<std::string> failure() const;
   EngineStats stats() const;
   // vLLM's sleep mode (sleep_mode.cc), with no request unfinished: level 1 frees the KV cache
   // (and forgets the prefix cache), level 2 also the weights' memory (a GGUF file's pages, read

@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/test_engine_args.h"
 #include "common/temp_test_dir.h"
+#include "engine/test_engine_args.h"
 #include "engine/test_error_message.h"
 #include "model/layers/pooler.h"
 #include "model/random_model.h"

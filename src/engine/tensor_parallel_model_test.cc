@@ -8,8 +8,10 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -135,6 +137,47 @@ TEST(TensorParallelModelTest, TheWorkerRefusesAForwardBeforeTheKvStorage) {
   Status worker_status = worker.get();
   ASSERT_FALSE(worker_status.ok());
   EXPECT_THAT(worker_status.message(), HasSubstr("a forward before the KV storage's shape"));
+}
+
+// A rank that does not answer: once a step has taken step_timeout, failure() gives the reason,
+// and hang_exit_delay later on_hang runs (here it lets the rank answer, so the step completes).
+TEST(TensorParallelModelTest, AStepThatDoesNotFinishInTimeIsReportedThenEndsTheJob) {
+  auto ranks = dist::CreateThreadCommunicators(2);
+  ThreadPool pool({.num_threads = 1});
+  ThreadPool worker_pool({.num_threads = 1});
+  auto worker_shard =
+      LoadModelFromPath(kModelPath, {.pool = &worker_pool, .tensor_parallel = ranks[1].get()});
+  auto shard = LoadModelFromPath(kModelPath, {.pool = &pool, .tensor_parallel = ranks[0].get()});
+  ASSERT_TRUE(worker_shard.ok()) << worker_shard.error();
+  ASSERT_TRUE(shard.ok()) << shard.error();
+  std::promise<void> answer;
+  auto worker = std::async(std::launch::async, [&] {
+    answer.get_future().wait();  // the rank hangs until on_hang
+    return RunTensorParallelWorkerLoop(*worker_shard->model, *ranks[1]);
+  });
+  std::chrono::steady_clock::time_point hang_reported;
+  TensorParallelModel model(
+      std::move(shard->model),
+      TensorParallelModel::Options{.ranks = ranks[0].get(),
+                                   .step_timeout = std::chrono::milliseconds(200),
+                                   .hang_exit_delay = std::chrono::milliseconds(100),
+                                   .on_hang = [&] {
+                                     hang_reported = std::chrono::steady_clock::now();
+                                     answer.set_value();
+                                   }});
+  EXPECT_EQ(model.failure(), std::nullopt);
+  auto kv = MakeKv(model.config(), 4);
+  std::vector<float> logits(model.config().vocab_size);
+  const auto started = std::chrono::steady_clock::now();
+  ASSERT_TRUE(model.Forward(BatchOf({1, 403, 407}, 0), *kv, logits.data()).ok());
+  EXPECT_GE(hang_reported - started, std::chrono::milliseconds(300));
+  ASSERT_TRUE(model.failure().has_value());
+  EXPECT_THAT(*model.failure(), HasSubstr("a step of the model's 2 ranks has not finished in "
+                                          "0.2 s (VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS)"));
+  // A failed model takes no more steps (they would wait for the rank again).
+  Status refused = model.Forward(BatchOf({1}, 0), *kv, logits.data());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.message(), HasSubstr("a rank stopped answering"));
 }
 
 // Outside an MPI job of the right size the engine says how to start one; bad sizes are refused

@@ -1,5 +1,7 @@
 #include "engine/tensor_parallel_step.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "dist/mpi_communicator.h"
@@ -40,6 +42,20 @@ Expected<ReceivedTensorParallelMessage> ReceiveTensorParallelMessage(dist::Commu
     VLLM_RETURN_IF_ERROR(ranks.Broadcast(message.payload.data(), header.num_bytes, 0));
   }
   return message;
+}
+
+Expected<std::chrono::milliseconds> ExecuteModelTimeout() {
+  constexpr double kDefaultSeconds = 300;  // vLLM's
+  const char* text = std::getenv("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS");
+  if (text == nullptr)
+    return std::chrono::milliseconds(static_cast<int64_t>(kDefaultSeconds * 1e3));
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(seconds > 0) || seconds > 1e9) {
+    return Error{"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS='" + std::string(text) +
+                 "': expected a positive number of seconds"};
+  }
+  return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(seconds * 1e3)));
 }
 
 int NumModelRanks(const EngineArgs& args) {

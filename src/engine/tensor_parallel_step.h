@@ -13,6 +13,7 @@
 // Each message is one broadcast of a fixed header, then one of its payload.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -39,6 +40,10 @@ Expected<ReceivedTensorParallelMessage> ReceiveTensorParallelMessage(dist::Commu
 
 // The largest tensor- or pipeline-parallel size (and MPI job) the engine takes.
 constexpr int kMaxTensorParallelSize = 64;
+
+// vLLM's VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS (default 300): how long rank 0 waits for a step of
+// the job before it counts a rank as hung; an error when the variable is not a positive number.
+Expected<std::chrono::milliseconds> ExecuteModelTimeout();
 
 // The MPI ranks `args` split the model across: tensor_parallel_size × pipeline_parallel_size.
 int NumModelRanks(const EngineArgs& args);

@@ -53,6 +53,10 @@ class Model {
     return whole;
   }
 
+  // Why the model can run no more steps (a rank of its parallel job stopped answering), once it
+  // is so; nullopt while it runs. Safe to call from any thread.
+  virtual std::optional<std::string> failure() const { return std::nullopt; }
+
   // Whether Forward honours ForwardBatch::input_embeds (prompt embeddings).
   virtual bool accepts_input_embeds() const { return false; }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "common/logging.h"
 #include "server/header_value.h"
@@ -28,8 +29,14 @@ namespace {
 
 constexpr char kVersion[] = "0.1.0";
 
-void AnswerHealth(ServingContext&, const RequestMeta&,
+// 503 once the engine is dead (vLLM's EngineDeadError), with the reason.
+void AnswerHealth(ServingContext& context, const RequestMeta&,
                   const std::shared_ptr<ResponseWriter>& writer, const Json&) {
+  if (std::optional<std::string> dead = context.engine.dead_error()) {
+    writer->Send(http::status::service_unavailable, "application/json",
+                 DumpJson({{"error", *dead}}));
+    return;
+  }
   writer->Send(http::status::ok, "application/json", "");
 }
 
