@@ -73,10 +73,7 @@ done
 start_server "$work/serve.log" "Serving .* on http://127.0.0.1:[0-9]" \
   "$binary" serve "$model" --served-model-name stories --host 127.0.0.1 --port 0 -pp 2 -t 1 \
   --max-model-len 256
-port=$(served_port "$work/serve.log")
-completion=$(curl -sS "http://127.0.0.1:$port/v1/completions" -H "Content-Type: application/json" \
-  -d '{"model": "stories", "prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}')
-[[ "$completion" == *'there was a little girl'* ]] || { echo "completion: $completion"; exit 1; }
+expect_stories_completion "$work/serve.log"
 expect_exit_after_rank_killed "serve -pp 2"
 
 # A stage that stops answering (SIGSTOP) without dying: after VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS
@@ -86,9 +83,7 @@ VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=2 start_server "$work/serve.log" \
   -pp 2 -t 1 --max-model-len 256
 port=$(served_port "$work/serve.log")
 [[ $(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health") == 200 ]]
-for pid in $(pgrep -P "$server_pid"); do
-  if tr '\0' '\n' <"/proc/$pid/environ" | grep -qx "OMPI_COMM_WORLD_RANK=1"; then kill -STOP "$pid"; fi
-done
+kill -STOP "$(rank_one_of_server)"
 curl -sS -m 60 "http://127.0.0.1:$port/v1/completions" -H "Content-Type: application/json" \
   -d '{"prompt": "Once upon a time", "max_tokens": 8}' >/dev/null 2>&1 &
 health=""
@@ -99,15 +94,7 @@ for _ in $(seq 1 100); do
 done
 [[ "$health" == *"has not finished in 2 s (VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS): a rank stopped answering"*" 503" ]] ||
   { cat "$work/serve.log"; echo "/health after a stage stopped: $health"; exit 1; }
-status=0
-for _ in $(seq 1 200); do
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "$server_pid" 2>/dev/null && { cat "$work/serve.log"; echo "still runs after a hang"; exit 1; }
-wait "$server_pid" || status=$?
-server_pid=""
-[[ "$status" != 0 ]] || { cat "$work/serve.log"; echo "exited 0 after a stage hung"; exit 1; }
+expect_server_exit "serve -pp 2 with a stage stopped" 20
 expect_error "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS='soon': expected a positive number of seconds" \
   env VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=soon "$binary" generate "$model" -pp 2 -t 1 --prompt hi
 

@@ -70,11 +70,7 @@ grep -q "btl:tcp: now connected to 127.0.0.1" "$work/run.err" || fail "no TCP co
 OMPI_MCA_btl=self,tcp start_server "$work/serve.log" "Serving .* on http://127.0.0.1:[0-9]" \
   "${hosts[@]}" "$binary" serve "$model" --served-model-name stories --host 127.0.0.1 --port 0 \
   -tp 2 -t 1 --max-model-len 256
-port=$(served_port "$work/serve.log")
-completion=$(curl -sS -m 30 "http://127.0.0.1:$port/v1/completions" \
-  -H "Content-Type: application/json" \
-  -d '{"model": "stories", "prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}')
-[[ "$completion" == *'there was a little girl'* ]] || fail "completion: $completion"
+expect_stories_completion "$work/serve.log"
 worker=""
 for pid in $(pgrep -x vllm-cpp); do
   if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" &&
@@ -84,15 +80,7 @@ for pid in $(pgrep -x vllm-cpp); do
 done
 [[ -n "$worker" ]] || { cat "$work/serve.log"; echo "no rank 1 of this job"; exit 1; }
 kill -9 "$worker"
-for _ in $(seq 1 200); do
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "$server_pid" 2>/dev/null && { cat "$work/serve.log"; echo "still runs 20 s after"; exit 1; }
-status=0
-wait "$server_pid" || status=$?
-server_pid=""
-[[ "$status" != 0 ]] || { cat "$work/serve.log"; echo "mpirun exited 0 after a rank died"; exit 1; }
+expect_server_exit "mpirun after its rank 1 on 127.0.0.2 died" 20
 health=$(curl -sS -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health" 2>&1) &&
   { echo "/health answers $health after the job ended"; exit 1; }
 grep -q "process rank 1 .* on node 127.0.0.2 exited on signal 9" "$work/serve.log" ||

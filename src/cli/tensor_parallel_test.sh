@@ -47,10 +47,7 @@ for case in json.load(open(sys.argv[1]))["cases"]:
 start_server "$work/serve.log" "Serving .* on http://127.0.0.1:[0-9]" \
   "$binary" serve "$model" --served-model-name stories --host 127.0.0.1 --port 0 -tp 2 -t 1 \
   --max-model-len 256
-port=$(served_port "$work/serve.log")
-completion=$(curl -sS "http://127.0.0.1:$port/v1/completions" -H "Content-Type: application/json" \
-  -d '{"model": "stories", "prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}')
-[[ "$completion" == *'there was a little girl'* ]] || { echo "completion: $completion"; exit 1; }
+expect_stories_completion "$work/serve.log"
 expect_exit_after_rank_killed "serve -tp 2"
 
 # Bad sizes stop at start with the reason.
