@@ -37,8 +37,7 @@ Assumptions:
     bytes / 12.5 GB/s. TP across hosts is one ring over all N ranks, every step of which waits
     for the network: all-reduce 2(N-1) latencies + 2(N-1)/N x bytes / bandwidth, all-gather
     (N-1) latencies + (N-1)/N x bytes / bandwidth.
-11. PP over N hosts: each host runs TP=2 over its two sockets (the engine does not yet run -tp
-    with -pp together), holding an equal contiguous layer range. A step of M micro-batches takes
+11. PP over N hosts: each host runs TP=2 over its two sockets (-tp 2 -pp N), holding an equal contiguous layer range. A step of M micro-batches takes
     (M + N - 1) slots of (1/N of the TP group's work + one residual transfer of micro-batch tokens
     x hidden x 4 bytes), less the last slot's transfer, plus the logits back to stage 0. Decode:
     M = 1 (one stage works at a time). Prefill of P >= 128 tokens: M = min(4N, P // 64).

@@ -61,7 +61,8 @@ struct EngineArgs {
   // CLI starts (README, "Tensor parallel").
   int tensor_parallel_size = 1;
   // -pp/--pipeline-parallel-size: the stages (MPI ranks) one model's layers are split across, 1
-  // to 64 (README, "Pipeline parallel"); not with tensor_parallel_size > 1 yet.
+  // to 64 (README, "Pipeline parallel"); with tensor_parallel_size, tp × pp ranks in all (64 at
+  // most), each stage split across tp of them.
   int pipeline_parallel_size = 1;
   // --dtype auto|float32|bfloat16|float16: the linear weights' type (auto: as stored).
   std::string dtype = "auto";

@@ -30,7 +30,7 @@ void AddParallelismOptions(CLI::App& command, EngineArgs& args) {
   command
       .add_option("--pipeline-parallel-size", args.pipeline_parallel_size,
                   "-pp: the stages (MPI ranks) the model's layers are split across (1 to 64), "
-                  "started as -tp's ranks are; not with -tp above 1 yet")
+                  "started as -tp's ranks are; with -tp, tp x pp ranks")
       ->capture_default_str();
   AddRefusedSize(command, "--data-parallel-size",
                  "data parallelism is not implemented yet (issue 46)");

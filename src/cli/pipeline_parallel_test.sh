@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Pipeline parallelism through the binary, as a user runs it: `-pp 2` starts two Open MPI ranks
 # (stages) on this host by itself. On the demo model a batch of prompts long enough to be cut into
-# micro-batches gives one process's greedy text, over shared memory, over TCP and with three
-# stages, and a prompt alone gives its line of the batch; every shared llama.cpp oracle (K-quants,
-# qwen3moe, phi3, gemma3) keeps llama.cpp's greedy prefixes with -pp 2; serve -pp 2 answers a
+# micro-batches gives one process's greedy text, over shared memory, over TCP, with three stages
+# and with two stages of two tensor-parallel ranks, and a prompt alone gives its line of the
+# batch; every shared llama.cpp oracle (K-quants, qwen3moe, phi3, gemma3) keeps llama.cpp's greedy
+# prefixes with -pp 2 (the Q8_0 one with -tp 2 -pp 2); serve -pp 2 answers a
 # completion and ends with an error when a stage is killed, and answers /health 503 then ends
 # when a stage stops answering. Then the start errors of bad sizes.
 set -euo pipefail
@@ -36,6 +37,10 @@ grep -q "pipeline stage 1 of 2 (layers [0-9]*-[0-9]*): waited .* (the pipeline b
 tcp=$(OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo generate "$model" "$work/prompts.txt" \
   --max-tokens 24 --pipeline-parallel-size 2)
 [[ "$tcp" == "$one" ]] || { printf -- '-pp 1:\n%s\n-pp 2 over TCP:\n%s\n' "$one" "$tcp"; exit 1; }
+# Tensor and pipeline parallel together: two stages of two ranks each (vLLM's rank order).
+four=$(generate "$model" "$work/prompts.txt" --max-tokens 24 -tp 2 -pp 2)
+[[ "$four" == "$one" ]] || { printf -- '-pp 1:\n%s\n-tp 2 -pp 2:\n%s\n' "$one" "$four"; exit 1; }
+grep -q "tensor and pipeline parallel: starting 4 ranks: mpirun -np 4" "$work/generate.log"
 three=$(generate "$model" "$work/prompts.txt" --max-tokens 24 -pp 3)
 [[ "$three" == "$one" ]] || { printf -- '-pp 1:\n%s\n-pp 3:\n%s\n' "$one" "$three"; exit 1; }
 # VLLM_PP_LAYER_PARTITION moves the cut; the text stays.
@@ -55,8 +60,11 @@ for oracle in "$shared"/oracles/greedy/*.json; do
 import json, sys
 for case in json.load(open(sys.argv[1]))["cases"]:
     print(case["prompt"])' "$oracle" >"$work/oracle_prompts.txt"
-  generate "$shared/oracles/models/$name.gguf" "$work/oracle_prompts.txt" -pp 2 --max-tokens 40 \
-    --max-model-len 4096 >"$work/oracle_out.jsonl"
+  # -tp 2 splits Q8_0 (32-wide blocks) but not the K-quants' 256-wide blocks of 128 columns.
+  flags=(-pp 2)
+  [[ "$name" == *q8_0 ]] && flags=(-tp 2 -pp 2)
+  generate "$shared/oracles/models/$name.gguf" "$work/oracle_prompts.txt" "${flags[@]}" \
+    --max-tokens 40 --max-model-len 4096 >"$work/oracle_out.jsonl"
   python3 -c '
 import json, sys
 cases = json.load(open(sys.argv[1]))["cases"]

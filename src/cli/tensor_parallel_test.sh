@@ -59,5 +59,5 @@ expect_error "Total number of attention heads (8) must be divisible by tensor pa
   "$binary" generate "$model" -tp 3 -t 1 --prompt hi
 expect_error "tensor parallel size 2: blk.0.attn_output.weight has 128 input columns per rank" \
   "$binary" generate "$shared/oracles/models/tiny-llama-d256-q4_k_m.gguf" -tp 2 -t 1 --prompt hi
-expect_error "tensor and pipeline parallel together are not supported yet" \
-  "$binary" chat "$model" -tp 2 -pp 2
+expect_error "tensor_parallel_size 8 x pipeline_parallel_size 9 is more than 64 ranks" \
+  "$binary" chat "$model" -tp 8 -pp 9

@@ -165,8 +165,8 @@ constexpr std::array kFlags = std::to_array<ServeFlag>({
     {"--distributed-executor-backend", "", kValue, kIgnored, "mp|uni",
      "the engine runs in this process"},
     {"--pipeline-parallel-size", "-pp", kValue, kImplemented, "",
-     "stages are Open MPI processes, as -tp's ranks (README, Pipeline parallel); not with -tp "
-     "above 1 yet"},
+     "stages are Open MPI processes, as -tp's ranks (README, Pipeline parallel); with -tp, "
+     "tp x pp ranks"},
     {"--tensor-parallel-size", "-tp", kValue, kImplemented, "",
      "ranks are Open MPI processes: started on this host by the command, or by mpirun -H across "
      "hosts (README, Tensor parallel)"},

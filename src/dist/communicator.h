@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "common/expected.h"
 
@@ -27,6 +28,12 @@ class Communicator {
   virtual Status Send(const void* bytes, int64_t num_bytes, int dest_rank) = 0;
   virtual Status Receive(void* bytes, int64_t num_bytes, int source_rank) = 0;
   virtual Status Barrier() = 0;
+  // The ranks of this group that give the same `color`, in rank order, as a group of their own
+  // (MPI_Comm_split; a collective call). The default has none: thread groups are made as they are
+  // needed (CreateThreadCommunicators).
+  virtual Expected<std::unique_ptr<Communicator>> Split(int /*color*/) {
+    return Error{"this communicator cannot be split"};
+  }
 };
 
 }  // namespace vllm::dist

@@ -180,6 +180,18 @@ Status MpiCommunicator::Receive(void* bytes, int64_t num_bytes, int source_rank)
 
 Status MpiCommunicator::Barrier() { return Check(MPI_Barrier(state_->comm), "barrier"); }
 
+Expected<std::unique_ptr<Communicator>> MpiCommunicator::Split(int color) {
+  auto state = std::make_unique<State>();
+  VLLM_RETURN_IF_ERROR(Check(MPI_Comm_split(state_->comm, color, rank_, &state->comm), "split"));
+  VLLM_RETURN_IF_ERROR(
+      Check(MPI_Comm_set_errhandler(state->comm, MPI_ERRORS_RETURN), "error handler"));
+  int rank = 0;
+  int size = 1;
+  VLLM_RETURN_IF_ERROR(Check(MPI_Comm_rank(state->comm, &rank), "rank"));
+  VLLM_RETURN_IF_ERROR(Check(MPI_Comm_size(state->comm, &size), "size"));
+  return std::unique_ptr<Communicator>(new MpiCommunicator(std::move(state), rank, size));
+}
+
 void MpiCommunicator::FinalizeAtExit() { finalize_at_exit = true; }
 
 void MpiCommunicator::Abort(int exit_code) {

@@ -29,6 +29,7 @@ class MpiCommunicator final : public Communicator {
   Status Send(const void* bytes, int64_t num_bytes, int dest_rank) override;
   Status Receive(void* bytes, int64_t num_bytes, int source_rank) override;
   Status Barrier() override;
+  Expected<std::unique_ptr<Communicator>> Split(int color) override;
 
   // Once every rank has agreed to stop (and will finalize too): MPI_Finalize at exit. A process
   // that exits without it aborts the whole job (MPI_Abort) rather than wait in MPI_Finalize for

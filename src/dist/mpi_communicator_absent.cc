@@ -25,6 +25,7 @@ Status MpiCommunicator::AllGather(const void*, int64_t, void*) { return NoMpi();
 Status MpiCommunicator::Send(const void*, int64_t, int) { return NoMpi(); }
 Status MpiCommunicator::Receive(void*, int64_t, int) { return NoMpi(); }
 Status MpiCommunicator::Barrier() { return NoMpi(); }
+Expected<std::unique_ptr<Communicator>> MpiCommunicator::Split(int) { return NoMpi(); }
 void MpiCommunicator::FinalizeAtExit() {}
 void MpiCommunicator::Abort(int exit_code) { std::exit(exit_code); }
 

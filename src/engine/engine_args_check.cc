@@ -24,10 +24,10 @@ Status CheckEngineArgs(const EngineArgs& args) {
                  std::to_string(kMaxTensorParallelSize) + ", got " +
                  std::to_string(args.pipeline_parallel_size)};
   }
-  if (args.tensor_parallel_size > 1 && args.pipeline_parallel_size > 1) {
+  if (args.tensor_parallel_size * args.pipeline_parallel_size > kMaxTensorParallelSize) {
     return Error{"tensor_parallel_size " + std::to_string(args.tensor_parallel_size) +
-                 " with pipeline_parallel_size " + std::to_string(args.pipeline_parallel_size) +
-                 ": tensor and pipeline parallel together are not supported yet; give one"};
+                 " x pipeline_parallel_size " + std::to_string(args.pipeline_parallel_size) +
+                 " is more than " + std::to_string(kMaxTensorParallelSize) + " ranks"};
   }
   if (args.max_logprobs < -1) {
     return Error{"max_logprobs must be -1 (no limit) or at least 0, got " +

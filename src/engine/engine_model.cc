@@ -33,17 +33,30 @@ Expected<EngineModel> LoadEngineModel(const EngineArgs& args, ThreadPool* pool,
   model.paths = std::move(*paths);
   auto pooler_config_flag = ParsePoolerConfigFlag(args.pooler_config);
   if (!pooler_config_flag) return Error{pooler_config_flag.error()};
-  auto loaded = LoadModelFromPath(
-      model.paths.model,
-      {.pool = pool,
-       .linear_type = model.linear_type,
-       .max_model_len = args.max_model_len,
-       .pooler_config_flag = *pooler_config_flag,
-       .hf_config_dir = model.paths.hf_config,
-       .tensor_parallel = args.tensor_parallel_size > 1 ? model_ranks : nullptr,
-       .pipeline_parallel = args.pipeline_parallel_size > 1 ? model_ranks : nullptr,
-       .pipeline_layer_partition = PipelineLayerPartition()},
-      *hf_overrides, args.quantization);
+  // vLLM's ranks: world rank r runs stage r / tp as its tensor-parallel rank r % tp.
+  dist::Communicator* tensor_parallel = args.tensor_parallel_size > 1 ? model_ranks : nullptr;
+  dist::Communicator* pipeline_parallel = args.pipeline_parallel_size > 1 ? model_ranks : nullptr;
+  if (model_ranks != nullptr && tensor_parallel != nullptr && pipeline_parallel != nullptr) {
+    const int stage = model_ranks->rank() / args.tensor_parallel_size;
+    auto stage_ranks = model_ranks->Split(stage);
+    if (!stage_ranks) return Error{stage_ranks.error()};
+    auto stages = model_ranks->Split(model_ranks->rank() % args.tensor_parallel_size);
+    if (!stages) return Error{stages.error()};
+    tensor_parallel = stage_ranks->get();
+    pipeline_parallel = stages->get();
+    model.parallel_groups.push_back(std::move(*stage_ranks));
+    model.parallel_groups.push_back(std::move(*stages));
+  }
+  auto loaded = LoadModelFromPath(model.paths.model,
+                                  {.pool = pool,
+                                   .linear_type = model.linear_type,
+                                   .max_model_len = args.max_model_len,
+                                   .pooler_config_flag = *pooler_config_flag,
+                                   .hf_config_dir = model.paths.hf_config,
+                                   .tensor_parallel = tensor_parallel,
+                                   .pipeline_parallel = pipeline_parallel,
+                                   .pipeline_layer_partition = PipelineLayerPartition()},
+                                  *hf_overrides, args.quantization);
   if (!loaded) return Error{loaded.error()};
   model.loaded = std::move(*loaded);
   return model;

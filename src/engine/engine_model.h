@@ -4,7 +4,9 @@
 // same model.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "common/ggml_type.h"
 #include "common/thread_pool.h"
@@ -18,6 +20,9 @@ namespace vllm {
 struct EngineModel {
   ModelPaths paths;                     // the resolved model, tokenizer and draft model
   std::optional<GgmlType> linear_type;  // LinearTypeFor(args.dtype, args.quantization)
+  // With tensor and pipeline parallel together: the ranks of this rank's stage and this rank's
+  // peers of the other stages, split from the job's ranks; they must outlive `loaded`.
+  std::vector<std::unique_ptr<dist::Communicator>> parallel_groups;
   LoadedModel loaded;
 };
 

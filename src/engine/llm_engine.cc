@@ -118,6 +118,7 @@ Expected<std::unique_ptr<LLMEngine>> LLMEngine::Create(const EngineArgs& args) {
   if (!engine_model) return Error{engine_model.error()};
   const ModelPaths& paths = engine_model->paths;
   const std::optional<GgmlType>& linear_type = engine_model->linear_type;
+  impl.parallel_groups = std::move(engine_model->parallel_groups);
   impl.model = std::move(engine_model->loaded);
   TensorParallelModel* tensor_parallel_model = nullptr;
   if (model_ranks != nullptr) {

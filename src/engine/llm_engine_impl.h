@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/thread_pool.h"
+#include "dist/communicator.h"
 #include "engine/engine_core.h"
 #include "engine/llm_engine.h"
 #include "engine/lora_adapters.h"
@@ -27,6 +28,8 @@ struct LLMEngine::Impl {
   std::shared_ptr<const IndexedVocabulary> IndexStructuredOutputVocabulary() const;
 
   std::unique_ptr<ThreadPool> pool;
+  // The groups the model's ranks talk in (EngineModel::parallel_groups), kept beyond it.
+  std::vector<std::unique_ptr<dist::Communicator>> parallel_groups;
   LoadedModel model;
   std::string chat_template;
   SamplingParams default_sampling_params;

@@ -63,30 +63,39 @@ int NumModelRanks(const EngineArgs& args) {
 }
 
 std::string ParallelismName(const EngineArgs& args) {
-  return args.pipeline_parallel_size > 1 ? "pipeline parallel" : "tensor parallel";
+  if (args.pipeline_parallel_size == 1) return "tensor parallel";
+  return args.tensor_parallel_size == 1 ? "pipeline parallel" : "tensor and pipeline parallel";
 }
 
 std::string ParallelSizeFlag(const EngineArgs& args) {
-  return args.pipeline_parallel_size > 1 ? "-pp " + std::to_string(args.pipeline_parallel_size)
-                                         : "-tp " + std::to_string(args.tensor_parallel_size);
+  const std::string tp = "-tp " + std::to_string(args.tensor_parallel_size);
+  const std::string pp = "-pp " + std::to_string(args.pipeline_parallel_size);
+  if (args.pipeline_parallel_size == 1) return tp;
+  return args.tensor_parallel_size == 1 ? pp : tp + " " + pp;
 }
 
 Expected<dist::Communicator*> JoinModelRanks(const EngineArgs& args) {
   const std::string size = std::to_string(NumModelRanks(args));
-  const std::string field =
-      args.pipeline_parallel_size > 1 ? "pipeline_parallel_size " : "tensor_parallel_size ";
+  // How the sizes were asked for: "tensor_parallel_size 2 " and the like.
+  std::string field;
+  if (args.tensor_parallel_size > 1) {
+    field = "tensor_parallel_size " + std::to_string(args.tensor_parallel_size) + " ";
+  }
+  if (args.pipeline_parallel_size > 1) {
+    field += (field.empty() ? "" : "x ") + std::string("pipeline_parallel_size ") +
+             std::to_string(args.pipeline_parallel_size) + " ";
+  }
   const std::string flag = ParallelSizeFlag(args);
   auto world = dist::MpiWorldFromEnvironment();
   if (!world) return Error{world.error()};
   if (!world->has_value()) {
-    return Error{field + size + " runs as " + size +
-                 " MPI ranks: `vllm-cpp serve|generate|chat|bench MODEL " + flag +
-                 "` starts them on this host, `mpirun -H host1,host2 -np " + size +
-                 " vllm-cpp serve MODEL " + flag +
-                 "` across hosts; this process was not started by either"};
+    return Error{
+        field + "runs as " + size + " MPI ranks: `vllm-cpp serve|generate|chat|bench MODEL " +
+        flag + "` starts them on this host, `mpirun -H host1,host2 -np " + size +
+        " vllm-cpp serve MODEL " + flag + "` across hosts; this process was not started by either"};
   }
   if ((*world)->size != NumModelRanks(args)) {
-    return Error{field + size + " needs an MPI job of " + size + " ranks; mpirun started " +
+    return Error{field + "needs an MPI job of " + size + " ranks; mpirun started " +
                  std::to_string((*world)->size)};
   }
   auto communicator = dist::MpiCommunicator::World();

@@ -87,7 +87,8 @@ struct ModelLoadOptions {
   // Pipeline parallel (--pipeline-parallel-size): this rank's stage of a decoder
   // (pipeline_parallel.h), rank r of the group running stage r; every rank calls Forward with the
   // same batches and the first stage's logits are the model's. Null or a group of one: every
-  // layer. Pooling models refuse it; it must outlive the model. Not with tensor_parallel (yet).
+  // layer. Pooling models refuse it; it must outlive the model. With tensor_parallel too, each
+  // stage is split across that group (the ranks of one stage).
   dist::Communicator* pipeline_parallel = nullptr;
   // vLLM's VLLM_PP_LAYER_PARTITION: the stages' layer counts ("4,4"); empty: vLLM's even split.
   std::string pipeline_layer_partition;

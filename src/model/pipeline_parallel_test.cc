@@ -10,8 +10,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "model/forward_batch_split.h"
@@ -311,6 +314,56 @@ TEST(PipelineParallelBatchTest, LongPromptsAndBatchesMatchTheWholeModel) {
       EXPECT_TRUE(std::equal(row.begin(), row.end(), batched_row)) << "prompt " << p;
     }
   }
+}
+
+// Tensor and pipeline parallel together: 2 stages of 2 tensor-parallel ranks each (4 threads,
+// vLLM's order: rank r runs stage r / 2 as tensor-parallel rank r % 2). Each stage's ranks
+// all-reduce among themselves and pass the residual stream to their peer of the next stage; the
+// logits match the whole model's up to the order of the row-parallel sums, and the greedy tokens
+// are the same.
+TEST(PipelineParallelBatchTest, StagesOfTensorParallelRanksMatchTheWholeModel) {
+  RandomModelFile file("llama-tiny", "q8_0", 4);
+  ASSERT_TRUE(file.status().ok()) << file.status().message();
+  const std::vector<Prompt> prompts = MakePrompts({13, 140, 7}, kVocabSize, 3);
+  const StepsResult whole = RunWhole(file.path(), prompts, 2);
+  ASSERT_TRUE(whole.error.empty()) << whole.error;
+  std::vector<std::vector<std::unique_ptr<dist::Communicator>>> tensor_groups, stage_peers;
+  for (int i = 0; i < 2; ++i) {
+    tensor_groups.push_back(dist::CreateThreadCommunicators(2));  // the ranks of stage i
+    stage_peers.push_back(dist::CreateThreadCommunicators(2));    // tensor rank i of each stage
+  }
+  std::vector<StepsResult> runs(4);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 4; ++r) {
+    threads.emplace_back([&, r] {
+      const int stage = r / 2, tensor_rank = r % 2;
+      dist::Communicator& tensor = *tensor_groups[stage][tensor_rank];
+      dist::Communicator& stages = *stage_peers[tensor_rank][stage];
+      ThreadPool pool(OneThread());
+      auto loaded = LoadModelFromPath(
+          file.path(), {.pool = &pool, .tensor_parallel = &tensor, .pipeline_parallel = &stages});
+      if (!loaded) {
+        runs[r].error = loaded.error();
+        return;
+      }
+      StageTakingFirstStagesLogits model(*loaded->model, stages);
+      runs[r] = RunSteps(model, prompts, 2);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_TRUE(runs[r].error.empty()) << "rank " << r << ": " << runs[r].error;
+    EXPECT_EQ(runs[r].logits, runs[0].logits) << "rank " << r;
+  }
+  float max_diff = 0.0f, max_logit = 0.0f;
+  for (size_t step = 0; step < whole.logits.size(); ++step) {
+    for (size_t i = 0; i < whole.logits[step].size(); ++i) {
+      max_diff = std::max(max_diff, std::abs(runs[0].logits[step][i] - whole.logits[step][i]));
+      max_logit = std::max(max_logit, std::abs(whole.logits[step][i]));
+    }
+  }
+  EXPECT_LE(max_diff, 1e-5f * std::max(1.0f, max_logit));
+  EXPECT_EQ(runs[0].tokens, whole.tokens);
 }
 
 TEST(PipelineParallelBatchTest, EveryStageRefusesMoreStagesThanLayersAtLoad) {

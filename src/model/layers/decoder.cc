@@ -168,21 +168,17 @@ Expected<std::unique_ptr<Model>> CreateDecoder(const TensorSource& source,
                                                DecoderOptions decoder_options, LayerRope rope) {
   dist::Communicator* group = options.tensor_parallel;
   dist::Communicator* stages = options.pipeline_parallel;
+  std::optional<PipelineStage> stage;
   if (stages != nullptr && stages->size() > 1) {
-    if (group != nullptr && group->size() > 1) {
-      return Error{"tensor and pipeline parallel together are not supported yet"};
-    }
-    auto stage = PipelineStageOf(config.num_layers, stages->rank(), stages->size(),
-                                 options.pipeline_layer_partition);
-    if (!stage) return Error{stage.error()};
-    auto model = std::make_unique<Decoder>(config, *options.pool, std::move(decoder_options),
-                                           std::move(rope));
-    VLLM_RETURN_IF_ERROR(model->LoadStage(source, stages, *stage, options.linear_type));
-    return std::unique_ptr<Model>(std::move(model));
+    auto layers = PipelineStageOf(config.num_layers, stages->rank(), stages->size(),
+                                  options.pipeline_layer_partition);
+    if (!layers) return Error{layers.error()};
+    stage = *layers;
   }
   if (group == nullptr || group->size() == 1) {
     auto model = std::make_unique<Decoder>(config, *options.pool, std::move(decoder_options),
                                            std::move(rope));
+    if (stage) model->SetStage(stages, *stage);
     VLLM_RETURN_IF_ERROR(model->Load(source, options.linear_type));
     return std::unique_ptr<Model>(std::move(model));
   }
@@ -190,6 +186,7 @@ Expected<std::unique_ptr<Model>> CreateDecoder(const TensorSource& source,
   if (!shard) return Error{shard.error()};
   auto model = std::make_unique<Decoder>((*shard)->local_config(), *options.pool,
                                          std::move(decoder_options), std::move(rope));
+  if (stage) model->SetStage(stages, *stage);
   VLLM_RETURN_IF_ERROR(model->LoadShard(std::move(*shard), group, options.linear_type));
   return std::unique_ptr<Model>(std::move(model));
 }

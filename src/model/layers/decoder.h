@@ -53,10 +53,10 @@ class Decoder : public Model {
   // keeps: its slices are the embedding's rows.
   Status LoadShard(std::unique_ptr<TensorParallelSource> shard, dist::Communicator* group,
                    std::optional<GgmlType> linear_type);
-  // Loads `stage`'s layers (and the embedding on the first stage, the head on the last) as stage
-  // `group->rank()` of `group`, whose ranks are the stages in order.
-  Status LoadStage(const TensorSource& source, dist::Communicator* group, PipelineStage stage,
-                   std::optional<GgmlType> linear_type);
+  // Before Load or LoadShard: the decoder is stage `group->rank()` of `group` (whose ranks are
+  // the stages in order): it loads and runs `stage`'s layers (the embedding on the first stage,
+  // the head on the last). With a tensor-parallel group too, each stage is split across it.
+  void SetStage(dist::Communicator* group, PipelineStage stage);
   // A pipeline stage logs its bubble: the share of its forward time it waited for its input.
   ~Decoder() override;
   const ModelConfig& config() const override { return config_; }

@@ -1,7 +1,5 @@
 // The pipeline-stage side of Decoder (decoder.h, pipeline_parallel.h): loading a stage, its KV
 // storage, the micro-batches of a step through the stages, and the bubble report.
-#include "model/layers/decoder.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +8,7 @@
 #include "dist/communicator.h"
 #include "model/forward_batch_split.h"
 #include "model/kv_cache_layout.h"
+#include "model/layers/decoder.h"
 
 namespace vllm {
 
@@ -23,11 +22,9 @@ Decoder::~Decoder() {
                   << " for its input (the pipeline bubble)";
 }
 
-Status Decoder::LoadStage(const TensorSource& source, dist::Communicator* group,
-                          PipelineStage stage, std::optional<GgmlType> linear_type) {
+void Decoder::SetStage(dist::Communicator* group, PipelineStage stage) {
   pipeline_ = group;
   stage_ = stage;
-  return Load(source, linear_type);
 }
 
 KvStorage::Options Decoder::KvStorageOptionsOf(const KvStorage::Options& whole) const {
