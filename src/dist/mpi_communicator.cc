@@ -21,6 +21,17 @@ namespace {
 // MPI counts are ints: larger buffers go in pieces of this many elements.
 constexpr int64_t kMaxElementsPerCall = int64_t{1} << 30;
 
+// Calls piece_fn(done, piece) over [0, count) in pieces of at most kMaxElementsPerCall elements,
+// stopping at the first error.
+template <typename PieceFn>
+Status ForEachPiece(int64_t count, PieceFn piece_fn) {
+  for (int64_t done = 0; done < count; done += kMaxElementsPerCall) {
+    VLLM_RETURN_IF_ERROR(
+        piece_fn(done, static_cast<int>(std::min(count - done, kMaxElementsPerCall))));
+  }
+  return Status::Ok();
+}
+
 // Whether MPI_Finalize runs at exit (set once every rank agreed to stop); else MPI_Abort.
 bool finalize_at_exit = false;
 
@@ -88,14 +99,20 @@ Expected<MpiCommunicator*> MpiCommunicator::World() {
   }
   auto state = std::make_unique<State>();
   VLLM_RETURN_IF_ERROR(Check(MPI_Comm_dup(MPI_COMM_WORLD, &state->comm), "communicator dup"));
+  auto adopted = Adopt(std::move(state));
+  if (!adopted) return Error{adopted.error()};
+  world = adopted->release();
+  return world;
+}
+
+Expected<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Adopt(std::unique_ptr<State> state) {
   VLLM_RETURN_IF_ERROR(
       Check(MPI_Comm_set_errhandler(state->comm, MPI_ERRORS_RETURN), "error handler"));
   int rank = 0;
   int size = 1;
   VLLM_RETURN_IF_ERROR(Check(MPI_Comm_rank(state->comm, &rank), "rank"));
   VLLM_RETURN_IF_ERROR(Check(MPI_Comm_size(state->comm, &size), "size"));
-  world = new MpiCommunicator(std::move(state), rank, size);
-  return world;
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(state), rank, size));
 }
 
 Status MpiCommunicator::CheckRank(int rank, const char* what) const {
@@ -108,13 +125,11 @@ Status MpiCommunicator::AllReduceSum(float* values, int64_t count) {
   if (count < 0) return Error{"MPI all-reduce: negative count"};
   if (size_ == 1 || count == 0) return Status::Ok();
   if (size_ == 2) {
-    for (int64_t done = 0; done < count; done += kMaxElementsPerCall) {
-      const int piece = static_cast<int>(std::min(count - done, kMaxElementsPerCall));
-      VLLM_RETURN_IF_ERROR(
-          Check(MPI_Allreduce(MPI_IN_PLACE, values + done, piece, MPI_FLOAT, MPI_SUM, state_->comm),
-                "all-reduce"));
-    }
-    return Status::Ok();
+    return ForEachPiece(count, [&](int64_t done, int piece) -> Status {
+      return Check(
+          MPI_Allreduce(MPI_IN_PLACE, values + done, piece, MPI_FLOAT, MPI_SUM, state_->comm),
+          "all-reduce");
+    });
   }
   // gathered_: [size, count], rank r's values at r * count; summed in rank order.
   gathered_.resize(static_cast<size_t>(count) * size_);
@@ -132,14 +147,12 @@ Status MpiCommunicator::Broadcast(void* bytes, int64_t num_bytes, int root) {
   VLLM_RETURN_IF_ERROR(CheckRank(root, "broadcast"));
   if (num_bytes < 0) return Error{"MPI broadcast: negative size"};
   auto* data = static_cast<char*>(bytes);
-  for (int64_t done = 0; done < num_bytes; done += kMaxElementsPerCall) {
-    const int piece = static_cast<int>(std::min(num_bytes - done, kMaxElementsPerCall));
+  return ForEachPiece(num_bytes, [&](int64_t done, int piece) -> Status {
     MPI_Request request;
     VLLM_RETURN_IF_ERROR(
         Check(MPI_Ibcast(data + done, piece, MPI_BYTE, root, state_->comm, &request), "broadcast"));
-    VLLM_RETURN_IF_ERROR(Wait(&request, "broadcast"));
-  }
-  return Status::Ok();
+    return Wait(&request, "broadcast");
+  });
 }
 
 Status MpiCommunicator::AllGather(const void* mine, int64_t bytes_per_rank, void* all) {
@@ -157,25 +170,20 @@ Status MpiCommunicator::Send(const void* bytes, int64_t num_bytes, int dest_rank
   VLLM_RETURN_IF_ERROR(CheckRank(dest_rank, "send"));
   if (num_bytes < 0) return Error{"MPI send: negative size"};
   const auto* data = static_cast<const char*>(bytes);
-  for (int64_t done = 0; done < num_bytes; done += kMaxElementsPerCall) {
-    const int piece = static_cast<int>(std::min(num_bytes - done, kMaxElementsPerCall));
-    VLLM_RETURN_IF_ERROR(
-        Check(MPI_Send(data + done, piece, MPI_BYTE, dest_rank, 0, state_->comm), "send"));
-  }
-  return Status::Ok();
+  return ForEachPiece(num_bytes, [&](int64_t done, int piece) -> Status {
+    return Check(MPI_Send(data + done, piece, MPI_BYTE, dest_rank, 0, state_->comm), "send");
+  });
 }
 
 Status MpiCommunicator::Receive(void* bytes, int64_t num_bytes, int source_rank) {
   VLLM_RETURN_IF_ERROR(CheckRank(source_rank, "receive"));
   if (num_bytes < 0) return Error{"MPI receive: negative size"};
   auto* data = static_cast<char*>(bytes);
-  for (int64_t done = 0; done < num_bytes; done += kMaxElementsPerCall) {
-    const int piece = static_cast<int>(std::min(num_bytes - done, kMaxElementsPerCall));
-    VLLM_RETURN_IF_ERROR(Check(
+  return ForEachPiece(num_bytes, [&](int64_t done, int piece) -> Status {
+    return Check(
         MPI_Recv(data + done, piece, MPI_BYTE, source_rank, 0, state_->comm, MPI_STATUS_IGNORE),
-        "receive"));
-  }
-  return Status::Ok();
+        "receive");
+  });
 }
 
 Status MpiCommunicator::Barrier() { return Check(MPI_Barrier(state_->comm), "barrier"); }
@@ -183,13 +191,9 @@ Status MpiCommunicator::Barrier() { return Check(MPI_Barrier(state_->comm), "bar
 Expected<std::unique_ptr<Communicator>> MpiCommunicator::Split(int color) {
   auto state = std::make_unique<State>();
   VLLM_RETURN_IF_ERROR(Check(MPI_Comm_split(state_->comm, color, rank_, &state->comm), "split"));
-  VLLM_RETURN_IF_ERROR(
-      Check(MPI_Comm_set_errhandler(state->comm, MPI_ERRORS_RETURN), "error handler"));
-  int rank = 0;
-  int size = 1;
-  VLLM_RETURN_IF_ERROR(Check(MPI_Comm_rank(state->comm, &rank), "rank"));
-  VLLM_RETURN_IF_ERROR(Check(MPI_Comm_size(state->comm, &size), "size"));
-  return std::unique_ptr<Communicator>(new MpiCommunicator(std::move(state), rank, size));
+  auto adopted = Adopt(std::move(state));
+  if (!adopted) return Error{adopted.error()};
+  return std::unique_ptr<Communicator>(std::move(*adopted));
 }
 
 void MpiCommunicator::FinalizeAtExit() { finalize_at_exit = true; }

@@ -42,6 +42,8 @@ class MpiCommunicator final : public Communicator {
 
  private:
   MpiCommunicator(std::unique_ptr<State> state, int rank, int size);
+  // The communicator over `state`'s MPI communicator, made to return its errors.
+  static Expected<std::unique_ptr<MpiCommunicator>> Adopt(std::unique_ptr<State> state);
   Status CheckRank(int rank, const char* what) const;
 
   std::unique_ptr<State> state_;

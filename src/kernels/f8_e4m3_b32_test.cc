@@ -104,6 +104,30 @@ TEST(F8E4m3B32Test, EveryCodeWidensToItsValueOnEveryPath) {
   }
 }
 
+// m rows of `cols` random values, some subnormal once rounded to bf16 and row 3 scaled so its
+// products fall below f32's normal range.
+std::vector<float> ActivationsWithTinyValues(int64_t m, int64_t cols, uint32_t seed) {
+  std::vector<float> x = RandomNormalValues(m * cols, seed);
+  for (int64_t i = 0; i < m * cols; ++i) {
+    if (i / cols == 3) x[i] = std::ldexp(x[i], -120);
+    if (i % 13 == 0) x[i] = std::ldexp(x[i], -130);
+  }
+  return x;
+}
+
+// Whether `got` has `expected`'s bits; both [x rows, num_rows].
+::testing::AssertionResult SameBits(const std::vector<float>& got,
+                                    const std::vector<float>& expected, int64_t num_rows) {
+  if (got.size() != expected.size()) return ::testing::AssertionFailure() << "sizes differ";
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::memcmp(&got[i], &expected[i], sizeof(float)) != 0) {
+      return ::testing::AssertionFailure() << "x row " << i / num_rows << " row " << i % num_rows
+                                           << ": " << got[i] << " vs " << expected[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // Random codes and scales, x with some values subnormal once rounded to bf16 and a row scaled so
 // its products fall below f32's normal range: every path gives the scalar kernel's bits, and each
 // x row's result at m = 64 (prefill tile) is its result alone (m = 1, decode).
@@ -116,19 +140,12 @@ TEST(F8E4m3B32Test, PathsAgreeBitwiseAndRowsDoNotDependOnTheBatch) {
     QuantizeRow(GgmlType::kF8_E4M3_B32, values.data() + r * kCols, kCols,
                 blocks.data() + r * kCols / 32 * 36);
   }
-  std::vector<float> x = RandomNormalValues(kM * kCols, 22);
-  for (int64_t i = 0; i < kM * kCols; ++i) {
-    if (i / kCols == 3) x[i] = std::ldexp(x[i], -120);
-    if (i % 13 == 0) x[i] = std::ldexp(x[i], -130);
-  }
+  const std::vector<float> x = ActivationsWithTinyValues(kM, kCols, 22);
   const std::vector<Path> paths = AvailablePaths();
   const std::vector<float> expected = RunPath(paths[0], blocks, kRows, kCols, x, kM, pool);
   for (const Path& path : paths) {
     const std::vector<float> batched = RunPath(path, blocks, kRows, kCols, x, kM, pool);
-    for (int64_t i = 0; i < kM * kRows; ++i) {
-      ASSERT_EQ(std::memcmp(&batched[i], &expected[i], sizeof(float)), 0)
-          << path.name << " at " << i << ": " << batched[i] << " vs " << expected[i];
-    }
+    ASSERT_TRUE(SameBits(batched, expected, kRows)) << path.name;
     for (int64_t i : {0, 3, 5, 63}) {
       const std::vector<float> row(x.begin() + i * kCols, x.begin() + (i + 1) * kCols);
       const std::vector<float> alone = RunPath(path, blocks, kRows, kCols, row, 1, pool);
@@ -161,20 +178,12 @@ TEST(F8E4m3B32Test, RowsKeepingOneScaleAgreeBitwiseOnEveryPathAndBatch) {
     const float d = r / 16 == 5 ? 0x1.3p-7f : 0x1.1p-8f * static_cast<float>(1 + r % 5);
     for (int64_t b = 0; b < kCols / 32; ++b) row[b].d = d;
   }
-  std::vector<float> x = RandomNormalValues(kM * kCols, 32);
-  for (int64_t i = 0; i < kM * kCols; ++i) {
-    if (i / kCols == 3) x[i] = std::ldexp(x[i], -120);
-    if (i % 13 == 0) x[i] = std::ldexp(x[i], -130);
-  }
+  const std::vector<float> x = ActivationsWithTinyValues(kM, kCols, 32);
   const std::vector<Path> paths = AvailablePaths();
   const std::vector<float> expected = RunPath(paths[0], blocks, kRows, kCols, x, kM, pool);
   for (const Path& path : paths) {
     const std::vector<float> batched = RunPath(path, blocks, kRows, kCols, x, kM, pool);
-    for (int64_t i = 0; i < kM * kRows; ++i) {
-      ASSERT_EQ(std::memcmp(&batched[i], &expected[i], sizeof(float)), 0)
-          << path.name << " x row " << i / kRows << " row " << i % kRows << ": " << batched[i]
-          << " vs " << expected[i];
-    }
+    ASSERT_TRUE(SameBits(batched, expected, kRows)) << path.name;
     for (int64_t m : {1, 2, 3, 5}) {
       const std::vector<float> first_rows(x.begin(), x.begin() + m * kCols);
       const std::vector<float> alone = RunPath(path, blocks, kRows, kCols, first_rows, m, pool);

@@ -104,7 +104,8 @@ class Reader {
 Expected<std::vector<uint8_t>> SerializeForwardBatch(const ForwardBatch& batch) {
   for (const lora::LoraWeights* adapter : batch.seq_loras) {
     if (adapter != nullptr) {
-      return Error{"LoRA adapters are not supported with tensor parallelism yet"};
+      return Error{
+          "LoRA adapters are not supported with tensor parallelism or pipeline parallelism yet"};
     }
   }
   Writer writer;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <span>
 #include <string>
@@ -136,6 +137,28 @@ void OnRanks(int num_ranks, Fn fn) {
     threads.emplace_back([&, r] { fn(*communicators[r]); });
   }
   for (std::thread& thread : threads) thread.join();
+}
+
+// Whether `split`'s logits are `whole`'s within kLogitTolerance of the largest |whole logit|
+// (a split model's row-parallel sums round in another order); prints the largest difference.
+constexpr float kLogitTolerance = 1e-5f;
+inline ::testing::AssertionResult LogitsMatchWhole(const StepsResult& split,
+                                                   const StepsResult& whole,
+                                                   const std::string& label) {
+  float max_diff = 0.0f, max_logit = 0.0f;
+  for (size_t step = 0; step < whole.logits.size(); ++step) {
+    for (size_t i = 0; i < whole.logits[step].size(); ++i) {
+      max_diff = std::max(max_diff, std::abs(split.logits[step][i] - whole.logits[step][i]));
+      max_logit = std::max(max_logit, std::abs(whole.logits[step][i]));
+    }
+  }
+  std::printf("%s: max |split - whole| = %.3g (max |logit| %.3g)\n", label.c_str(), max_diff,
+              max_logit);
+  if (max_diff <= kLogitTolerance * std::max(1.0f, max_logit)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << label << ": max |split - whole| " << max_diff << " with max |logit| " << max_logit;
 }
 
 }  // namespace vllm::parallel_test

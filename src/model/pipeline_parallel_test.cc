@@ -21,19 +21,9 @@
 #include "model/kv_cache_layout.h"
 #include "model/parallel_steps_for_test.h"
 
-namespace vllm {
+namespace vllm::parallel_test {
 namespace {
 
-using parallel_test::kBlockSize;
-using parallel_test::kVocabSize;
-using parallel_test::MakePrompts;
-using parallel_test::OneThread;
-using parallel_test::OnRanks;
-using parallel_test::Prompt;
-using parallel_test::RandomModelFile;
-using parallel_test::RunSteps;
-using parallel_test::RunWhole;
-using parallel_test::StepsResult;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -355,14 +345,7 @@ TEST(PipelineParallelBatchTest, StagesOfTensorParallelRanksMatchTheWholeModel) {
     ASSERT_TRUE(runs[r].error.empty()) << "rank " << r << ": " << runs[r].error;
     EXPECT_EQ(runs[r].logits, runs[0].logits) << "rank " << r;
   }
-  float max_diff = 0.0f, max_logit = 0.0f;
-  for (size_t step = 0; step < whole.logits.size(); ++step) {
-    for (size_t i = 0; i < whole.logits[step].size(); ++i) {
-      max_diff = std::max(max_diff, std::abs(runs[0].logits[step][i] - whole.logits[step][i]));
-      max_logit = std::max(max_logit, std::abs(whole.logits[step][i]));
-    }
-  }
-  EXPECT_LE(max_diff, 1e-5f * std::max(1.0f, max_logit));
+  EXPECT_TRUE(LogitsMatchWhole(runs[0], whole, "llama-tiny q8_0 tp=2 pp=2"));
   EXPECT_EQ(runs[0].tokens, whole.tokens);
 }
 
@@ -377,4 +360,4 @@ TEST(PipelineParallelBatchTest, EveryStageRefusesMoreStagesThanLayersAtLoad) {
 }
 
 }  // namespace
-}  // namespace vllm
+}  // namespace vllm::parallel_test

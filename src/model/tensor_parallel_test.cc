@@ -27,24 +27,11 @@
 #include "model/parallel_steps_for_test.h"
 #include "model/random_model.h"
 
-namespace vllm {
+namespace vllm::parallel_test {
 namespace {
 
-using parallel_test::kBlockSize;
-using parallel_test::kVocabSize;
-using parallel_test::MakePrompts;
-using parallel_test::OneThread;
-using parallel_test::OnRanks;
-using parallel_test::Prompt;
-using parallel_test::RandomModelFile;
-using parallel_test::RunSteps;
-using parallel_test::RunWhole;
-using parallel_test::StepsResult;
-
-// |sharded - whole| ≤ kLogitTolerance · max(1, max |whole logit|) over a run's logits. Measured:
-// at most 3e-7 of the largest |logit| (f32, q4_K; llama, qwen, gemma, phi3 and MoE shapes), 0 for
-// q8_0.
-constexpr float kLogitTolerance = 1e-5f;
+// LogitsMatchWhole's tolerance (kLogitTolerance of the largest |whole logit|), measured: at most
+// 3e-7 of the largest |logit| (f32, q4_K; llama, qwen, gemma, phi3 and MoE shapes), 0 for q8_0.
 
 // Each rank's run of the same steps on its shard.
 std::vector<StepsResult> RunSharded(const std::string& path, int num_ranks,
@@ -93,17 +80,8 @@ void ExpectShardsMatchWhole(const std::string& path, int num_ranks, const std::s
     ASSERT_TRUE(ranks[r].error.empty()) << "rank " << r << ": " << ranks[r].error;
     EXPECT_EQ(ranks[r].logits, ranks[0].logits) << "rank " << r << " differs from rank 0";
   }
-  float max_diff = 0.0f, max_logit = 0.0f;
-  for (size_t step = 0; step < whole.logits.size(); ++step) {
-    for (size_t i = 0; i < whole.logits[step].size(); ++i) {
-      max_diff = std::max(max_diff, std::abs(ranks[0].logits[step][i] - whole.logits[step][i]));
-      max_logit = std::max(max_logit, std::abs(whole.logits[step][i]));
-    }
-  }
-  EXPECT_LE(max_diff, kLogitTolerance * std::max(1.0f, max_logit)) << "max |logit| " << max_logit;
+  EXPECT_TRUE(LogitsMatchWhole(ranks[0], whole, label + " tp=" + std::to_string(num_ranks)));
   EXPECT_EQ(ranks[0].tokens, whole.tokens);
-  std::printf("%s tp=%d: max |sharded - whole| = %.3g (max |logit| %.3g)\n", label.c_str(),
-              num_ranks, max_diff, max_logit);
 }
 
 TEST_P(TensorParallelTest, ShardsMatchTheWholeModel) {
@@ -335,4 +313,4 @@ TEST(TensorParallelMemoryTest, RankResidentMemoryIsAboutItsShare) {
 }
 
 }  // namespace
-}  // namespace vllm
+}  // namespace vllm::parallel_test

@@ -76,6 +76,7 @@ Status Decoder::LoadShard(std::unique_ptr<TensorParallelSource> shard, dist::Com
 Status Decoder::Forward(const ForwardBatch& batch, KvStorage& kv, float* logits) {
   if (pipeline_ != nullptr) return ForwardStage(batch, kv, logits);
   std::vector<float> x;  // [num_tokens, hidden]
+  VLLM_RETURN_IF_ERROR(CheckBatch(batch, kv));
   VLLM_RETURN_IF_ERROR(RunLayers(batch, kv, &x));
   return ends_.Logits(x.data(), batch.logits_indices, pool_, logits);
 }
@@ -83,12 +84,13 @@ Status Decoder::Forward(const ForwardBatch& batch, KvStorage& kv, float* logits)
 Status Decoder::ForwardHidden(const ForwardBatch& batch, KvStorage& kv, float* hidden) {
   if (pipeline_ != nullptr) return Error{"hidden states with pipeline parallel"};
   std::vector<float> x;  // [num_tokens, hidden]
+  VLLM_RETURN_IF_ERROR(CheckBatch(batch, kv));
   VLLM_RETURN_IF_ERROR(RunLayers(batch, kv, &x));
   ends_.FinalNorm(x.data(), batch.num_tokens(), hidden);
   return Status::Ok();
 }
 
-Status Decoder::CheckParallelBatch(const ForwardBatch& batch, const KvStorage& kv) const {
+Status Decoder::CheckBatch(const ForwardBatch& batch, const KvStorage& kv) const {
   // Every rank sees the same batch, so all refuse it before any collective.
   if ((tensor_parallel_ != nullptr || pipeline_ != nullptr) &&
       std::any_of(batch.seq_loras.begin(), batch.seq_loras.end(),
@@ -99,7 +101,6 @@ Status Decoder::CheckParallelBatch(const ForwardBatch& batch, const KvStorage& k
 }
 
 Status Decoder::RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<float>* residual) {
-  VLLM_RETURN_IF_ERROR(CheckParallelBatch(batch, kv));
   const int64_t num_tokens = batch.num_tokens();
   const int64_t hidden = config_.hidden_size;
   const float eps = config_.rms_norm_eps;

@@ -78,14 +78,16 @@ class Decoder : public Model {
     std::vector<float> post_ffw_norm;        // [hidden]; empty: none
   };
 
-  // The stage's layers over the batch: x: [num_tokens, hidden], the residual stream: the
-  // previous stage's on entry (a stage after the first), after the stage's last layer on return.
+  // The stage's layers over a batch that passed CheckBatch: x: [num_tokens, hidden], the residual
+  // stream: the previous stage's on entry (a stage after the first), after the stage's last layer
+  // on return.
   Status RunLayers(const ForwardBatch& batch, KvStorage& kv, std::vector<float>* x);
   // Forward as a pipeline stage: the micro-batches of the step through this stage's layers
   // (pipeline_parallel.h); logits (the whole step's) are filled on the first stage.
   Status ForwardStage(const ForwardBatch& batch, KvStorage& kv, float* logits);
-  // The checks of a batch every rank of a group makes alike, so that all refuse it together.
-  Status CheckParallelBatch(const ForwardBatch& batch, const KvStorage& kv) const;
+  // The checks of a batch before it runs (ValidateForwardBatch; no LoRA adapter across ranks):
+  // every rank of a group makes them alike, so that all refuse a batch together.
+  Status CheckBatch(const ForwardBatch& batch, const KvStorage& kv) const;
 
   ModelConfig config_;
   ThreadPool& pool_;

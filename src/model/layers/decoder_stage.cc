@@ -46,8 +46,9 @@ Status Decoder::ForwardStage(const ForwardBatch& batch, KvStorage& kv, float* lo
     waited_seconds += std::chrono::duration<double>(Clock::now() - before).count();
     return received;
   };
-  // Every stage refuses a bad batch here, before any stage waits for another.
-  VLLM_RETURN_IF_ERROR(CheckParallelBatch(batch, kv));
+  // Every stage refuses a bad batch here, before any stage waits for another (its micro-batches
+  // are then consistent too).
+  VLLM_RETURN_IF_ERROR(CheckBatch(batch, kv));
   const int64_t hidden = config_.hidden_size;
   const int64_t vocab = config_.vocab_size;
   const int64_t step_logits_bytes =
